@@ -1,0 +1,5 @@
+import sys
+
+from citelab.cli import main
+
+sys.exit(main())

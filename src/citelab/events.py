@@ -1,0 +1,107 @@
+"""The event protocol every transport speaks: references · token · done · error.
+
+Input is :class:`Question` (``{agent, question, conversation_id?}``). The same events reach
+the notebook widget (custom messages), HTTP clients (SSE or one JSON answer) and logs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "DoneEvent",
+    "ErrorEvent",
+    "Event",
+    "Question",
+    "Reference",
+    "ReferencesEvent",
+    "SuggestedReplyPayload",
+    "TokenEvent",
+]
+
+
+class Question(BaseModel):
+    """What a client sends to ask."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(default="default", min_length=1, max_length=200)
+    """The agent that answers (follow-ups are pinned to the conversation's agent)."""
+    question: str = Field(max_length=20_000)
+    """The question text; empty or whitespace-only is rejected by the service."""
+    conversation_id: str | None = Field(default=None, max_length=200)
+    """Continue this conversation; omit to start a new one."""
+
+
+class Reference(BaseModel):
+    """One source as a client shows it: a numbered card."""
+
+    number: int
+    """The citation number ``[n]`` in this turn's text."""
+    entity_type: str | None = None
+    """Entity type, when the source is a corpus entity."""
+    entity_id: str | None = None
+    """Entity id, when the source is a corpus entity."""
+    uri: str
+    """The source's URI (``entity:<type>/<id>`` for entities); the resource_link ``uri``."""
+    title: str
+    """The label to show (untrusted: escape it)."""
+    url: str | None = None
+    """Where to open the source (untrusted: check the scheme)."""
+    langcode: str | None = None
+    """Language of the version cited."""
+    snippet: str = ""
+    """Plain text excerpt shown on the card (untrusted)."""
+
+
+class SuggestedReplyPayload(BaseModel):
+    label: str
+    message: str | None = None
+
+
+class ReferencesEvent(BaseModel):
+    """The provisional source list, sent before generation completes."""
+
+    type: Literal["references"] = "references"
+    references: list[Reference]
+
+
+class TokenEvent(BaseModel):
+    """A raw Markdown piece of the answer, in order."""
+
+    type: Literal["token"] = "token"
+    text: str
+
+
+class DoneEvent(BaseModel):
+    """The final state of a turn: it replaces the provisional references."""
+
+    type: Literal["done"] = "done"
+    text: str
+    """The finalized answer text (markers renumbered, dangling ones removed)."""
+    references: list[Reference]
+    """The final sources, numbered 1..k in first-citation order."""
+    suggested_replies: list[SuggestedReplyPayload] = []
+    message: dict[str, Any]
+    """The AnswerMessage in its wire shape (MCP blocks + ``_meta``)."""
+    conversation_id: str
+    turn: int
+    log_id: str | None = None
+    trace_id: str | None = None
+    no_answer: bool = False
+    """True when the no-answer message was substituted."""
+
+
+class ErrorEvent(BaseModel):
+    """The turn failed; the conversation stays usable."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+Event = Annotated[
+    ReferencesEvent | TokenEvent | DoneEvent | ErrorEvent, Field(discriminator="type")
+]
