@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 __all__ = ["CITATIONS_KEY", "SUGGESTED_REPLIES_KEY", "Anchor", "SuggestedReply"]
 
@@ -41,12 +42,15 @@ class SuggestedReply(BaseModel):
     message: str | None = None
     """What is sent when tapped; ``None`` means the label itself."""
 
-    @model_validator(mode="after")
-    def _label_not_blank(self) -> SuggestedReply:
-        if not self.label.strip():
-            raise ValueError("label must not be blank")
-        return self
+    @field_validator("label", "message")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        # A blank chip would show nothing, and a blank message would send nothing.
+        if value is not None and not value.strip():
+            raise PydanticCustomError("empty_value", "must not be empty or blank")
+        return value
 
     @property
     def text_to_send(self) -> str:
+        """What is sent when the chip is tapped."""
         return self.message if self.message is not None else self.label

@@ -1,0 +1,263 @@
+"""Rendering: the answer as sanitized HTML, and the sources as one ordered list.
+
+Two independent layers stand between untrusted text (model output, source titles,
+descriptions and URIs) and a page: markdown-it with HTML off escapes raw HTML and refuses
+dangerous link targets, and nh3 then removes every tag, attribute and URL scheme outside
+:mod:`~citelab.contract._allowlists`. Source links are built only for http(s) and mailto URIs
+(anything else, ``entity:`` included, is shown as text), and nh3 checks them again.
+
+Inline markers ``[n]`` and ``[1, 3]`` (outside code, outside links) become links to the
+``n``-th list entry, ``#cite-<id>-n``; the id is derived from the message so that two answers
+on one page do not collide, or given as ``id_prefix`` (a front end passes its turn id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from functools import cache
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from mcp_types import ResourceLink
+
+from citelab._errors import InvalidInput
+from citelab.contract._allowlists import (
+    ALLOWED_ATTRIBUTE_VALUES,
+    ALLOWED_ATTRIBUTES,
+    ALLOWED_TAGS,
+    ALLOWED_URL_SCHEMES,
+    LINK_REL,
+)
+from citelab.contract._message import AnswerMessage
+
+__all__ = [
+    "citation_id_prefix",
+    "render_answer_html",
+    "render_message_html",
+    "render_sources_html",
+    "render_sources_markdown",
+    "sanitize_html",
+]
+
+_MARKER = re.compile(r"\[(\d{1,6}(?:[ \t]*,[ \t]*\d{1,6})*)\]")
+_ID_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A scheme must be written plainly: browsers drop tabs/newlines and leading control
+# characters before reading one, so any of those make a URI not-a-link here.
+_SAFE_URL = re.compile(r"(?:https?://|mailto:)[^\x00-\x20\x7f-\x9f]+", re.IGNORECASE)
+
+
+def sanitize_html(fragment: str) -> str:
+    """Remove every tag, attribute and URL scheme outside the allowlists."""
+    return nh3.clean(
+        fragment,
+        tags=set(ALLOWED_TAGS),
+        attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+        tag_attribute_values={
+            tag: {name: set(values) for name, values in allowed.items()}
+            for tag, allowed in ALLOWED_ATTRIBUTE_VALUES.items()
+        },
+        url_schemes=set(ALLOWED_URL_SCHEMES),
+        link_rel=LINK_REL,
+        strip_comments=True,
+    )
+
+
+def citation_id_prefix(message: AnswerMessage) -> str:
+    """A short id for this message's anchors, stable for the same text and sources."""
+    digest = hashlib.blake2b(digest_size=4)
+    digest.update(message.text.encode("utf-8", "surrogatepass"))
+    for source in message.sources:
+        digest.update(b"\x00" + source.uri.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _resolve_prefix(message: AnswerMessage | None, id_prefix: str | None) -> str:
+    if id_prefix is None:
+        return citation_id_prefix(message) if message is not None else "answer"
+    if not _ID_PREFIX.fullmatch(id_prefix):
+        raise InvalidInput(
+            f"id_prefix {id_prefix!r} must be 1–64 letters, digits, '-' or '_' (it becomes an id)"
+        )
+    return id_prefix
+
+
+def render_answer_html(
+    answer: AnswerMessage | str, *, id_prefix: str | None = None, source_count: int | None = None
+) -> str:
+    """The answer Markdown as sanitized HTML, with ``[n]`` markers linked to the source list.
+
+    For a message, markers ``1..len(sources)`` are linked; for plain text, ``1..source_count``
+    (every marker when ``source_count`` is None). Other markers stay as text.
+    """
+    message = answer if isinstance(answer, AnswerMessage) else None
+    text = message.text if message is not None else answer
+    if not isinstance(text, str):
+        raise InvalidInput(
+            f"answer must be an AnswerMessage or a string, not {type(text).__name__}"
+        )
+    if message is not None and source_count is None:
+        source_count = len(message.sources)
+    prefix = _resolve_prefix(message, id_prefix)
+    parser = _answer_parser()
+    env = {"cite_prefix": prefix, "cite_count": source_count}
+    return sanitize_html(parser.render(text, env))
+
+
+@cache
+def _answer_parser() -> MarkdownIt:
+    # Built once: per-render state (id prefix, source count) travels in ``env``.
+    parser = MarkdownIt("js-default")
+    parser.inline.ruler.before("link", "citation_marker", _citation_marker)
+    parser.core.ruler.push("tight_lists", _tight_lists)
+    parser.core.ruler.push("table_align", _table_align)
+    return parser
+
+
+def _citation_marker(state: StateInline, silent: bool) -> bool:
+    # Silent runs measure link labels: claiming the "[" there would make "[x [1]](url)" look
+    # like a nested link and break the outer link, so leave it to the link rule as text.
+    if silent or state.src[state.pos] != "[" or state.linkLevel > 0:
+        return False
+    match = _MARKER.match(state.src, state.pos, state.posMax)
+    end = match.end() if match else -1
+    if match is None or (end < state.posMax and state.src[end] == "("):
+        return False  # not a marker, or the text of an inline link: [1](url)
+    _push_marker(state, match.group(1))
+    state.pos = end
+    return True
+
+
+def _push_marker(state: StateInline, numbers: str) -> None:
+    prefix, count = state.env["cite_prefix"], state.env["cite_count"]
+    state.push("text", "", 0).content = "["
+    for position, part in enumerate(re.split(r"([ \t]*,[ \t]*)", numbers)):
+        if position % 2:
+            state.push("text", "", 0).content = part
+            continue
+        number = int(part)
+        if number < 1 or (count is not None and number > count):
+            state.push("text", "", 0).content = part
+            continue
+        link = state.push("link_open", "a", 1)
+        link.attrs = {
+            "href": f"#cite-{prefix}-{number}",
+            "class": "citation",
+            "data-ref-index": str(number),
+        }
+        link.markup = "citation"
+        state.push("text", "", 0).content = str(number)
+        state.push("link_close", "a", -1).markup = "citation"
+    state.push("text", "", 0).content = "]"
+
+
+def _tight_lists(state: StateCore) -> None:
+    # Always tight: a loose list would wrap each item in <p> and inherit paragraph margins.
+    depth = 0
+    previous_close: int | None = None
+    for index, token in enumerate(state.tokens):
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+        elif token.type == "list_item_open":
+            previous_close = None
+        elif depth and token.type in ("paragraph_open", "paragraph_close"):
+            _hide_paragraph(state.tokens, index, previous_close)
+            if token.type == "paragraph_close":
+                previous_close = index
+
+
+def _hide_paragraph(tokens: list[Token], index: int, previous_close: int | None) -> None:
+    token = tokens[index]
+    if token.type == "paragraph_open" and previous_close == index - 1:
+        # Two paragraphs in one item: keep them apart with a line break.
+        inline = tokens[previous_close - 1]
+        if inline.type == "inline" and inline.children is not None:
+            inline.children.append(Token("hardbreak", "br", 0))
+    token.hidden = True
+
+
+def _table_align(state: StateCore) -> None:
+    for token in state.tokens:
+        if token.type not in ("th_open", "td_open"):
+            continue
+        style = token.attrs.pop("style", None)
+        if isinstance(style, str) and style.startswith("text-align:"):
+            token.attrs["data-align"] = style.removeprefix("text-align:")
+
+
+def _href(uri: str) -> str | None:
+    return uri if _SAFE_URL.fullmatch(uri) else None
+
+
+def render_sources_html(
+    message: AnswerMessage, *, id_prefix: str | None = None, new_tab: bool = True
+) -> str:
+    """The sources as one ``<ol>``, by priority (stable on ties); ``""`` if there are none.
+
+    Item ``n`` has id ``cite-<id>-n``, the target of marker ``[n]``.
+    """
+    sources = message.sources
+    if not sources:
+        return ""
+    prefix = _resolve_prefix(message, id_prefix)
+    items = [_source_item(source, n, prefix, new_tab) for n, source in enumerate(sources, 1)]
+    return sanitize_html('<ol class="citelab-sources">' + "".join(items) + "</ol>")
+
+
+def _source_item(source: ResourceLink, number: int, prefix: str, new_tab: bool) -> str:
+    label = html.escape(source.title or source.name)
+    href = _href(source.uri)
+    if href is not None:
+        target = ' target="_blank"' if new_tab else ""
+        body = f'<a href="{html.escape(href)}"{target}>{label}</a>'
+    else:
+        body = f"{label} <code>{html.escape(source.uri)}</code>"
+    if source.description:
+        body += " — " + html.escape(source.description)
+    return (
+        f'<li id="cite-{prefix}-{number}" class="citelab-source" '
+        f'data-ref-index="{number}">{body}</li>'
+    )
+
+
+def render_sources_markdown(message: AnswerMessage) -> str:
+    """The sources as a numbered Markdown list, by priority; ``""`` if there are none."""
+    lines = []
+    for number, source in enumerate(message.sources, 1):
+        label = _markdown_text(source.title or source.name)
+        href = _href(source.uri)
+        line = f"[{label}](<{_markdown_url(href)}>)" if href else f"{label} ({_code(source.uri)})"
+        if source.description:
+            line += " — " + _markdown_text(source.description)
+        lines.append(f"{number}. {line}")
+    return "\n".join(lines)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+
+
+def _markdown_text(text: str) -> str:
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _markdown_url(url: str) -> str:
+    return url.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
+
+
+def _code(text: str) -> str:
+    flat = " ".join(text.split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    return f"{fence} {flat} {fence}"
+
+
+def render_message_html(message: AnswerMessage, *, id_prefix: str | None = None) -> str:
+    """Answer and sources together, as a notebook shows them."""
+    answer = render_answer_html(message, id_prefix=id_prefix)
+    sources = render_sources_html(message, id_prefix=id_prefix)
+    return answer + "<p><strong>Sources</strong></p>" + sources if sources else answer

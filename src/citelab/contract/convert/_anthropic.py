@@ -1,0 +1,174 @@
+"""Anthropic Messages: text blocks carrying ``citations``.
+
+Anthropic splits an answer into text blocks; a block with ``citations`` is a cited claim, and
+each citation points into a *document* of the request by ``document_index``
+(``char_location``, ``page_location``, ``content_block_location``) or at a search result
+(``web_search_result_location`` by ``url``, ``search_result_location`` by ``source``). Its
+``cited_text`` and location fields describe the *source* side, which the contract does not
+carry; the contract's anchor is the *answer* side: the block's span of the joined text.
+
+Document order is the request's: pass the request's documents as ``sources`` to
+:func:`from_anthropic` so ``document_index`` resolves to their uris (otherwise a document is
+``document:<index>``). :func:`to_anthropic` writes ``document_index`` as the position in the
+message's source list, so giving ``message.sources`` back as ``sources`` round-trips.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from citelab._errors import InvalidInput
+from citelab.contract._message import AnswerMessage, build_message
+from citelab.contract._payloads import Anchor
+from citelab.contract.convert._common import (
+    Losses,
+    SourceBook,
+    anchor_for,
+    mapping_items,
+    parse_foreign,
+    plain_data,
+    source_index,
+)
+
+__all__ = ["ANTHROPIC_LOSSES", "from_anthropic", "to_anthropic"]
+
+ANTHROPIC_LOSSES = Losses(
+    to_target=(
+        "source uris (a citation carries only document_index and document_title)",
+        "source descriptions and priorities (document order stands in for priority)",
+        "uncited sources",
+        "suggested replies",
+        "overlapping anchors: the text is split at every anchor boundary, so an anchor that "
+        "overlaps another comes back as one anchor per piece",
+        "the source-side location: the contract has none, so cited_text is written empty and "
+        "char_location indices as 0–0",
+    ),
+    from_target=(
+        "cited_text (the quoted source passage) and the source-side location: character, "
+        "page or block indices, search_result_index, encrypted_index",
+        "non-text blocks (tool use, thinking, server tool results)",
+        "the block structure itself: uncited blocks are joined into the one answer text",
+    ),
+)
+
+
+class _Citation(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal[
+        "char_location",
+        "page_location",
+        "content_block_location",
+        "web_search_result_location",
+        "search_result_location",
+    ]
+    document_index: int | None = None
+    document_title: str | None = None
+    url: str | None = None
+    source: str | None = None
+    title: str | None = None
+
+
+class _TextBlock(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["text"]
+    text: str
+    citations: list[_Citation] | None = None
+
+
+def to_anthropic(message: AnswerMessage) -> list[dict[str, Any]]:
+    """The answer as Anthropic ``text`` blocks, cited spans carrying ``char_location`` citations.
+
+    See :data:`ANTHROPIC_LOSSES`.
+    """
+    text = message.text
+    positions = source_index(message)
+    titles = {source.uri: source.title or source.name for source in message.sources}
+    blocks: list[dict[str, Any]] = []
+    for start, end, uris in _pieces(text, message.anchors):
+        block: dict[str, Any] = {"type": "text", "text": text[start:end]}
+        if uris:
+            block["citations"] = [_citation(positions, titles, uri) for uri in uris]
+        blocks.append(block)
+    return blocks
+
+
+def _citation(positions: dict[str, int], titles: dict[str, str], uri: str) -> dict[str, Any]:
+    if uri not in positions:
+        raise InvalidInput(f"anchor cites {uri!r}, which is not a source")
+    return {
+        "type": "char_location",
+        "cited_text": "",
+        "document_index": positions[uri],
+        "document_title": titles[uri],
+        "start_char_index": 0,
+        "end_char_index": 0,
+    }
+
+
+def _pieces(text: str, anchors: Sequence[Anchor]) -> list[tuple[int, int, list[str]]]:
+    """The text cut at every anchor boundary; each piece with the uris of anchors covering it.
+
+    A zero-width anchor becomes an empty piece of its own at its position.
+    """
+    opening: dict[int, list[int]] = defaultdict(list)
+    closing: dict[int, list[int]] = defaultdict(list)
+    empty: dict[int, list[str]] = defaultdict(list)
+    for number, anchor in enumerate(anchors):
+        if anchor.start_index == anchor.end_index:
+            empty[anchor.start_index].append(anchor.source_uri)
+        else:
+            opening[anchor.start_index].append(number)
+            closing[anchor.end_index].append(number)
+    cuts = sorted({0, len(text), *opening, *closing, *empty})
+    active: set[int] = set()
+    pieces: list[tuple[int, int, list[str]]] = []
+    for left, right in zip(cuts, [*cuts[1:], None], strict=True):
+        active.difference_update(closing[left])
+        active.update(opening[left])
+        if empty[left]:
+            pieces.append((left, left, list(dict.fromkeys(empty[left]))))
+        if right is not None:
+            uris = [anchors[number].source_uri for number in sorted(active)]
+            pieces.append((left, right, list(dict.fromkeys(uris))))
+    return pieces
+
+
+def from_anthropic(data: object, *, sources: Sequence[object] | None = None) -> AnswerMessage:
+    """Read an Anthropic response (``{"content": [...]}``) or its list of content blocks.
+
+    ``sources`` are the request's documents in order (any source item ``build_message``
+    accepts), so ``document_index`` can name them. See :data:`ANTHROPIC_LOSSES`.
+    """
+    raw = plain_data(data)
+    blocks = raw if isinstance(raw, list) else mapping_items(raw).get("content")
+    if not isinstance(blocks, list):
+        raise InvalidInput("an Anthropic response needs a 'content' list of blocks")
+    book = SourceBook(sources)
+    text, anchors = "", []
+    for index, raw_block in enumerate(blocks):
+        item = plain_data(raw_block)
+        if not isinstance(item, dict) or item.get("type") != "text":
+            continue  # tool use, thinking, server tool results: not answer text
+        block = parse_foreign(_TextBlock, item, f"Anthropic text block (content[{index}])")
+        start, text = len(text), text + block.text
+        for citation in block.citations or []:
+            uri = _citation_uri(book, citation, index)
+            anchors.append(anchor_for(text, uri, start, len(text), f"content[{index}]"))
+    return build_message(text, book.items, anchors=anchors)
+
+
+def _citation_uri(book: SourceBook, citation: _Citation, block: int) -> str:
+    if citation.type == "web_search_result_location" and citation.url:
+        return book.cite(citation.url, citation.title)
+    if citation.type == "search_result_location" and citation.source:
+        return book.cite(citation.source, citation.title)
+    index = citation.document_index
+    if index is None or index < 0:
+        raise InvalidInput(f"content[{block}]: a {citation.type} citation needs a document_index")
+    return book.uri_at(index, f"document:{index}", citation.document_title)

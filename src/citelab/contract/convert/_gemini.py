@@ -1,0 +1,180 @@
+"""Google Gemini: a candidate's ``groundingMetadata``.
+
+A candidate is ``{"content": {"role": "model", "parts": [{"text"}...]}, "groundingMetadata":
+{"groundingChunks": [{"web": {"uri", "title"}} | {"retrievedContext": {"uri", "title"}}],
+"groundingSupports": [{"segment": {"partIndex", "startIndex", "endIndex", "text"},
+"groundingChunkIndices": [...], "confidenceScores": [...]}]}}``. Segment offsets are **UTF-8
+bytes** into the part, end exclusive; a zero ``startIndex``/``partIndex`` may be omitted (JSON
+of proto3 defaults). An offset inside a multi-byte character is an ``InvalidInput``.
+Both the REST spelling (camelCase) and the Python SDK's (snake_case) are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from citelab._errors import InvalidInput
+from citelab.contract._message import AnswerMessage, build_message
+from citelab.contract._offsets import TextOffsets
+from citelab.contract.convert._common import (
+    Losses,
+    SourceBook,
+    anchor_for,
+    group_by_span,
+    mapping_items,
+    parse_foreign,
+    source_index,
+)
+
+__all__ = ["GEMINI_LOSSES", "from_gemini", "to_gemini"]
+
+GEMINI_LOSSES = Losses(
+    to_target=(
+        "source descriptions and priorities (chunk order stands in for priority)",
+        "suggested replies",
+        "zero-width anchors (a segment must cover text)",
+    ),
+    from_target=(
+        "confidenceScores, webSearchQueries, searchEntryPoint, retrievalMetadata",
+        "chunk contents (retrievedContext.text) and web domains",
+        "the part structure (all text parts are joined)",
+    ),
+)
+
+
+def _field(snake: str, camel: str) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(camel, snake))
+
+
+class _Segment(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    part_index: int | None = _field("part_index", "partIndex")
+    start_index: int | None = _field("start_index", "startIndex")
+    end_index: int | None = _field("end_index", "endIndex")
+
+
+class _Support(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    segment: _Segment | None = None
+    grounding_chunk_indices: list[int] | None = _field(
+        "grounding_chunk_indices", "groundingChunkIndices"
+    )
+
+
+class _ChunkRef(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    uri: str | None = None
+    title: str | None = None
+
+
+class _Chunk(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    web: _ChunkRef | None = None
+    retrieved_context: _ChunkRef | None = _field("retrieved_context", "retrievedContext")
+
+
+class _Metadata(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    grounding_chunks: list[_Chunk] | None = _field("grounding_chunks", "groundingChunks")
+    grounding_supports: list[_Support] | None = _field("grounding_supports", "groundingSupports")
+
+
+def to_gemini(message: AnswerMessage) -> dict[str, Any]:
+    """The answer as a Gemini candidate: one text part and ``groundingMetadata``."""
+    text = message.text
+    offsets = TextOffsets(text)
+    positions = source_index(message)
+    chunks = [_chunk(source.uri, source.title or source.name) for source in message.sources]
+    supports = [
+        {
+            "segment": {
+                "startIndex": offsets.codepoint_to_utf8(start),
+                "endIndex": offsets.codepoint_to_utf8(end),
+                "text": text[start:end],
+            },
+            "groundingChunkIndices": [positions[uri] for uri in uris],
+        }
+        for start, end, uris in group_by_span(message)
+        if end > start
+    ]
+    return {
+        "content": {"role": "model", "parts": [{"text": text}]},
+        "groundingMetadata": {"groundingChunks": chunks, "groundingSupports": supports},
+    }
+
+
+def _chunk(uri: str, title: str) -> dict[str, Any]:
+    kind = "web" if uri.startswith(("http://", "https://")) else "retrievedContext"
+    return {kind: {"uri": uri, "title": title}}
+
+
+def from_gemini(data: object, *, sources: Sequence[object] | None = None) -> AnswerMessage:
+    """Read a Gemini candidate, or a response (its first candidate).
+
+    Every grounding chunk becomes a source, in chunk order (after any given ``sources``).
+    """
+    candidate = mapping_items(data)
+    if "candidates" in candidate:
+        candidates = candidate["candidates"] or []
+        if not candidates:
+            raise InvalidInput("the Gemini response has no candidates")
+        candidate = mapping_items(candidates[0])
+    parts = _text_parts(candidate)
+    raw_meta = candidate.get("groundingMetadata", candidate.get("grounding_metadata")) or {}
+    metadata = parse_foreign(_Metadata, raw_meta, "Gemini groundingMetadata")
+    book = SourceBook(sources)
+    chunk_uris = [
+        book.cite(*_chunk_identity(c, i)) for i, c in enumerate(metadata.grounding_chunks or [])
+    ]
+    text = "".join(parts)
+    anchors = []
+    for index, support in enumerate(metadata.grounding_supports or []):
+        start, end = _segment_span(parts, support.segment, index)
+        for chunk in support.grounding_chunk_indices or []:
+            if not 0 <= chunk < len(chunk_uris):
+                raise InvalidInput(f"groundingSupports[{index}]: no grounding chunk {chunk}")
+            where = f"groundingSupports[{index}]"
+            anchors.append(anchor_for(text, chunk_uris[chunk], start, end, where))
+    return build_message(text, book.items, anchors=anchors)
+
+
+def _text_parts(candidate: dict[str, Any] | Any) -> list[str]:
+    content = candidate.get("content") or {}
+    parts = mapping_items(content).get("parts") or []
+    texts = []
+    for part in parts:
+        value = mapping_items(part).get("text")
+        texts.append(value if isinstance(value, str) else "")
+    return texts
+
+
+def _chunk_identity(chunk: _Chunk, index: int) -> tuple[str, str | None]:
+    ref = chunk.web or chunk.retrieved_context
+    if ref is None or not ref.uri:
+        raise InvalidInput(f"groundingChunks[{index}] has no web or retrievedContext uri")
+    return ref.uri, ref.title
+
+
+def _segment_span(parts: list[str], segment: _Segment | None, support: int) -> tuple[int, int]:
+    where = f"groundingSupports[{support}].segment"
+    if segment is None or segment.end_index is None:
+        raise InvalidInput(f"{where}: a segment needs an endIndex")
+    part = segment.part_index or 0
+    if not 0 <= part < len(parts):
+        raise InvalidInput(f"{where}: partIndex {part} names no text part")
+    offsets = TextOffsets(parts[part])
+    try:
+        start = offsets.utf8_to_codepoint(segment.start_index or 0)
+        end = offsets.utf8_to_codepoint(segment.end_index)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from exc
+    base = sum(len(text) for text in parts[:part])
+    return base + start, base + end

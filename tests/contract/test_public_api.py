@@ -1,0 +1,72 @@
+"""The public names of citelab.contract and citelab.contract.convert."""
+
+from __future__ import annotations
+
+import citelab.contract
+import citelab.contract.convert
+
+CONTRACT = [
+    "ALLOWLISTS",
+    "BLOCK_KINDS",
+    "CITATIONS_KEY",
+    "SUGGESTED_REPLIES_KEY",
+    "Anchor",
+    "AnswerMessage",
+    "BlockKind",
+    "ContentBlock",
+    "MetaKeySpec",
+    "MetaRegistry",
+    "PayloadCheck",
+    "PayloadContext",
+    "SuggestedReply",
+    "TextOffsets",
+    "Violation",
+    "build_message",
+    "check_citation_anchors",
+    "check_message",
+    "citation_id_prefix",
+    "codepoint_to_utf8",
+    "codepoint_to_utf16",
+    "default_registry",
+    "is_reserved_meta_key",
+    "meta_key_problem",
+    "raise_for_violations",
+    "render_answer_html",
+    "render_message_html",
+    "render_sources_html",
+    "render_sources_markdown",
+    "sanitize_html",
+    "source_priority",
+    "utf8_to_codepoint",
+    "utf16_to_codepoint",
+    "validate_message",
+]
+
+CONVERT = [
+    "ANTHROPIC_LOSSES",
+    "COHERE_LOSSES",
+    "GEMINI_LOSSES",
+    "OPENAI_FILE_SCHEME",
+    "OPENAI_LOSSES",
+    "Losses",
+    "from_anthropic",
+    "from_cohere",
+    "from_gemini",
+    "from_openai_chat",
+    "from_openai_responses",
+    "to_anthropic",
+    "to_cohere",
+    "to_gemini",
+    "to_openai_chat",
+    "to_openai_responses",
+]
+
+
+def test_contract_public_names() -> None:
+    assert citelab.contract.__all__ == CONTRACT
+    assert all(hasattr(citelab.contract, name) for name in CONTRACT)
+
+
+def test_convert_public_names() -> None:
+    assert citelab.contract.convert.__all__ == CONVERT
+    assert all(hasattr(citelab.contract.convert, name) for name in CONVERT)
