@@ -1,11 +1,11 @@
 # citelab — the two commands a newcomer needs are `make demo` and `make test`.
+# Each does all of its own set-up on a fresh machine (Python 3.11+, Node 20+, root for apt).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-NPM_STAMP := node_modules/.installed
 
-.PHONY: install demo test test-py test-js lint typecheck js js-check bench lab clean
+.PHONY: install demo test test-py test-js js js-check chromium lint typecheck bench lab clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -14,10 +14,6 @@ $(STAMP): pyproject.toml
 	touch $@
 
 install: $(STAMP)
-
-$(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
 
 demo: $(STAMP)
 	$(BIN)/citelab demo
@@ -29,13 +25,25 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test-py: $(STAMP)
+# Front end: vitest unit tests, and the committed bundle must equal a fresh build of js/.
+test-js:
+	bash scripts/js.sh test
+	bash scripts/js.sh check
+
+js:
+	bash scripts/js.sh build
+
+# Debian's chromium for the real-browser tests (Playwright drives it by executable_path).
+chromium:
+	bash scripts/ensure-chromium.sh
+
+test-py: $(STAMP) chromium
 	sh scripts/pytest.sh $(BIN)/python
 
-test: lint typecheck test-py
+test: lint typecheck test-js test-py
 
 bench: $(STAMP)
-	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f --quick || exit 1; done
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks

@@ -1,0 +1,67 @@
+"""``citelab serve-model``: serve an offline model as an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve-model",
+        help="serve a model as an OpenAI-compatible /v1/chat/completions endpoint",
+        description=(
+            "Serve a model (by default the offline extractive one) at /v1/chat/completions "
+            "and /v1/models, streamed (SSE) or not, tool calls included. Binds to loopback "
+            "unless --host says otherwise."
+        ),
+    )
+    parser.add_argument("--model", default="extractive", help="model name (default: extractive)")
+    parser.add_argument(
+        "--options",
+        default="{}",
+        metavar="JSON",
+        help="model options as a JSON object, e.g. '{\"max_searches\": 2}'",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument("--port", type=int, default=8008, help="port (0 picks a free one)")
+    parser.add_argument(
+        "--latency-ms", type=float, default=0.0, help="delay added to every call (benchmarks)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from citelab._errors import ConfigError
+    from citelab.models import get_model
+    from citelab.models._server import is_loopback, run_server
+
+    try:
+        options = json.loads(args.options)
+    except ValueError as exc:
+        raise ConfigError(f"--options: not JSON: {exc}") from exc
+    if not isinstance(options, dict):
+        raise ConfigError("--options: must be a JSON object")
+    if args.latency_ms < 0:
+        raise ConfigError("--latency-ms: must be >= 0")
+    model = get_model(args.model, **options)
+    if not is_loopback(args.host):
+        print(
+            f"citelab serve-model: warning: {args.host} is reachable from other machines",
+            file=sys.stderr,
+        )
+
+    def announce(url: str) -> None:
+        print(f"citelab serve-model: serving model {model.name!r} at {url}", flush=True)
+
+    try:
+        run_server(
+            model, host=args.host, port=args.port, latency_ms=args.latency_ms, announce=announce
+        )
+    except KeyboardInterrupt:  # Ctrl-C is how a foreground server is meant to stop
+        print("citelab serve-model: stopped", file=sys.stderr)
+    return 0

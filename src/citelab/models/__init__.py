@@ -1,0 +1,99 @@
+"""Models: one streaming interface (OpenAI chat-completions semantics) and its adapters.
+
+* :class:`Model` — ``stream(messages, tools) -> AsyncIterator[ModelDelta]``; :func:`collect`
+  assembles a stream into a :class:`ModelTurn`.
+* :class:`OpenAIModel` — any OpenAI-compatible endpoint through the ``openai`` SDK.
+* :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
+* :class:`ScriptedModel` — replays given rounds and records what it saw.
+* :class:`PerturbedModel` — injects citation faults at set rates and records them.
+* :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…).
+* :func:`build_app` / :func:`serve_in_thread` — serve a model as an OpenAI-compatible endpoint
+  (``citelab serve-model``).
+"""
+
+from citelab.models._extractive import ExtractiveModel
+from citelab.models._openai import OpenAIModel
+from citelab.models._perturbed import (
+    FaultKind,
+    FaultRates,
+    Injection,
+    Perturbation,
+    PerturbedModel,
+    inject_faults,
+)
+from citelab.models._registry import ModelFactory, available_models, get_model, register_model
+from citelab.models._scripted import ScriptedModel, ScriptedRound, ScriptedToolCall
+from citelab.models._seen import SeenSource, View, current_view, round_views, sources_in_message
+from citelab.models._server import RunningServer, build_app, serve_in_thread
+from citelab.models._types import (
+    AssistantMessage,
+    FinishDelta,
+    FinishReason,
+    FunctionCall,
+    FunctionSpec,
+    Message,
+    Model,
+    ModelDelta,
+    ModelTurn,
+    NamedToolChoice,
+    SuggestedRepliesDelta,
+    SystemMessage,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallMessage,
+    ToolChoice,
+    ToolMessage,
+    ToolSpec,
+    UserMessage,
+    collect,
+    message_text,
+)
+
+__all__ = [
+    "AssistantMessage",
+    "ExtractiveModel",
+    "FaultKind",
+    "FaultRates",
+    "FinishDelta",
+    "FinishReason",
+    "FunctionCall",
+    "FunctionSpec",
+    "Injection",
+    "Message",
+    "Model",
+    "ModelDelta",
+    "ModelFactory",
+    "ModelTurn",
+    "NamedToolChoice",
+    "OpenAIModel",
+    "Perturbation",
+    "PerturbedModel",
+    "RunningServer",
+    "ScriptedModel",
+    "ScriptedRound",
+    "ScriptedToolCall",
+    "SeenSource",
+    "SuggestedRepliesDelta",
+    "SystemMessage",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallMessage",
+    "ToolChoice",
+    "ToolMessage",
+    "ToolSpec",
+    "UserMessage",
+    "View",
+    "available_models",
+    "build_app",
+    "collect",
+    "current_view",
+    "get_model",
+    "inject_faults",
+    "message_text",
+    "register_model",
+    "round_views",
+    "serve_in_thread",
+    "sources_in_message",
+]

@@ -1,0 +1,358 @@
+"""Serve any model as an OpenAI-compatible chat-completions endpoint (Starlette + uvicorn).
+
+Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions`` (JSON, or
+Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool calls included).
+Errors use OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``: a bad request is
+400, an unknown model 404, a failing model 500 (mid-stream: an ``error`` event, which the
+``openai`` SDK raises as ``APIError``). Suggested replies are not part of the OpenAI API and
+are not sent. ``latency_ms`` delays every call before it starts (for benchmarks and timeout
+tests).
+
+:func:`serve_in_thread` runs the app on a free loopback port in a background thread and
+returns a handle with the ``base_url`` to give the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from citelab._errors import InvalidInput, ModelError
+from citelab.models._types import (
+    FinishDelta,
+    Message,
+    Model,
+    ModelDelta,
+    ModelTurn,
+    TextDelta,
+    ToolCallDelta,
+    ToolChoice,
+    ToolSpec,
+    collect,
+)
+
+__all__ = [
+    "ChatRequest",
+    "RunningServer",
+    "base_url",
+    "build_app",
+    "is_loopback",
+    "listening_socket",
+    "run_server",
+    "serve_in_thread",
+]
+
+_STARTUP_SECONDS = 10.0
+
+
+class ChatRequest(BaseModel):
+    """The part of a chat-completions request this server honours (other fields are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    """Must be the served model's name."""
+    messages: list[Annotated[Message, Field(discriminator="role")]] = Field(min_length=1)
+    """The conversation; text content only (text content parts are joined)."""
+    tools: list[ToolSpec] | None = None
+    """Function tools the model may call."""
+    tool_choice: ToolChoice | None = None
+    """As in the OpenAI API."""
+    stream: bool = False
+    """Answer as Server-Sent Events."""
+    seed: int | None = None
+    """Passed to the model."""
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _join_text_parts(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [_joined(message) for message in value]
+
+
+def _joined(message: Any) -> Any:
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        parts = message["content"]
+        text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        return {**message, "content": text}
+    return message
+
+
+def build_app(model: Model, *, latency_ms: float = 0.0) -> Starlette:
+    """A Starlette app serving ``model`` under its ``name``."""
+    endpoint = _Endpoint(model, latency_ms / 1000.0)
+    return Starlette(
+        routes=[
+            Route("/v1/models", endpoint.list_models, methods=["GET"]),
+            Route("/v1/models/{model_id:path}", endpoint.get_model, methods=["GET"]),
+            Route("/v1/chat/completions", endpoint.chat_completions, methods=["POST"]),
+        ]
+    )
+
+
+class _Endpoint:
+    def __init__(self, model: Model, latency: float) -> None:
+        self.model = model
+        self.latency = latency
+
+    def _card(self) -> dict[str, Any]:
+        return {"id": self.model.name, "object": "model", "created": 0, "owned_by": "citelab"}
+
+    async def list_models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [self._card()]})
+
+    async def get_model(self, request: Request) -> Response:
+        if request.path_params["model_id"] != self.model.name:
+            return self._unknown_model(request.path_params["model_id"])
+        return JSONResponse(self._card())
+
+    async def chat_completions(self, request: Request) -> Response:
+        try:
+            chat = ChatRequest.model_validate(json.loads(await request.body()))
+        except ValueError as exc:  # invalid JSON, or pydantic's ValidationError
+            return _error(400, _describe(exc), "invalid_request_error")
+        if chat.model != self.model.name:
+            return self._unknown_model(chat.model)
+        await asyncio.sleep(self.latency)
+        deltas = self.model.stream(
+            chat.messages, chat.tools, tool_choice=chat.tool_choice, seed=chat.seed
+        )
+        try:
+            if chat.stream:
+                first = await anext(deltas)
+                return _sse_response(_Chunks(self.model.name), first, deltas)
+            turn = await collect(deltas)
+        except InvalidInput as exc:
+            return _error(400, str(exc), "invalid_request_error")
+        except StopAsyncIteration:
+            return _error(500, f"model {self.model.name!r} streamed nothing", "server_error")
+        except ModelError as exc:
+            return _error(500, str(exc), "server_error")
+        return JSONResponse(_completion(self.model.name, turn))
+
+    def _unknown_model(self, name: str) -> Response:
+        message = f"The model {name!r} does not exist; this server serves {self.model.name!r}"
+        return _error(404, message, "invalid_request_error", code="model_not_found")
+
+
+@dataclass
+class _Chunks:
+    """Builds the chunks of one streamed completion."""
+
+    model: str
+    id: str = ""
+    created: int = 0
+
+    def __post_init__(self) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> str:
+        body = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+    def of(self, delta: ModelDelta) -> str | None:
+        if isinstance(delta, TextDelta):
+            return self.chunk({"content": delta.text})
+        if isinstance(delta, ToolCallDelta):
+            return self.chunk({"tool_calls": [_tool_call_piece(delta)]})
+        if isinstance(delta, FinishDelta):
+            return self.chunk({}, delta.reason)
+        return None  # suggested replies have no place in the OpenAI API
+
+
+def _tool_call_piece(delta: ToolCallDelta) -> dict[str, Any]:
+    piece: dict[str, Any] = {"index": delta.index, "function": {"arguments": delta.arguments}}
+    if delta.id is not None:
+        piece["id"] = delta.id
+        piece["type"] = "function"
+    if delta.name is not None:
+        piece["function"]["name"] = delta.name
+    return piece
+
+
+def _sse_response(chunks: _Chunks, first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> Response:
+    async def events() -> AsyncIterator[str]:
+        yield chunks.chunk({"role": "assistant", "content": ""})
+        try:
+            async for delta in _chained(first, rest):
+                if (event := chunks.of(delta)) is not None:
+                    yield event
+        except (ModelError, InvalidInput) as exc:
+            error = {"error": {"message": str(exc), "type": "server_error", "code": exc.code}}
+            yield f"data: {json.dumps(error)}\n\n"
+            return
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )
+
+
+async def _chained(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> AsyncIterator[ModelDelta]:
+    yield first
+    async for delta in rest:
+        yield delta
+
+
+def _completion(model: str, turn: ModelTurn) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": turn.to_message(), "finish_reason": turn.finish_reason}
+        ],
+    }
+
+
+def _error(status: int, message: str, kind: str, *, code: str | None = None) -> Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return JSONResponse(body, status_code=status)
+
+
+def _describe(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        problems = [
+            f"{'.'.join(map(str, error['loc'])) or 'body'}: {error['msg']}"
+            for error in exc.errors()
+        ]
+        return "invalid request: " + "; ".join(problems)
+    return f"the request body is not JSON: {exc}"
+
+
+# --- running it ------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names this machine only (127.0.0.0/8, ::1 or localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A listening TCP socket on ``host``; port 0 picks a free port (read it back)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
+    # without it every keep-alive response waits ~40 ms on Nagle and delayed ACKs.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def base_url(host: str, port: int) -> str:
+    """The OpenAI base URL of a server on ``host:port`` (ends in ``/v1``)."""
+    return f"http://[{host}]:{port}/v1" if ":" in host else f"http://{host}:{port}/v1"
+
+
+@dataclass
+class RunningServer:
+    """A server running in a background thread; stop it with :meth:`stop` or ``with``."""
+
+    host: str
+    port: int
+    _server: Any
+    _thread: threading.Thread
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give an OpenAI client (ends in ``/v1``)."""
+        return base_url(self.host, self.port)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=_STARTUP_SECONDS)
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _uvicorn_server(app: Starlette) -> Any:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=2
+    )
+    return uvicorn.Server(config)
+
+
+def serve_in_thread(
+    model: Model, *, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0.0
+) -> RunningServer:
+    """Serve ``model`` in a daemon thread; returns once the server accepts connections."""
+    sock = listening_socket(host, port)
+    server = _uvicorn_server(build_app(model, latency_ms=latency_ms))
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="citelab-serve-model", daemon=True
+    )
+    thread.start()
+    _wait_until(lambda: bool(server.started) or not thread.is_alive())
+    if not server.started:
+        sock.close()
+        raise ModelError(f"the model server on {host}:{port} did not start")
+    return RunningServer(host, sock.getsockname()[1], server, thread)
+
+
+def run_server(
+    model: Model,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    latency_ms: float = 0.0,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve ``model`` in the foreground until interrupted; ``announce`` gets the base URL
+    once the port is bound (port 0 picks a free one)."""
+    sock = listening_socket(host, port)
+    announce(base_url(host, sock.getsockname()[1]))
+    try:
+        _uvicorn_server(build_app(model, latency_ms=latency_ms)).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
