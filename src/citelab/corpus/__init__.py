@@ -1,6 +1,37 @@
-"""Corpora of entities: documents with translations, fields and access rules."""
+"""Corpora of entities: documents with translations, fields and access rules, and their chunks."""
 
+from citelab.corpus._chunking import (
+    CHUNKING_VERSION,
+    Chunk,
+    ChunkingParams,
+    chunk_document,
+    chunk_id,
+    chunk_spans,
+    iter_chunks,
+)
 from citelab.corpus._corpus import Corpus, load_corpus
 from citelab.corpus._model import Access, Document, Reader, Translation
+from citelab.corpus._summary import AccessSummary, CorpusSummary, summarize_corpus
+from citelab.corpus._synth import SynthParams, synth_documents, write_synthetic_corpus
 
-__all__ = ["Access", "Corpus", "Document", "Reader", "Translation", "load_corpus"]
+__all__ = [
+    "CHUNKING_VERSION",
+    "Access",
+    "AccessSummary",
+    "Chunk",
+    "ChunkingParams",
+    "Corpus",
+    "CorpusSummary",
+    "Document",
+    "Reader",
+    "SynthParams",
+    "Translation",
+    "chunk_document",
+    "chunk_id",
+    "chunk_spans",
+    "iter_chunks",
+    "load_corpus",
+    "summarize_corpus",
+    "synth_documents",
+    "write_synthetic_corpus",
+]

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from citelab._errors import InvalidInput
+from citelab.corpus._memory import paused_garbage_collection
 from citelab.corpus._model import Document
 
 __all__ = ["Corpus", "load_corpus"]
@@ -26,6 +27,7 @@ class Corpus:
                 raise InvalidInput(f"{name}: duplicate entity {doc.entity_type}/{doc.entity_id}")
             self._by_key[doc.key] = doc
         self.path: Path | None = None
+        self._content_hash: str | None = None
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -40,12 +42,16 @@ class Corpus:
         return self._by_key.get((entity_type, entity_id))
 
     def content_hash(self) -> str:
-        """A hash of every document, stable across runs: it changes iff the corpus changes."""
-        digest = hashlib.sha256()
-        for doc in self._by_key.values():
-            digest.update(doc.model_dump_json().encode())
-            digest.update(b"\n")
-        return digest.hexdigest()
+        """A hash of every document, stable across runs: it changes iff the corpus changes.
+
+        Computed once: a corpus is immutable."""
+        if self._content_hash is None:
+            digest = hashlib.sha256()
+            for doc in self._by_key.values():
+                digest.update(doc.model_dump_json().encode())
+                digest.update(b"\n")
+            self._content_hash = digest.hexdigest()
+        return self._content_hash
 
 
 def load_corpus(path: str | Path, name: str | None = None) -> Corpus:
@@ -55,7 +61,8 @@ def load_corpus(path: str | Path, name: str | None = None) -> Corpus:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise InvalidInput(f"cannot read corpus {path}: {exc.strerror or exc}") from exc
-    documents, problems = _parse_lines(lines, path)
+    with paused_garbage_collection():
+        documents, problems = _parse_lines(lines, path)
     if problems:
         raise InvalidInput(f"corpus {path} has {len(problems)} problem(s):\n" + "\n".join(problems))
     corpus = Corpus(documents, name=name or path.stem)
@@ -66,6 +73,7 @@ def load_corpus(path: str | Path, name: str | None = None) -> Corpus:
 def _parse_lines(lines: list[str], path: Path) -> tuple[list[Document], list[str]]:
     documents: list[Document] = []
     problems: list[str] = []
+    first_line: dict[tuple[str, str], int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -76,9 +84,16 @@ def _parse_lines(lines: list[str], path: Path) -> tuple[list[Document], list[str
             problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
             continue
         try:
-            documents.append(Document.model_validate(data))
+            document = Document.model_validate(data)
         except ValidationError as exc:
             problems.extend(_describe(where, exc))
+            continue
+        seen = first_line.setdefault(document.key, number)
+        if seen != number:
+            entity = f"{document.entity_type}/{document.entity_id}"
+            problems.append(f"{where}: duplicate entity {entity} (first on line {seen})")
+            continue
+        documents.append(document)
     return documents, problems
 
 

@@ -1,0 +1,175 @@
+"""``citelab corpus``: make synthetic corpora, describe a corpus, build and query its index.
+
+citelab corpus synth --entities N [--seed S] [--out PATH]
+citelab corpus info PATH [--json]
+citelab corpus index PATH [--max-chars N]
+citelab corpus search PATH QUERY [--user U] [--role R]... [--lang L] [--max-results K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citelab.corpus import ChunkingParams
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("corpus", help="synthesize, describe, index and search corpora")
+    commands = parser.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND", required=True)
+    _register_synth(commands)
+    _register_info(commands)
+    _register_index(commands)
+    _register_search(commands)
+
+
+def _register_synth(commands: Any) -> None:
+    synth = commands.add_parser("synth", help="write a deterministic synthetic JSONL corpus")
+    synth.add_argument("--entities", type=_positive, required=True, help="number of entities")
+    synth.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    synth.add_argument("--out", help="output file (default: standard output)")
+    synth.set_defaults(func=run_synth)
+
+
+def _register_info(commands: Any) -> None:
+    info = commands.add_parser("info", help="counts, languages and access rules of a corpus")
+    info.add_argument("path", help="a JSONL corpus")
+    info.add_argument("--max-chars", type=_positive, default=800, help="chunk size to count with")
+    info.add_argument("--json", action="store_true", help="print the summary as JSON")
+    info.set_defaults(func=run_info)
+
+
+def _register_index(commands: Any) -> None:
+    index = commands.add_parser("index", help="build (or check) the BM25 index of a corpus")
+    index.add_argument("path", help="a JSONL corpus; the index goes to PATH.index/")
+    index.add_argument("--max-chars", type=_positive, default=800, help="chunk size")
+    index.set_defaults(func=run_index)
+
+
+def _register_search(commands: Any) -> None:
+    search = commands.add_parser("search", help="run rag_search as a given reader")
+    search.add_argument("path", help="a JSONL corpus")
+    search.add_argument("query", help="what to search for")
+    search.add_argument("--user", help="the reader's user id (default: anonymous)")
+    search.add_argument("--role", action="append", default=[], help="a role of the reader")
+    search.add_argument("--lang", default="en", help="the reader's language (default en)")
+    search.add_argument(
+        "--only-lang", action="store_true", help="search only the reader's language"
+    )
+    search.add_argument("--max-results", type=_positive, default=5, help="results (default 5)")
+    search.add_argument("--max-chars", type=_positive, default=800, help="chunk size")
+    search.set_defaults(func=run_search)
+
+
+def run_synth(args: argparse.Namespace) -> int:
+    from citelab.corpus import write_synthetic_corpus
+
+    started = time.perf_counter()
+    target = args.out if args.out else sys.stdout
+    paragraphs = write_synthetic_corpus(target, args.entities, seed=args.seed)
+    if args.out:
+        elapsed = time.perf_counter() - started
+        print(
+            f"wrote {args.entities} entities, {paragraphs} chunks to {args.out} in {elapsed:.1f} s",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from citelab.corpus import load_corpus, summarize_corpus
+
+    params = _chunking(args)
+    summary = summarize_corpus(load_corpus(args.path), params)
+    if args.json:
+        print(summary.model_dump_json(indent=2))
+        return 0
+    access = summary.access
+    lines = [
+        f"corpus       {summary.name}",
+        f"entities     {summary.entities}  ({_counts(summary.entity_types)})",
+        f"translations {summary.translations}  ({_counts(summary.languages)})",
+        f"incomplete   {summary.missing_translations} entities lack a language of the corpus",
+        f"empty        {summary.empty_content} translations have no content",
+        f"chunks       {summary.chunks} at max_chars={summary.max_chars}",
+        f"fields       {_counts(summary.fields) or '-'}",
+        f"access       {access.public} public, {access.restricted} restricted",
+        f"users        {_names(access.users)}",
+        f"roles        {_names(access.roles)}",
+    ]
+    print("\n".join(lines))
+    return 0
+
+
+def run_index(args: argparse.Namespace) -> int:
+    from citelab.corpus import load_corpus
+    from citelab.retrieval import SearchIndex
+
+    params = _chunking(args)
+    corpus = load_corpus(args.path)
+    started = time.perf_counter()
+    index = SearchIndex.open(corpus, params)
+    elapsed = time.perf_counter() - started
+    where = index.directory or "memory only (could not write next to the corpus)"
+    if index.origin == "loaded":
+        print(f"index up to date: {where} ({len(index)} chunks, loaded in {elapsed:.2f} s)")
+    else:
+        print(
+            f"index built ({index.rebuild_reason}): {where}\n"
+            f"{len(index)} chunks, {index.vocabulary_size} terms, "
+            f"languages {', '.join(index.languages)}, {elapsed:.2f} s"
+        )
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    import json
+
+    from citelab.corpus import Reader, load_corpus
+    from citelab.retrieval import RagSearch, SearchIndex
+
+    params = _chunking(args)
+    index = SearchIndex.open(load_corpus(args.path), params)
+    reader = Reader(user_id=args.user, roles=frozenset(args.role), langcode=args.lang)
+    tool = RagSearch(index, reader_language_only=args.only_lang)
+    output = tool.run({"query": args.query, "max_results": args.max_results}, reader)
+    print(json.dumps(output, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _chunking(args: argparse.Namespace) -> ChunkingParams:
+    from pydantic import ValidationError
+
+    from citelab._errors import InvalidInput
+    from citelab.corpus import ChunkingParams
+
+    try:
+        return ChunkingParams(max_chars=args.max_chars)
+    except ValidationError as exc:
+        reason = exc.errors()[0]["msg"]
+        raise InvalidInput(f"--max-chars {args.max_chars}: {reason}") from exc
+
+
+def _names(names: list[str], shown: int = 12) -> str:
+    if len(names) > shown:
+        return f"{', '.join(names[:shown])}, … ({len(names)} in all)"
+    return ", ".join(names) or "-"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{key}: {value}" for key, value in counts.items())
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
