@@ -1,0 +1,83 @@
+"""The agent loop: an agent's configuration, its per-run context, hooks and rounds.
+
+- :class:`AgentConfig` / :func:`load_agents` / :func:`default_agents`: agents described as
+  data (TOML or YAML), so ablations are configuration.
+- :func:`register_template` / :func:`contract_template`: the citation contract templates the
+  system-prompt hook appends (placeholders ``$sources`` and ``$guidance``).
+- :class:`RunContext` / :func:`run_scope` / :func:`current_run`: one run's state, bound with
+  ``contextvars`` so concurrent runs never see each other's sources.
+- :func:`run_agent`: rounds of system prompt → model stream → tool calls → tool results,
+  with the two citation hooks (:class:`ContractPromptHook`, :class:`SourceToolHook`); every
+  round is kept as a :class:`RoundRecord`.
+"""
+
+from citelab.agent._config import (
+    DEFAULT_NO_ANSWER_MESSAGE,
+    AgentConfig,
+    HookSwitches,
+    SourceToolConfig,
+    default_agents,
+    load_agents,
+    parse_agents,
+    resolve_corpus_path,
+)
+from citelab.agent._context import (
+    NoRunContext,
+    RoundRecord,
+    RunContext,
+    ToolCallRecord,
+    current_run,
+    run_scope,
+)
+from citelab.agent._hooks import (
+    AgentHook,
+    ContractPromptHook,
+    SourceToolHook,
+    SystemPromptEvent,
+    ToolResultEvent,
+    absorb_tool_output,
+    default_hooks,
+    guidance,
+)
+from citelab.agent._loop import AgentRun, ReferencesCallback, TokenCallback, run_agent
+from citelab.agent._templates import (
+    PLACEHOLDERS,
+    contract_template,
+    register_template,
+    render_contract,
+    template_names,
+)
+
+__all__ = [
+    "DEFAULT_NO_ANSWER_MESSAGE",
+    "PLACEHOLDERS",
+    "AgentConfig",
+    "AgentHook",
+    "AgentRun",
+    "ContractPromptHook",
+    "HookSwitches",
+    "NoRunContext",
+    "ReferencesCallback",
+    "RoundRecord",
+    "RunContext",
+    "SourceToolConfig",
+    "SourceToolHook",
+    "SystemPromptEvent",
+    "TokenCallback",
+    "ToolCallRecord",
+    "ToolResultEvent",
+    "absorb_tool_output",
+    "contract_template",
+    "current_run",
+    "default_agents",
+    "default_hooks",
+    "guidance",
+    "load_agents",
+    "parse_agents",
+    "register_template",
+    "render_contract",
+    "resolve_corpus_path",
+    "run_agent",
+    "run_scope",
+    "template_names",
+]

@@ -1,0 +1,442 @@
+"""The answer service: one call answers one turn of a conversation, with citations.
+
+``await service.answer(agent, question, conversation_id=None, user=None, on_references=None,
+on_token=None)`` does, in order (as the seed's ``AnswerService::answer()``):
+
+1. validate the question: empty, whitespace-only or over-long is :class:`InvalidInput`;
+2. load the conversation record; a follow-up is pinned to the record's agent, so the
+   ``agent`` argument is ignored for follow-ups;
+3. gates: an unknown agent is :class:`NotFound`; an agent disabled for answers, or one whose
+   retrieval settings do not resolve, is :class:`Conflict`;
+4. owner rules (:mod:`citelab.answers._owner`): unknown, expired or another user's
+   conversation is :class:`NotFound`;
+5. run the agent with a fresh runner id: a conversation's first turn forces retrieval (the
+   service runs rag_search with the question before the model); a follow-up lets the model
+   decide, and reuses the held sources when it does not search;
+6. substitute the agent's no-answer message iff nothing reached the client: on the
+   non-streaming path (no ``on_token``) when no usable source is held, or on either path when
+   the model wrote no text. ``on_token`` only ever gets the non-empty pieces the text is made
+   of, so an empty text means no token was sent; a streamed answer that reached the client is
+   left alone even without sources (finalizing then gives it no sources);
+7. finalize citations, build anchors and the contract message;
+8. log the turn, capture its log and trace ids with one query for the runner's newest entry,
+   and save the conversation. A failed turn is logged and saves nothing: the conversation
+   stays as it was and usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citelab._errors import CitelabError, Conflict, InvalidInput, NotFound
+from citelab._paths import cache_dir
+from citelab.agent import (
+    AgentConfig,
+    AgentRun,
+    ReferencesCallback,
+    RunContext,
+    TokenCallback,
+    contract_template,
+    default_agents,
+    run_agent,
+)
+from citelab.answers._answer import Answer, DanglingMarker
+from citelab.answers._feedback import FeedbackLogger
+from citelab.answers._logs import LogEntry, LogStore, SQLiteLogStore, new_trace_id, runner_tag
+from citelab.answers._owner import authorize
+from citelab.answers._runtime import AgentRuntime, Runtimes
+from citelab.answers._scoring import TraceScorer
+from citelab.answers._store import (
+    ConversationRecord,
+    ConversationStore,
+    SQLiteConversationStore,
+    TurnRecord,
+)
+from citelab.contract import build_message
+from citelab.corpus import Corpus, Reader
+from citelab.models import Message, Model
+from citelab.sources import (
+    MERGE_STRATEGIES,
+    FinalizedAnswer,
+    Source,
+    build_anchors,
+    finalize_citations,
+)
+
+__all__ = [
+    "DEFAULT_TTL_SECONDS",
+    "MAX_QUESTION_CHARS",
+    "AnswerService",
+    "default_database_path",
+    "held_after",
+]
+
+MAX_QUESTION_CHARS = 20_000
+"""Longest question accepted (the transports' ``Question`` has the same limit)."""
+DEFAULT_TTL_SECONDS = 7 * 24 * 3600.0
+"""A conversation expires this long after its last turn."""
+
+
+def default_database_path() -> Path:
+    """The SQLite file conversations and logs go to when no store is given."""
+    return cache_dir() / "answers.sqlite3"
+
+
+@dataclass
+class _Turn:
+    """One turn in progress: the service's working state between the steps."""
+
+    config: AgentConfig
+    runtime: AgentRuntime
+    record: ConversationRecord
+    question: str
+    reader: Reader
+    runner_id: str
+    streaming: bool
+
+
+class AnswerService:
+    """Answers questions with citations, keeping conversations, logs and feedback.
+
+    ``agents`` defaults to the bundled ones (:func:`citelab.agent.default_agents`). ``store``
+    and ``logs`` default to SQLite in ``database`` (default: :func:`default_database_path`).
+    ``models`` overrides model names (an agent whose ``model`` is a key gets that instance);
+    ``corpora`` gives loaded corpora by the name agents use. ``clock`` returns Unix time.
+    ``index_dir`` is where search indexes go (default: next to each corpus file, or the cache
+    folder when that is read-only). A conversation expires ``ttl_seconds`` after its last
+    turn. ``scorer`` scores traces on feedback (default: Langfuse when configured in the
+    environment). Use ``async with`` (or :meth:`aclose`) to close what the service opened.
+    """
+
+    def __init__(
+        self,
+        agents: Mapping[str, AgentConfig] | None = None,
+        *,
+        store: ConversationStore | None = None,
+        logs: LogStore | None = None,
+        models: Mapping[str, Model] | None = None,
+        corpora: Mapping[str, Corpus] | None = None,
+        clock: Callable[[], float] | None = None,
+        database: str | Path | None = None,
+        index_dir: str | Path | None = None,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        max_question_chars: int = MAX_QUESTION_CHARS,
+        scorer: TraceScorer | None = None,
+    ) -> None:
+        self.agents: dict[str, AgentConfig] = dict(
+            agents if agents is not None else default_agents()
+        )
+        path = Path(database) if database is not None else None
+        self._owned: list[SQLiteConversationStore | SQLiteLogStore] = []
+        if store is None:
+            store = SQLiteConversationStore(path or default_database_path())
+            self._owned.append(store)
+        if logs is None:
+            logs = SQLiteLogStore(path or default_database_path())
+            self._owned.append(logs)
+        self.store: ConversationStore = store
+        self.logs: LogStore = logs
+        self.clock = clock or time.time
+        self.ttl_seconds = ttl_seconds
+        self.max_question_chars = max_question_chars
+        self._runtimes = Runtimes(models=models, corpora=corpora, index_dir=index_dir)
+        self.feedback = FeedbackLogger(
+            self.agents, self.store, self.logs, clock=self.clock, scorer=scorer
+        )
+        """Records users' ratings of answers (same owner rules as answering)."""
+
+    # --- the public calls ----------------------------------------------------------------------
+
+    async def answer(  # noqa: PLR0917 - the agreed interface takes these positionally
+        self,
+        agent: str,
+        question: str,
+        conversation_id: str | None = None,
+        user: Reader | None = None,
+        on_references: ReferencesCallback | None = None,
+        on_token: TokenCallback | None = None,
+        *,
+        seed: int | None = None,
+    ) -> Answer:
+        """Answer one turn; see the module docstring for every rule.
+
+        ``user`` is who asks (``None``: anonymous). ``on_references`` gets the provisional
+        source list before text; ``on_token`` gets each piece of text (its presence makes
+        this the streaming path). Follow-ups ignore ``agent``: they run the conversation's.
+        """
+        turn = await self._prepare(agent, question, conversation_id, user, on_token is not None)
+        try:
+            run = await run_agent(
+                self._context(turn),
+                turn.runtime.model,
+                self._messages(turn),
+                max_rounds=turn.config.max_rounds,
+                force_search=turn.question if not turn.record.turns else None,
+                on_token=on_token,
+                on_references=on_references,
+                seed=seed,
+            )
+        except Exception as exc:
+            await self._log_failure(turn, exc)
+            raise
+        return await self._finish(turn, run)
+
+    def answer_sync(
+        self,
+        agent: str,
+        question: str,
+        conversation_id: str | None = None,
+        user: Reader | None = None,
+        **callbacks: Any,
+    ) -> Answer:
+        """:meth:`answer` for scripts; inside a running event loop (Jupyter) it runs in a
+        worker thread, so prefer ``await service.answer(...)`` there."""
+        call = self.answer(agent, question, conversation_id, user, **callbacks)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(call)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, call).result()
+
+    async def conversation(
+        self, conversation_id: str, user: Reader | None = None
+    ) -> ConversationRecord:
+        """The conversation record, under the same owner rules as answering."""
+        record = await self.store.load(conversation_id)
+        return authorize(record, conversation_id, user or Reader.anonymous(), self.clock())
+
+    async def aclose(self) -> None:
+        """Close what the service opened itself: the models it built, its SQLite stores."""
+        await self._runtimes.aclose()
+        for owned in self._owned:
+            await asyncio.to_thread(owned.close)
+
+    async def __aenter__(self) -> AnswerService:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # --- steps -----------------------------------------------------------------------------------
+
+    async def _prepare(
+        self,
+        agent: str,
+        question: str,
+        conversation_id: str | None,
+        user: Reader | None,
+        streaming: bool,
+    ) -> _Turn:
+        question = self._validated(question)
+        reader = user or Reader.anonymous()
+        stored = await self.store.load(conversation_id) if conversation_id is not None else None
+        config = self._gate(stored.agent if stored is not None else agent)
+        now = self.clock()
+        if conversation_id is None:
+            record = self._new_record(config, reader, now)
+        else:
+            record = authorize(stored, conversation_id, reader, now)
+        runtime = await self._runtimes.get(config)
+        return _Turn(config, runtime, record, question, reader, uuid.uuid4().hex, streaming)
+
+    def _validated(self, question: str) -> str:
+        if not isinstance(question, str) or not question.strip():
+            raise InvalidInput("question: must not be empty or whitespace only")
+        if len(question) > self.max_question_chars:
+            raise InvalidInput(
+                f"question: {len(question)} characters is too long "
+                f"(at most {self.max_question_chars})"
+            )
+        return question.strip()
+
+    def _gate(self, name: str) -> AgentConfig:
+        config = self.agents.get(name)
+        if config is None:
+            raise NotFound(f"agent {name!r} not found")
+        if not config.enabled:
+            raise Conflict(f"agent {name!r} is not enabled for answers")
+        if config.retrieval is None:
+            raise Conflict(f"agent {name!r} has no retrieval settings: it cannot answer")
+        return config
+
+    def _new_record(self, config: AgentConfig, reader: Reader, now: float) -> ConversationRecord:
+        return ConversationRecord(
+            conversation_id=uuid.uuid4().hex,
+            agent=config.name,
+            owner=reader.user_id,
+            created_at=now,
+            expires_at=now + self.ttl_seconds,
+        )
+
+    def _context(self, turn: _Turn) -> RunContext:
+        config = turn.config
+        assert config.retrieval is not None  # the gate refused agents without it
+        return RunContext(
+            agent_id=config.name,
+            base_prompt=config.prompt,
+            reader=turn.reader,
+            settings=config.retrieval,
+            template=contract_template(config.contract_template),
+            tools=turn.runtime.tools,
+            corpus=turn.runtime.corpus,
+            hooks=config.hooks,
+            merge=MERGE_STRATEGIES[config.merge_strategy],
+            sources=_readable(turn.record.held_sources, turn),
+            runner_id=turn.runner_id,
+        )
+
+    def _messages(self, turn: _Turn) -> list[Message]:
+        messages: list[Message] = []
+        for past in turn.record.turns:
+            messages.append({"role": "user", "content": past.question})
+            messages.append({"role": "assistant", "content": past.answer})
+        messages.append({"role": "user", "content": turn.question})
+        return messages
+
+    async def _finish(self, turn: _Turn, run: AgentRun) -> Answer:
+        outcome = _outcome(turn, run)
+        finalized = outcome.finalized
+        anchors = build_anchors(finalized)
+        message = build_message(
+            outcome.text, list(finalized.sources), anchors, run.suggested_replies
+        )
+        log_id, trace_id = await self._log_turn(turn, outcome)
+        await self._save(turn, outcome, log_id, trace_id)
+        return Answer(
+            text=outcome.text,
+            sources=list(finalized.sources),
+            anchors=anchors,
+            suggested_replies=run.suggested_replies,
+            message=message,
+            agent=turn.config.name,
+            conversation_id=turn.record.conversation_id,
+            turn=outcome.number,
+            runner_id=turn.runner_id,
+            log_id=log_id,
+            trace_id=trace_id,
+            no_answer=outcome.no_answer,
+            rounds=run.rounds,
+            forced=run.forced,
+            raw_text=run.text,
+            dropped=list(finalized.dropped),
+            dangling=[DanglingMarker.of(d) for d in finalized.dangling],
+            mapping=dict(finalized.renumbering),
+        )
+
+    async def _save(
+        self, turn: _Turn, outcome: _Outcome, log_id: str | None, trace_id: str | None
+    ) -> None:
+        now = self.clock()
+        past = TurnRecord(
+            question=turn.question,
+            answer=outcome.text,
+            runner_id=turn.runner_id,
+            log_id=log_id,
+            trace_id=trace_id,
+            no_answer=outcome.no_answer,
+            created_at=now,
+        )
+        record = turn.record.model_copy(
+            update={
+                "turns": [*turn.record.turns, past],
+                "held_sources": held_after(outcome.finalized, outcome.run.sources),
+                "expires_at": now + self.ttl_seconds,
+            }
+        )
+        await self.store.save(record)
+
+    # --- logs ------------------------------------------------------------------------------------
+
+    async def _log_turn(self, turn: _Turn, outcome: _Outcome) -> tuple[str | None, str | None]:
+        """Write the turn's entry, then capture its ids with one query for the runner's newest
+        entry (the seed's way: whoever wrote the entry, the runner id finds it)."""
+        finalized, run = outcome.finalized, outcome.run
+        entry = self._entry(turn, run.system_prompt, outcome.text, finalized.sources)
+        entry.extra["ai_answers"] = {
+            "rounds": len(run.rounds),
+            "forced_search": bool(run.forced),
+            "dropped": [source.uri for source in finalized.dropped],
+            "dangling": [d.raw for d in finalized.dangling],
+        }
+        entry.tags = _tags(turn, ["no_answer"] if outcome.no_answer else [])
+        await self.logs.add(entry)
+        newest = await self.logs.newest_for_runner(turn.runner_id)
+        return (newest.log_id, newest.trace_id) if newest is not None else (None, None)
+
+    async def _log_failure(self, turn: _Turn, exc: Exception) -> None:
+        entry = self._entry(turn, "", "", ())
+        code = exc.code if isinstance(exc, CitelabError) else "internal_error"
+        entry.extra["error"] = {"code": code, "type": type(exc).__name__, "message": str(exc)}
+        entry.tags = _tags(turn, ["error"])
+        await self.logs.add(entry)
+
+    def _entry(
+        self, turn: _Turn, system_prompt: str, output: str, sources: Sequence[Source]
+    ) -> LogEntry:
+        return LogEntry(
+            runner_id=turn.runner_id,
+            trace_id=new_trace_id(),
+            agent=turn.config.name,
+            conversation_id=turn.record.conversation_id,
+            turn=len(turn.record.turns) + 1,
+            prompt=f"{system_prompt}\n\nUser: {turn.question}".lstrip(),
+            output=output,
+            sources=[{"number": s.number, "uri": s.uri, "title": s.title} for s in sources],
+            created_at=self.clock(),
+        )
+
+
+@dataclass
+class _Outcome:
+    """What a run comes to once the no-answer rule is applied and citations are finalized."""
+
+    run: AgentRun
+    finalized: FinalizedAnswer
+    text: str
+    no_answer: bool
+    number: int
+
+
+def _outcome(turn: _Turn, run: AgentRun) -> _Outcome:
+    """Apply the no-answer rule (see the module docstring, step 6) and finalize."""
+    no_answer = (not turn.streaming and not run.sources) or run.text == ""
+    finalized = finalize_citations("" if no_answer else run.text, run.sources)
+    text = turn.config.no_answer_message if no_answer else finalized.text
+    return _Outcome(run, finalized, text, no_answer, len(turn.record.turns) + 1)
+
+
+def held_after(finalized: FinalizedAnswer, held: Sequence[Source]) -> list[Source]:
+    """The sources a conversation holds after a turn: the cited ones under their final numbers
+    (so the answer text in the history and the next prompt agree), then the uncited ones."""
+    kept = list(finalized.sources)
+    cited = {source.key for source in kept}
+    for source in held:
+        if source.key not in cited:
+            kept.append(source.model_copy(update={"number": len(kept) + 1}))
+    return kept
+
+
+def _readable(held: Sequence[Source], turn: _Turn) -> list[Source]:
+    """Held sources the reader may still read (access can change between turns)."""
+    corpus = turn.runtime.corpus
+    readable = []
+    for source in held:
+        if source.entity_type is None or source.entity_id is None:
+            readable.append(source)
+            continue
+        document = corpus.get(source.entity_type, source.entity_id)
+        if document is not None and document.readable_by(turn.reader):
+            readable.append(source)
+    return readable
+
+
+def _tags(turn: _Turn, more: list[str]) -> list[str]:
+    return ["ai_answers", runner_tag(turn.runner_id), f"agent:{turn.config.name}", *more]

@@ -1,0 +1,196 @@
+"""Conversation records and where they are kept (in memory or in SQLite), with expiry.
+
+A record is pinned to the agent that started it and owned by the user who started it (or by
+nobody, for anonymous conversations). It holds the threaded history (question and finalized
+answer per turn) and the sources the conversation holds for follow-ups.
+
+Saves are versioned: a record's ``version`` is its number of turns, and a save of version
+``n + 1`` only succeeds over version ``n``. Two follow-ups racing on one conversation thus
+cannot silently overwrite each other's turn; the loser gets :class:`Conflict`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citelab._errors import Conflict
+from citelab.answers._sqlite import SQLiteDatabase
+from citelab.sources import Source
+
+__all__ = [
+    "ConversationRecord",
+    "ConversationStore",
+    "MemoryConversationStore",
+    "SQLiteConversationStore",
+    "TurnRecord",
+]
+
+
+class TurnRecord(BaseModel):
+    """One finished turn of a conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    """What the user asked."""
+    answer: str
+    """The finalized answer text the user got (or the no-answer message)."""
+    runner_id: str
+    """The turn's runner id."""
+    log_id: str | None = None
+    """The turn's log entry, for feedback."""
+    trace_id: str | None = None
+    """The turn's trace id, for scoring feedback."""
+    no_answer: bool = False
+    """True when the no-answer message was substituted."""
+    created_at: float
+    """Unix time the turn finished."""
+
+
+class ConversationRecord(BaseModel):
+    """A conversation: owner, pinned agent, history and held sources, with an expiry time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str = Field(min_length=1)
+    """The id clients send to continue the conversation."""
+    agent: str
+    """The agent every turn of this conversation runs (follow-ups are pinned to it)."""
+    owner: str | None = None
+    """The owning user id; ``None`` for anonymous-owned (bearer-by-id) conversations."""
+    turns: list[TurnRecord] = Field(default_factory=list)
+    """The threaded history, oldest first."""
+    held_sources: list[Source] = Field(default_factory=list)
+    """Sources held for follow-ups: the last answer's cited sources first, numbered as in
+    its text, then the uncited ones."""
+    created_at: float
+    """Unix time the conversation started."""
+    expires_at: float
+    """Unix time after which the conversation no longer exists."""
+
+    @property
+    def version(self) -> int:
+        return len(self.turns)
+
+    def expired(self, now: float) -> bool:
+        return now >= self.expires_at
+
+
+class ConversationStore(Protocol):
+    """Where conversation records live."""
+
+    async def load(self, conversation_id: str) -> ConversationRecord | None:
+        """The record, or ``None`` when unknown (expiry is the caller's check)."""
+
+    async def save(self, record: ConversationRecord) -> None:
+        """Store ``record`` over version ``record.version - 1``; :class:`Conflict` otherwise."""
+
+    async def purge_expired(self, now: float) -> int:
+        """Delete every record expired at ``now``; returns how many."""
+
+
+def _version_conflict(conversation_id: str) -> Conflict:
+    return Conflict(
+        f"conversation {conversation_id!r} changed during this turn (another turn finished "
+        "first); ask again"
+    )
+
+
+class MemoryConversationStore:
+    """Records in a dict: for tests and notebooks that keep nothing."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    async def load(self, conversation_id: str) -> ConversationRecord | None:
+        with self._lock:
+            data = self._records.get(conversation_id)
+        return ConversationRecord.model_validate_json(data) if data else None
+
+    async def save(self, record: ConversationRecord) -> None:
+        with self._lock:
+            data = self._records.get(record.conversation_id)
+            stored = ConversationRecord.model_validate_json(data).version if data else 0
+            if stored != record.version - 1:
+                raise _version_conflict(record.conversation_id)
+            self._records[record.conversation_id] = record.model_dump_json()
+
+    async def purge_expired(self, now: float) -> int:
+        with self._lock:
+            expired = [
+                key
+                for key, data in self._records.items()
+                if ConversationRecord.model_validate_json(data).expired(now)
+            ]
+            for key in expired:
+                del self._records[key]
+        return len(expired)
+
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS conversations (
+        conversation_id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        expires_at REAL NOT NULL,
+        data TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS conversations_expiry ON conversations (expires_at)",
+]
+
+
+class SQLiteConversationStore:
+    """Records in a SQLite file; safe with many concurrent answers (WAL, one connection each)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = SQLiteDatabase(path, _SCHEMA)
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def close(self) -> None:
+        """Close the database connection (a later call reopens it)."""
+        self._db.close()
+
+    async def load(self, conversation_id: str) -> ConversationRecord | None:
+        def select(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute(
+                "SELECT data FROM conversations WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone()
+            return str(row[0]) if row else None
+
+        data = await self._db.read(select)
+        return ConversationRecord.model_validate_json(data) if data else None
+
+    async def save(self, record: ConversationRecord) -> None:
+        def upsert(conn: sqlite3.Connection) -> None:
+            row = conn.execute(
+                "SELECT version FROM conversations WHERE conversation_id = ?",
+                (record.conversation_id,),
+            ).fetchone()
+            stored = int(row[0]) if row else 0
+            if stored != record.version - 1:
+                raise _version_conflict(record.conversation_id)
+            conn.execute(
+                "INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?)",
+                (
+                    record.conversation_id,
+                    record.version,
+                    record.expires_at,
+                    record.model_dump_json(),
+                ),
+            )
+
+        await self._db.write(upsert)
+
+    async def purge_expired(self, now: float) -> int:
+        def delete(conn: sqlite3.Connection) -> int:
+            return conn.execute("DELETE FROM conversations WHERE expires_at <= ?", (now,)).rowcount
+
+        return await self._db.write(delete)

@@ -1,0 +1,87 @@
+"""``citelab ask``: answer one question (or a follow-up) with citations, from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citelab.answers import Answer
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "ask",
+        help="answer a question with citations",
+        description=(
+            "Answer a question with a configured agent (default: the bundled offline agents) "
+            "and print the answer with its numbered sources. Conversations are kept in a "
+            "SQLite file, so a follow-up can continue one with --conversation."
+        ),
+    )
+    parser.add_argument("question", help="the question to answer")
+    parser.add_argument("--agent", default="default", help="agent name (default: default)")
+    parser.add_argument(
+        "--conversation", metavar="ID", help="continue this conversation (its agent is kept)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the done event as JSON")
+    parser.add_argument(
+        "--stream", action="store_true", help="print the raw answer text as it is generated"
+    )
+    parser.add_argument("--agents", metavar="FILE", help="agent configuration (TOML or YAML)")
+    parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
+    parser.add_argument("--user", metavar="ID", help="ask as this user (default: anonymous)")
+    parser.add_argument(
+        "--role", action="append", default=[], metavar="ROLE", help="a role of the user"
+    )
+    parser.add_argument("--lang", default="en", help="the reader's language (default: en)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    answer = asyncio.run(_ask(args))
+    if args.json:
+        print(answer.to_done_event().model_dump_json(indent=2))
+        return 0
+    if args.stream:
+        print("\n")  # the streamed raw text above; the finalized text follows
+    print(answer.text)
+    _print_sources(answer.references)
+    print(
+        f"\n(conversation {answer.conversation_id}, turn {answer.turn}; "
+        f"continue with --conversation {answer.conversation_id})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+async def _ask(args: argparse.Namespace) -> Answer:
+    from citelab.agent import default_agents, load_agents
+    from citelab.answers import AnswerService
+    from citelab.corpus import Reader
+
+    agents = load_agents(args.agents) if args.agents else default_agents()
+    reader = Reader(user_id=args.user, roles=frozenset(args.role), langcode=args.lang)
+    on_token = _print_piece if args.stream and not args.json else None
+    async with AnswerService(agents, database=args.db) as service:
+        return await service.answer(
+            args.agent, args.question, args.conversation, reader, on_token=on_token
+        )
+
+
+def _print_piece(piece: str) -> None:
+    print(piece, end="", flush=True)
+
+
+def _print_sources(references: list[Any]) -> None:
+    if not references:
+        return
+    print("\nSources:")
+    for reference in references:
+        where = f" <{reference.url}>" if reference.url else ""
+        print(f"  [{reference.number}] {reference.title}{where}")

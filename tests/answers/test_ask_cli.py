@@ -1,0 +1,76 @@
+"""``citelab ask``: the answer service from the shell."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citelab.cli import main
+from citelab.events import DoneEvent
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CITELAB_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_ask_prints_the_answer_and_its_sources(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "ask.sqlite3")
+    assert main(["ask", "How do I reset my password?", "--agent", "helpcentre", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert "Forgot password?" in out
+    assert (
+        "Sources:\n  [1] Reset your password <https://help.ledgerly.example/en/articles/101>" in out
+    )
+    assert "--conversation" in err
+
+
+def test_ask_json_is_a_done_event_and_follow_ups_continue_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "ask.sqlite3")
+    main(["ask", "How many ECTS credits is the Data Science BSc?", "--json", "--db", db])
+    first = DoneEvent.model_validate(json.loads(capsys.readouterr().out))
+    assert first.turn == 1
+    assert first.references[0].uri == "entity:program/data-science-bsc"
+    follow_up = ["ask", "And the MSc?", "--conversation", first.conversation_id, "--json"]
+    main([*follow_up, "--db", db])
+    second = DoneEvent.model_validate(json.loads(capsys.readouterr().out))
+    assert (second.conversation_id, second.turn) == (first.conversation_id, 2)
+
+
+def test_ask_streams_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = str(tmp_path / "ask.sqlite3")
+    main(["ask", "How do I reset my password?", "--agent", "helpcentre", "--stream", "--db", db])
+    out = capsys.readouterr().out
+    assert out.count("Forgot password?") == 2  # streamed raw, then the finalized text
+
+
+def test_ask_as_a_user_with_roles_reads_restricted_pages(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "ask.sqlite3")
+    question = "Where do employees submit business expenses?"
+    main(["ask", question, "--agent", "intranet", "--db", db])
+    assert "Harrier" not in capsys.readouterr().out
+    main(["ask", question, "--agent", "intranet", "--user", "carol", "--role", "staff", "--db", db])
+    assert "Harrier" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["ask", "  "], "question: must not be empty"),
+        (["ask", "Hi", "--agent", "ghost"], "agent 'ghost' not found"),
+        (["ask", "Hi", "--conversation", "nope"], "conversation 'nope' not found"),
+    ],
+)
+def test_ask_errors_exit_2_with_the_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    assert main([*argv, "--db", str(tmp_path / "ask.sqlite3")]) == 2
+    assert message in capsys.readouterr().err
