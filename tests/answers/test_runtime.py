@@ -11,7 +11,7 @@ import pytest
 from citelab._paths import fixtures_dir
 from citelab.agent import AgentConfig
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore, _runtime
-from citelab.models import register_model
+from citelab.models import _registry, register_model
 from citelab.models._extractive import ExtractiveModel
 
 pytestmark = pytest.mark.anyio
@@ -54,7 +54,11 @@ async def test_an_explicit_index_dir_wins(corpus_copy: Path, tmp_path: Path) -> 
     assert [p.name.split("-")[0] for p in (tmp_path / "idx").iterdir()] == ["mine"]
 
 
-async def test_aclose_closes_the_models_the_service_built(corpus_copy: Path) -> None:
+async def test_aclose_closes_the_models_the_service_built(
+    corpus_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Register on a copy of the registry so the test name never leaks into other tests.
+    monkeypatch.setattr(_registry, "_FACTORIES", dict(_registry._FACTORIES))
     closed: list[str] = []
 
     class Closable(ExtractiveModel):
