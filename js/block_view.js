@@ -1,0 +1,71 @@
+// Blocks → DOM. One wrapper element per top-level block; a wrapper whose HTML did not change
+// is not touched, so settled blocks keep their elements (a selection survives, an entrance
+// animation runs once) and only the growing tail is rebuilt.
+//
+// Wrappers sit in chunks of CHUNK blocks. When the tail grows, the browser lays out the
+// container again; with one flat list of wrappers that walks every block of the answer, with
+// chunks it walks the chunks and the last chunk's blocks, so the cost of a token stays flat.
+// A wrapper never moves between chunks (moving would lose a selection and restart its
+// animation). Chunks are plain blocks, so margins collapse through them as before.
+import { sanitizeToFragment } from "./sanitize.js";
+
+const CHUNK = 16;
+
+export class BlockView {
+  /** @param {HTMLElement} container */
+  constructor(container) {
+    this.container = container;
+    this.items = []; // {element, html}
+    this.chunks = [];
+  }
+
+  /**
+   * Show `blocks` (`[{html}]`, unsanitized markdown-it output). Returns the wrapper elements
+   * whose content was replaced, for post-processing (citation links).
+   */
+  update(blocks) {
+    const changed = [];
+    blocks.forEach(({ html }, index) => {
+      const item = this.items[index] ?? this.addItem();
+      if (item.html === html) return;
+      item.element.replaceChildren(sanitizeToFragment(html));
+      item.html = html;
+      changed.push(item.element);
+    });
+    while (this.items.length > blocks.length) this.removeItem();
+    return changed;
+  }
+
+  /** The block wrappers, in order. */
+  get elements() {
+    return this.items.map((item) => item.element);
+  }
+
+  addItem() {
+    const doc = this.container.ownerDocument;
+    const index = this.items.length;
+    if (index % CHUNK === 0) {
+      const chunk = doc.createElement("div");
+      chunk.className = "citelab-chunk";
+      this.container.append(chunk);
+      this.chunks.push(chunk);
+    }
+    const element = doc.createElement("div");
+    element.className = "citelab-block";
+    this.chunks.at(-1).append(element);
+    const item = { element, html: null };
+    this.items.push(item);
+    return item;
+  }
+
+  removeItem() {
+    this.items.pop().element.remove();
+    if (this.items.length % CHUNK === 0) this.chunks.pop().remove();
+  }
+
+  clear() {
+    this.container.replaceChildren();
+    this.items = [];
+    this.chunks = [];
+  }
+}

@@ -1,0 +1,61 @@
+// Small DOM helpers shared by the views.
+
+/** Create an element with a class and optional text. */
+export function element(doc, tag, className, text) {
+  const node = doc.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Show or hide an element through the `hidden` attribute. */
+export function show(node, visible) {
+  if (node.hidden === visible) node.hidden = !visible;
+}
+
+/**
+ * Run `draw` at most once per animation frame however often `request` is called: tokens can
+ * arrive much faster than frames, and each draw has a fixed cost.
+ */
+export function frameScheduler(draw, win = globalThis.window) {
+  const raf = win?.requestAnimationFrame?.bind(win) ?? ((callback) => setTimeout(callback, 16));
+  let queued = false;
+  return function request() {
+    if (queued) return;
+    queued = true;
+    raf(() => {
+      queued = false;
+      draw();
+    });
+  };
+}
+
+let ids = 0;
+
+/** A document-unique id with a readable prefix. */
+export function uniqueId(prefix) {
+  ids += 1;
+  return `${prefix}-${ids}`;
+}
+
+/** A labelled text input inside a form with a submit button. */
+export function questionForm(doc, { className, label, placeholder, button }) {
+  const form = element(doc, "form", className);
+  form.noValidate = true;
+  const id = uniqueId("citelab-input");
+  const labelElement = element(doc, "label", "citelab-label", label);
+  labelElement.htmlFor = id;
+  const input = element(doc, "input", "citelab-input");
+  input.type = "text";
+  input.id = id;
+  input.name = "question";
+  input.autocomplete = "off";
+  input.placeholder = placeholder ?? "";
+  const submit = element(doc, "button", "citelab-submit", button);
+  submit.type = "submit";
+  const error = element(doc, "p", "citelab-form-error");
+  error.setAttribute("role", "alert");
+  error.hidden = true;
+  form.append(labelElement, input, submit, error);
+  return { form, input, submit, error };
+}

@@ -1,0 +1,294 @@
+// MessageView: any AnswerMessage wire dict rendered from its blocks alone. The source list
+// comes from its resource_link blocks (priority order, stable on ties); the text block's
+// anchors (`_meta["drupal.org/ai.citations"]`) become highlighted cited spans, each followed
+// by a footnote marker linking to its source; suggested replies become chips. Without
+// `_meta` the source list still shows. Anchors that do not hold (unknown sourceUri, offsets
+// out of range, citedText not equal to the slice) are ignored and counted.
+import { element, show, uniqueId } from "./dom.js";
+import { renderBlocks } from "./markdown.js";
+import { codePointIndex, toUtf16 } from "./offsets.js";
+import { openLinksInNewTab, sourceTitle } from "./references.js";
+import { sanitizeToFragment } from "./sanitize.js";
+
+export const CITATIONS_KEY = "drupal.org/ai.citations";
+export const SUGGESTED_REPLIES_KEY = "drupal.org/ai.suggested_replies";
+
+/** Read a wire dict into `{texts: [{text, anchors}], sources, replies, ignored}`. */
+export function readMessage(message) {
+  const content = Array.isArray(message?.content) ? message.content : [];
+  const sources = content
+    .filter((block) => block?.type === "resource_link" && typeof block.uri === "string")
+    .map((block, order) => ({ block, order, priority: priorityOf(block) }))
+    .sort((a, b) => b.priority - a.priority || a.order - b.order)
+    .map(({ block }, index) => ({ ...block, number: index + 1 }));
+  const numberOf = new Map();
+  for (const source of sources)
+    if (!numberOf.has(source.uri)) numberOf.set(source.uri, source.number);
+  let ignored = 0;
+  const texts = content
+    .filter((block) => block?.type === "text" && typeof block.text === "string")
+    .map((block) => {
+      const { anchors, rejected } = readAnchors(block, numberOf);
+      ignored += rejected;
+      return { text: block.text, anchors };
+    });
+  return { texts, sources, replies: readReplies(message), ignored };
+}
+
+function priorityOf(block) {
+  const priority = block.annotations?.priority;
+  return typeof priority === "number" && Number.isFinite(priority) ? priority : -1;
+}
+
+function readAnchors(block, numberOf) {
+  const raw = block._meta?.[CITATIONS_KEY];
+  if (!Array.isArray(raw)) return { anchors: [], rejected: 0 };
+  const index = codePointIndex(block.text);
+  const anchors = [];
+  for (const anchor of raw) {
+    const start = toUtf16(index, anchor?.startIndex);
+    const end = toUtf16(index, anchor?.endIndex);
+    const number = numberOf.get(anchor?.sourceUri);
+    const holds =
+      number !== undefined &&
+      start >= 0 &&
+      end > start &&
+      block.text.slice(start, end) === anchor.citedText;
+    if (holds) anchors.push({ start, end, number, order: anchors.length });
+  }
+  return { anchors, rejected: raw.length - anchors.length };
+}
+
+function readReplies(message) {
+  const raw = message?._meta?.[SUGGESTED_REPLIES_KEY];
+  if (!Array.isArray(raw)) return [];
+  return raw
+    .filter((reply) => typeof reply?.label === "string" && reply.label.trim())
+    .map((reply) => ({
+      label: reply.label,
+      message: typeof reply.message === "string" && reply.message ? reply.message : reply.label,
+    }));
+}
+
+/**
+ * Render `message` into `root` (replacing its content). `onReply(text)` is called when a
+ * chip is clicked. Returns `{placed, ignored}` anchor counts.
+ */
+export function renderMessage(root, message, { onReply = () => {} } = {}) {
+  const doc = root.ownerDocument;
+  const { texts, sources, replies, ignored } = readMessage(message);
+  const prefix = uniqueId("citelab-msg");
+  const sourceIds = new Map(
+    sources.map((source) => [source.number, `${prefix}-src-${source.number}`]),
+  );
+  root.classList.add("citelab", "citelab-message");
+  const body = element(doc, "div", "citelab-message-text");
+  let placed = 0;
+  for (const { text, anchors } of texts) {
+    const answer = element(doc, "div", "citelab-answer");
+    answer.append(sanitizeToFragment(renderBlocks(text, { turn: prefix }).join("")));
+    linkMarkers(answer, sourceIds);
+    placed += highlightAnchors(answer, text, anchors, sourceIds);
+    body.append(answer);
+  }
+  const list = sourceList(doc, sources, sourceIds);
+  const chips = element(doc, "div", "citelab-chips");
+  chips.setAttribute("role", "group");
+  chips.setAttribute("aria-label", "Suggested replies");
+  for (const reply of replies) {
+    const chip = element(doc, "button", "citelab-chip", reply.label);
+    chip.type = "button";
+    chip.addEventListener("click", () => onReply(reply.message));
+    chips.append(chip);
+  }
+  show(chips, replies.length > 0);
+  root.replaceChildren(body, list, chips);
+  root.dataset.ignoredAnchors = String(ignored);
+  wireHover(root, list);
+  // Footnotes and markers point inside this view; move focus there instead of changing the
+  // page's location (which JupyterLab would treat as navigation).
+  root.onclick = (event) => followInside(root, event);
+  return { placed, ignored };
+}
+
+function followInside(root, event) {
+  const link = event.target.closest?.("a[href^='#']");
+  if (!link || !root.contains(link)) return;
+  const target = root.ownerDocument.getElementById(link.getAttribute("href").slice(1));
+  if (!target || !root.contains(target)) return;
+  event.preventDefault();
+  target.scrollIntoView?.({ block: "nearest" });
+  target.focus();
+}
+
+// `[n]` in the text names the n-th source of the list (the contract numbers sources in
+// first-citation order, which is also their priority order).
+function linkMarkers(root, sourceIds) {
+  for (const link of root.querySelectorAll("a[data-ref-index]")) {
+    const id = sourceIds.get(Number(link.dataset.refIndex));
+    if (id) link.setAttribute("href", `#${id}`);
+    else {
+      link.removeAttribute("href");
+      link.setAttribute("aria-disabled", "true");
+    }
+  }
+}
+
+function sourceList(doc, sources, sourceIds) {
+  const section = element(doc, "section", "citelab-sources");
+  const heading = element(doc, "h3", "citelab-sources-heading", "Sources");
+  heading.id = uniqueId("citelab-msg-heading");
+  const list = element(doc, "ol", "citelab-sources-list");
+  list.setAttribute("aria-labelledby", heading.id);
+  for (const source of sources) {
+    const item = element(doc, "li", "citelab-source");
+    item.id = sourceIds.get(source.number);
+    item.tabIndex = -1;
+    item.dataset.source = String(source.number);
+    item.append(sourceTitle(doc, { title: source.title, name: source.name, uri: source.uri }));
+    if (typeof source.description === "string" && source.description.trim()) {
+      item.append(element(doc, "p", "citelab-source-snippet", source.description));
+    }
+    openLinksInNewTab(item);
+    list.append(item);
+  }
+  section.append(heading, list);
+  show(section, sources.length > 0);
+  return section;
+}
+
+function wireHover(root, section) {
+  const toggle = (event, on) => {
+    const item = event.target.closest?.("li[data-source]");
+    if (!item) return;
+    const selector = `mark[data-sources~="${item.dataset.source}"]`;
+    for (const mark of root.querySelectorAll(selector))
+      mark.classList.toggle("citelab-cited-active", on);
+  };
+  section.addEventListener("mouseover", (event) => toggle(event, true));
+  section.addEventListener("mouseout", (event) => toggle(event, false));
+  section.addEventListener("focusin", (event) => toggle(event, true));
+  section.addEventListener("focusout", (event) => toggle(event, false));
+}
+
+// ---- mapping rendered text back to the Markdown source -------------------------------------
+
+const NEAR = 64; // how far a short piece of text may be from the previous one in the source
+
+/**
+ * Map every character of every text node under `root` to its UTF-16 position in `source`
+ * (or -1). Rendered text is, nearly, the source with the Markdown syntax taken out, so the
+ * pieces are found in order; entities and escapes fall back to character by character.
+ */
+export function alignText(root, source) {
+  const doc = root.ownerDocument;
+  const walker = doc.createTreeWalker(root, doc.defaultView.NodeFilter.SHOW_TEXT);
+  const aligned = [];
+  let cursor = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.data;
+    if (!text.trim()) continue; // renderer newlines between tags have no place in the source
+    const positions = new Int32Array(text.length).fill(-1);
+    const found = source.indexOf(text, cursor);
+    const distinctive = text.trim().length >= 4;
+    if (found !== -1 && (distinctive || found - cursor <= NEAR)) {
+      for (let k = 0; k < text.length; k++) positions[k] = found + k;
+      cursor = found + text.length;
+    } else {
+      for (let k = 0; k < text.length; k++) {
+        const at = source.indexOf(text[k], cursor);
+        if (at !== -1 && at - cursor <= NEAR) {
+          positions[k] = at;
+          cursor = at + 1;
+        }
+      }
+    }
+    aligned.push({ node, positions });
+  }
+  return aligned;
+}
+
+function highlightAnchors(root, source, anchors, sourceIds) {
+  if (!anchors.length) return 0;
+  const aligned = alignText(root, source);
+  const lastChar = findLastCharacters(aligned, anchors);
+  for (const entry of aligned) wrapRuns(entry, anchors, lastChar, sourceIds);
+  return lastChar.size;
+}
+
+// For each anchor, the (node, character) that ends it in the rendered text.
+function findLastCharacters(aligned, anchors) {
+  const last = new Map(); // anchor → {entry, k, position}
+  for (const entry of aligned) {
+    entry.positions.forEach((position, k) => {
+      if (position < 0) return;
+      for (const anchor of anchors) {
+        if (position >= anchor.start && position < anchor.end) {
+          const best = last.get(anchor);
+          if (!best || position >= best.position) last.set(anchor, { entry, k, position });
+        }
+      }
+    });
+  }
+  return last;
+}
+
+function wrapRuns(entry, anchors, lastChar, sourceIds) {
+  const { node, positions } = entry;
+  const covering = (k) =>
+    positions[k] < 0 ? [] : anchors.filter((a) => positions[k] >= a.start && positions[k] < a.end);
+  const runs = [];
+  for (let k = 0; k < positions.length; k++) {
+    const set = covering(k);
+    const key = set.map((a) => a.order).join(" ");
+    if (runs.length && runs.at(-1).key === key) runs.at(-1).end = k + 1;
+    else runs.push({ key, set, start: k, end: k + 1 });
+  }
+  if (runs.every((run) => run.set.length === 0)) return;
+  const doc = node.ownerDocument;
+  const pieces = [];
+  for (const run of runs) {
+    const text = node.data.slice(run.start, run.end);
+    if (!run.set.length) {
+      pieces.push(doc.createTextNode(text));
+      continue;
+    }
+    const mark = element(doc, "mark", "citelab-cited", text);
+    mark.dataset.anchors = run.key;
+    mark.dataset.sources = [...new Set(run.set.map((a) => a.number))].join(" ");
+    pieces.push(mark);
+    for (const anchor of run.set) {
+      const end = lastChar.get(anchor);
+      if (end?.entry === entry && end.k >= run.start && end.k < run.end) {
+        pieces.push(footnote(doc, anchor.number, sourceIds.get(anchor.number)));
+      }
+    }
+  }
+  node.replaceWith(...pieces);
+  for (const piece of pieces) if (piece.classList?.contains("citelab-footnote")) hoist(piece);
+}
+
+const INLINE = new Set(["strong", "em", "code", "a"]);
+
+// A footnote that ends an inline element goes after it: not bold, not inside a code span,
+// and never an <a> inside an <a>.
+function hoist(footnoteElement) {
+  let parent = footnoteElement.parentElement;
+  while (parent && INLINE.has(parent.localName) && footnoteElement.nextSibling === null) {
+    parent.after(footnoteElement);
+    parent = footnoteElement.parentElement;
+  }
+  // Still inside a link (the span ended mid-link): put the marker right after the link.
+  const link = footnoteElement.parentElement?.closest("a");
+  if (link) link.after(footnoteElement);
+}
+
+function footnote(doc, number, id) {
+  const marker = element(doc, "sup", "citelab-footnote");
+  const link = element(doc, "a", "", String(number));
+  link.setAttribute("href", `#${id}`);
+  link.dataset.source = String(number);
+  link.setAttribute("aria-label", `Source ${number}`);
+  marker.append(link);
+  return marker;
+}

@@ -1,0 +1,77 @@
+// The typed model descriptions: what the Python widgets hold in traits and which custom
+// messages cross the comm. PROTOCOL.md is the prose version; keep the two in step.
+
+/**
+ * @typedef {object} Reference            One source as a card shows it (citelab.events.Reference).
+ * @property {number} number              The citation number [n] in this turn's text.
+ * @property {string} [entity_type]
+ * @property {string} [entity_id]
+ * @property {string} uri                 resource_link uri (entity:<type>/<id> for entities).
+ * @property {string} title               Untrusted label.
+ * @property {string} [url]               Untrusted; followed only for http(s)/mailto/relative.
+ * @property {string} [langcode]
+ * @property {string} [snippet]           Untrusted plain text.
+ *
+ * @typedef {{label: string, message?: string|null}} SuggestedReply
+ *
+ * @typedef {object} Turn                 One question and its answer (trait `turns` items).
+ * @property {string} turn_id             Client-side id (kernel-assigned in the notebook).
+ * @property {string} question
+ * @property {boolean} followup           False for a new question (clears the conversation).
+ * @property {"pending"|"streaming"|"done"|"error"} status
+ * @property {string} text                Raw Markdown (final text once done).
+ * @property {Reference[]|null} references  null while not known yet.
+ * @property {SuggestedReply[]} suggested_replies
+ * @property {string|null} conversation_id
+ * @property {string|null} log_id
+ * @property {{code: string, message: string}|null} error
+ * @property {{value: "up"|"down", comment?: string}|null} feedback
+ */
+
+export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);
+
+/** Chat widget traits and their defaults (citelab.Chat). */
+export const CHAT_TRAITS = Object.freeze({
+  turns: [], // Turn[]: final state; survives a reload
+  conversation_id: null, // string|null: the current conversation
+  agent: "default", // string: the agent that answers
+  feedback_enabled: false, // boolean: show thumbs up/down on answered turns
+  placeholder: "Ask a question…", // string: the question box's placeholder
+  show_sources: true, // boolean: a Sources list inside the chat (panels can show it too)
+});
+
+/** Sources panel traits (citelab.SourcesPanel): mirrored from its chat. */
+export const SOURCES_TRAITS = Object.freeze({
+  turns: [],
+  heading: "Sources",
+});
+
+/** Message view traits (citelab.MessageView). */
+export const MESSAGE_TRAITS = Object.freeze({
+  message: null, // AnswerMessage wire dict
+});
+
+/** Kernel → front end custom messages (`type` values). */
+export const KERNEL_MESSAGES = Object.freeze([
+  "turn_start", // {turn_id, question, followup}
+  "references", // {turn_id, references}
+  "token", // {turn_id, text}: one or more tokens, coalesced
+  // {turn_id, text, references, suggested_replies, message, conversation_id, turn,
+  //  log_id?, trace_id?, no_answer}
+  "done",
+  "error", // {turn_id, code, message}
+  "ack", // {request_id, error?}
+]);
+
+/** Front end → kernel custom messages (`type` values). */
+export const FRONTEND_MESSAGES = Object.freeze([
+  "ask", // {request_id, question, followup}
+  "feedback", // {request_id, turn_id, value: "up"|"down", comment?}
+  "reply", // message view only: {text} when a suggested-reply chip is clicked
+]);
+
+/** Read a trait with its default when the model does not have it (older kernels). */
+export function trait(model, name, defaults) {
+  const value = model.get(name);
+  return value === undefined || value === null ? defaults[name] : value;
+}

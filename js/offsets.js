@@ -1,0 +1,32 @@
+// Anchor offsets in the contract are Unicode code points; JavaScript strings index UTF-16
+// code units. An emoji is one code point but two units; a combining mark is its own code
+// point (and one unit).
+
+/**
+ * For `text`, an array mapping each code point index (0..n) to its UTF-16 index; the last
+ * entry is `text.length`, so an end-exclusive offset n converts too.
+ */
+export function codePointIndex(text) {
+  const units = [];
+  let unit = 0;
+  for (const character of text) {
+    units.push(unit);
+    unit += character.length;
+  }
+  units.push(unit);
+  return units;
+}
+
+/** Code point offset → UTF-16 offset, or -1 when out of range. */
+export function toUtf16(index, codePoint) {
+  return Number.isInteger(codePoint) && codePoint >= 0 && codePoint < index.length
+    ? index[codePoint]
+    : -1;
+}
+
+/** Number of code points in `text`. */
+export function codePointLength(text) {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}

@@ -1,0 +1,188 @@
+import { describe, expect, test } from "vitest";
+import {
+  linkCitations,
+  ReferencesController,
+  ReferencesSection,
+  referenceHref,
+  referenceKey,
+} from "../references.js";
+import { container, reference } from "./helpers.js";
+
+describe("referenceKey", () => {
+  test.each([
+    [
+      { entity_type: "node", entity_id: "5", url: "https://a", title: "A" },
+      "entity\u0000node\u00005",
+    ],
+    [{ entity_type: "node", entity_id: 5 }, "entity\u0000node\u00005"],
+    [{ entity_type: "node", url: "https://a", title: "A" }, "url\u0000https://a"],
+    [{ entity_id: "5", title: "A" }, "label\u0000A"],
+    [{ url: "", title: "" }, null],
+    [{ uri: "entity:node/1" }, null],
+    [null, null],
+  ])("%j → %j", (ref, key) => {
+    expect(referenceKey(ref)).toBe(key);
+  });
+
+  test("an entity id wins over a shared URL or title", () => {
+    const a = { entity_type: "node", entity_id: "1", url: "/same", title: "Same" };
+    const b = { entity_type: "node", entity_id: "2", url: "/same", title: "Same" };
+    expect(referenceKey(a)).not.toBe(referenceKey(b));
+  });
+});
+
+function newSection() {
+  const root = container();
+  return { root, section: new ReferencesSection(root) };
+}
+
+function cards(root) {
+  return [...root.querySelectorAll("li.citelab-source")].map((li) => [
+    li.dataset.refTurn,
+    li.dataset.refIndex,
+    li.textContent.split(" ")[0],
+  ]);
+}
+
+describe("shared references section", () => {
+  test("one card per source across turns; a repeat points at the first card", () => {
+    const { root, section } = newSection();
+    section.showReferences("t1", [
+      reference(1, { entity_id: "10" }),
+      reference(2, { entity_id: "11" }),
+    ]);
+    section.showReferences("t2", [
+      reference(1, { entity_id: "11" }),
+      reference(2, { entity_id: "12" }),
+    ]);
+    expect(root.querySelectorAll("li.citelab-source")).toHaveLength(3);
+    const firstCardOf11 = section.target("t1", 2);
+    expect(section.target("t2", 1)).toBe(firstCardOf11);
+    expect(section.target("t2", 2).dataset.refTurn).toBe("t2");
+    expect(section.target("t2", 3)).toBeNull();
+  });
+
+  test("re-rendering the current turn leaves earlier turns' elements alone", () => {
+    const { root, section } = newSection();
+    section.showReferences("t1", [reference(1), reference(2)]);
+    const earlier = [...root.querySelectorAll('li[data-ref-turn="t1"]')];
+    section.showPending("t2");
+    expect(root.querySelector('li[data-ref-turn="t2"]').getAttribute("aria-busy")).toBe("true");
+    section.showReferences("t2", [reference(3)]);
+    section.showReferences("t2", [
+      reference(1, { entity_id: "3" }),
+      reference(2, { entity_id: "4" }),
+    ]);
+    expect([...root.querySelectorAll('li[data-ref-turn="t1"]')]).toEqual(earlier);
+    expect(root.querySelectorAll('li[data-ref-turn="t2"]')).toHaveLength(2);
+    expect(root.querySelector(".citelab-source-pending")).toBeNull();
+  });
+
+  test("sources without any key are never merged", () => {
+    const { root, section } = newSection();
+    const bare = { number: 1, uri: "", title: "" };
+    section.showReferences("t1", [bare, { ...bare, number: 2 }]);
+    section.showReferences("t2", [bare]);
+    expect(root.querySelectorAll("li.citelab-source")).toHaveLength(3);
+    expect(root.querySelector("li.citelab-source").textContent).toBe("Untitled source");
+  });
+
+  test("every link in a card opens in a new tab without an opener", () => {
+    const { root, section } = newSection();
+    section.showReferences("t1", [reference(1), reference(2, { url: "/relative/2" })]);
+    const links = [...root.querySelectorAll("li a")];
+    expect(links).toHaveLength(2);
+    for (const link of links) {
+      expect(link.getAttribute("target")).toBe("_blank");
+      expect(link.getAttribute("rel")).toBe("noopener noreferrer");
+    }
+  });
+
+  test("a card shows title, language and snippet as text", () => {
+    const { root, section } = newSection();
+    section.showReferences("t1", [reference(1, { langcode: "de", snippet: "Ein <b>Auszug</b>" })]);
+    const card = root.querySelector("li");
+    expect(card.querySelector("a").textContent).toBe("Source 1");
+    expect(card.querySelector(".citelab-source-lang").textContent).toBe("de");
+    expect(card.querySelector(".citelab-source-snippet").textContent).toBe("Ein <b>Auszug</b>");
+    expect(card.querySelector("b")).toBeNull();
+  });
+
+  test("the section hides while it has nothing to show and clears on a new question", () => {
+    const { root, section } = newSection();
+    expect(root.hidden).toBe(true);
+    section.showReferences("t1", [reference(1)]);
+    expect(root.hidden).toBe(false);
+    section.clear();
+    expect(root.hidden).toBe(true);
+    section.showReferences("t9", [reference(1)]);
+    expect(section.target("t9", 1).dataset.refTurn).toBe("t9"); // not a duplicate any more
+  });
+});
+
+describe("referenceHref", () => {
+  test.each([
+    [{ url: "https://a.org/x", uri: "entity:node/1" }, "https://a.org/x"],
+    [{ url: "javascript:alert(1)", uri: "https://b.org" }, "https://b.org"],
+    [{ url: "#frag", uri: "entity:node/1" }, null],
+    [{ uri: "entity:node/1" }, null],
+    [{ url: " " }, null],
+  ])("%j → %j", (ref, href) => {
+    expect(referenceHref(ref)).toBe(href);
+  });
+});
+
+describe("controller and citation links", () => {
+  const turn = (id, references, status = "done") => ({ turn_id: id, references, status });
+
+  test("provisional references are replaced by the final ones", () => {
+    const { root, section } = newSection();
+    const controller = new ReferencesController(section);
+    controller.sync([turn("t1", null, "pending")]);
+    expect(root.querySelector(".citelab-source-pending")).not.toBeNull();
+    controller.sync([turn("t1", [reference(1), reference(2), reference(3)], "streaming")]);
+    expect(cards(root)).toHaveLength(3);
+    controller.sync([turn("t1", [reference(1, { entity_id: "3", title: "Third" })])]);
+    expect(cards(root)).toEqual([["t1", "1", "Third"]]);
+  });
+
+  test("only the changed (last) turn is re-rendered", () => {
+    const { root, section } = newSection();
+    const controller = new ReferencesController(section);
+    const first = turn("t1", [reference(1)]);
+    controller.sync([first]);
+    const card = root.querySelector("li");
+    expect(controller.sync([first, turn("t2", null, "pending")])).toEqual(["t2"]);
+    expect(controller.sync([first, turn("t2", [reference(1)])])).toEqual(["t2"]);
+    expect(root.querySelector("li")).toBe(card);
+    expect(controller.sync([first, turn("t2", [reference(1)])].slice(0, 1))).toEqual([]);
+  });
+
+  test("a new conversation clears every card", () => {
+    const { root, section } = newSection();
+    const controller = new ReferencesController(section);
+    controller.sync([turn("t1", [reference(1)]), turn("t2", [reference(2)])]);
+    controller.sync([turn("t3", [reference(1)])]);
+    expect(cards(root)).toEqual([["t3", "1", "Source"]]);
+  });
+
+  test("citation links point at cards; a number without a card is no link", () => {
+    const { section } = newSection();
+    section.showReferences("t1", [reference(1)]);
+    section.showReferences("t2", [reference(1), reference(2)]);
+    const answer = container();
+    answer.innerHTML =
+      '<p><a href="#cite-t2-1" data-ref-turn="t2" data-ref-index="1">1</a>' +
+      '<a href="#cite-t2-2" data-ref-turn="t2" data-ref-index="2">2</a>' +
+      '<a href="#cite-t2-7" data-ref-turn="t2" data-ref-index="7">7</a>' +
+      '<a href="#cite-t1-9" data-ref-turn="t1" data-ref-index="9">9</a></p>';
+    linkCitations(answer, "t2", (id, n) => section.target(id, n));
+    const [one, two, seven, other] = answer.querySelectorAll("a");
+    expect(one.getAttribute("href")).toBe(`#${section.target("t1", 1).id}`);
+    expect(two.getAttribute("href")).toBe(`#${section.target("t2", 2).id}`);
+    expect(two.getAttribute("aria-label")).toBe("Source 2: Source 2");
+    expect(seven.hasAttribute("href")).toBe(false);
+    expect(seven.getAttribute("aria-disabled")).toBe("true");
+    expect(other.getAttribute("href")).toBe("#cite-t1-9"); // another turn: untouched
+  });
+});

@@ -1,0 +1,18 @@
+// anywidget front end of citelab.SourcesPanel: the kernel forwards every event of its chat
+// to the panel as the same custom messages, and mirrors the chat's `turns` trait.
+import { SOURCES_TRAITS, trait } from "./model.js";
+import { SourcesView } from "./sources_view.js";
+import { connectStore, storeOf } from "./widget_store.js";
+
+function initialize({ model }) {
+  return connectStore(model); // listen from the start: no event is lost before a view
+}
+
+function render({ model, el }) {
+  const view = new SourcesView(el, storeOf(model), {
+    heading: String(trait(model, "heading", SOURCES_TRAITS)),
+  });
+  return () => view.destroy();
+}
+
+export default { initialize, render };
