@@ -1,0 +1,105 @@
+"""``citelab serve``: the chat page and the HTTP API (JSON or SSE) on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citelab.server import Auth
+
+__all__ = ["register", "run"]
+
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the chat page and the answer API",
+        description=(
+            "Serve the chat page and the answer API (POST /api/question, JSON or Server-Sent "
+            "Events). Binds to loopback and prints the address with a token, like Jupyter: "
+            "API calls need 'Authorization: Bearer <token>' or the page's session."
+        ),
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)"
+    )
+    parser.add_argument("--token", help="the token to use (default: a random one)")
+    parser.add_argument("--agents", metavar="FILE", help="agent configuration (TOML or YAML)")
+    parser.add_argument(
+        "--agent", help="the page's agent when the address has no ?agent= (default: default)"
+    )
+    parser.add_argument(
+        "--users", metavar="FILE", help="users with their tokens and roles (TOML or YAML)"
+    )
+    parser.add_argument(
+        "--anonymous", action="store_true", help="let requests without credentials in"
+    )
+    parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
+    parser.add_argument(
+        "--max-body-bytes", type=int, metavar="N", help="largest request body accepted"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from citelab._errors import ConfigError
+    from citelab.agent import default_agents, load_agents
+    from citelab.answers import AnswerService
+    from citelab.server import DEFAULT_MAX_BODY_BYTES, LOOPBACK_HOSTS, create_app, is_loopback
+    from citelab.server import serve as serve_app
+
+    if args.max_body_bytes is not None and args.max_body_bytes < 1:
+        raise ConfigError("--max-body-bytes: must be a positive number of bytes")
+    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
+    agents = load_agents(args.agents) if args.agents else default_agents()
+    agent = args.agent or ("default" if "default" in agents else next(iter(agents)))
+    auth = _auth(args)
+    loopback = is_loopback(args.host)
+    app = create_app(
+        AnswerService(agents, database=args.db),
+        auth=auth,
+        default_agent=agent,
+        max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+        allowed_hosts=LOOPBACK_HOSTS if loopback else None,
+    )
+    if not loopback:
+        print(
+            f"citelab serve: warning: {args.host} is reachable from other machines; anyone "
+            "who can reach it and holds a token can ask (plain HTTP: use a trusted network)",
+            file=sys.stderr,
+        )
+    try:
+        serve_app(app, host=args.host, port=args.port, announce=lambda p: _announce(args, auth, p))
+    except KeyboardInterrupt:  # Ctrl-C is how a foreground server is meant to stop
+        print("citelab serve: stopped", file=sys.stderr)
+    return 0
+
+
+def _auth(args: argparse.Namespace) -> Auth:
+    from citelab.server import Auth, User, UserDirectory, generate_token, load_users
+
+    users: list[User] = list(load_users(args.users)) if args.users else []
+    token = args.token
+    if token is None and not users and not args.anonymous:
+        token = generate_token()
+    if token is not None:
+        users.append(next(iter(UserDirectory.single(token))))
+    return Auth(users=UserDirectory(users), anonymous=args.anonymous)
+
+
+def _announce(args: argparse.Namespace, auth: Auth, port: int) -> None:
+    from citelab.server import page_url
+
+    print(f"citelab serve: serving on {page_url(args.host, port)}", flush=True)
+    if auth.anonymous:
+        print(f"  anonymous: {page_url(args.host, port)}", flush=True)
+    for user in auth.users:
+        url = page_url(args.host, port, user.token.get_secret_value())
+        print(f"  {user.id}: {url}", flush=True)
+    print("Open an address above in a browser; press Ctrl+C to stop.", flush=True)

@@ -1,0 +1,75 @@
+"""``rag_search`` over an agent's corpus, outside any answer: what the MCP ``search`` tool runs.
+
+Each agent's corpus and index are built once, on first use, in a worker thread (building an
+index is CPU work). Results are access-filtered inside ``RagSearch.run`` for the reader given,
+so a passage the reader may not read never leaves this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from citelab._errors import Conflict, NotFound
+from citelab.agent import AgentConfig, resolve_corpus_path
+from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.retrieval import RagResult, RagSearch, SearchIndex
+
+__all__ = ["CorpusSearch", "SearchResults"]
+
+
+class SearchResults(BaseModel):
+    """What the ``search`` tool returns: ``rag_search``'s structured output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    results: list[RagResult]
+    """Passages the reader may read, best first."""
+
+
+class CorpusSearch:
+    """``rag_search`` per agent, built lazily and shared between calls."""
+
+    def __init__(self, agents: Mapping[str, AgentConfig]) -> None:
+        self._agents = agents
+        self._corpora: dict[str, Corpus] = {}
+        self._tools: dict[str, RagSearch] = {}
+        self._lock = threading.Lock()
+
+    async def search(
+        self, agent: str, query: str, reader: Reader, max_results: int | None = None
+    ) -> SearchResults:
+        """The passages of ``agent``'s corpus that match ``query`` and ``reader`` may read."""
+        tool = await asyncio.to_thread(self._tool, self._config(agent))
+        arguments: dict[str, Any] = {"query": query}
+        if max_results is not None:
+            arguments["max_results"] = max_results
+        output = await asyncio.to_thread(tool.run, arguments, reader)
+        return SearchResults.model_validate(output)
+
+    def _config(self, agent: str) -> AgentConfig:
+        config = self._agents.get(agent)
+        if config is None:
+            raise NotFound(f"agent {agent!r} not found")
+        if config.retrieval is None:
+            raise Conflict(f"agent {agent!r} has no retrieval settings: it cannot search")
+        return config
+
+    def _tool(self, config: AgentConfig) -> RagSearch:
+        with self._lock:
+            tool = self._tools.get(config.name)
+            if tool is None:
+                assert config.retrieval is not None  # _config refused agents without it
+                index = SearchIndex.open(self._corpus(config.corpus))
+                tool = RagSearch(index, default_max_results=config.retrieval.max_results)
+                self._tools[config.name] = tool
+            return tool
+
+    def _corpus(self, name: str) -> Corpus:
+        if name not in self._corpora:
+            self._corpora[name] = load_corpus(resolve_corpus_path(name))
+        return self._corpora[name]

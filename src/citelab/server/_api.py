@@ -1,0 +1,38 @@
+"""The bodies of the HTTP API that are not events: feedback in and out.
+
+A question is :class:`citelab.events.Question`; an answer is :class:`citelab.events.DoneEvent`
+(as one JSON object, or as the last of the ``references``/``token``/``done`` events).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["FeedbackRequest", "FeedbackResult"]
+
+
+class FeedbackRequest(BaseModel):
+    """A rating of one answered turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str = Field(min_length=1, max_length=200)
+    """The conversation the turn belongs to."""
+    turn: int = Field(ge=1, le=1_000_000, strict=True)
+    """The 1-based turn number (the ``turn`` of the ``done`` event)."""
+    value: Literal["up", "down"]
+    """Thumbs up or thumbs down."""
+    comment: str | None = Field(default=None, max_length=2000)
+    """Optional words on what was good or wrong."""
+
+
+class FeedbackResult(BaseModel):
+    """The rating was recorded (a new rating of the same turn replaces the old one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str
+    turn: int
+    value: Literal["up", "down"]

@@ -1,0 +1,160 @@
+"""The endpoints. Authentication already happened (see ``_access``); handlers only read who
+is asking, call the answer service, and map what it raises (see ``_problems``)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from citelab._errors import InvalidInput
+from citelab.answers import AnswerService
+from citelab.events import Question
+from citelab.server._access import reader_of, session_of
+from citelab.server._api import FeedbackRequest, FeedbackResult
+from citelab.server._page import access_denied_page, render_page
+from citelab.server._problems import error_response
+from citelab.server._stream import AnswerStream, sse_frames
+
+__all__ = ["Handlers", "read_body", "wants_event_stream"]
+
+_Body = TypeVar("_Body", bound=BaseModel)
+_NO_STORE = {"Cache-Control": "no-store"}
+_MAX_PROBLEMS = 8
+_MAX_KEY_CHARS = 60
+
+
+class Handlers:
+    """The endpoints of one app, bound to its answer service."""
+
+    def __init__(
+        self,
+        service: AnswerService,
+        *,
+        default_agent: str,
+        openapi: dict[str, Any],
+        ping_seconds: float,
+    ) -> None:
+        self.service = service
+        self.default_agent = default_agent
+        self.openapi_document = openapi
+        self.ping_seconds = ping_seconds
+
+    async def question(self, request: Request) -> Response:
+        """``POST /api/question``: SSE when the client accepts it, else one JSON answer."""
+        where = "POST /api/question"
+        try:
+            asked = await read_body(request, Question)
+            if wants_event_stream(request.headers.get("accept", "")):
+                return await self._stream(asked, request, where)
+            answer = await self.service.answer(
+                asked.agent, asked.question, asked.conversation_id, reader_of(request)
+            )
+        except Exception as exc:
+            return error_response(exc, where)
+        body = answer.to_done_event().model_dump_json()
+        return Response(body, media_type="application/json", headers=_NO_STORE)
+
+    async def _stream(self, asked: Question, request: Request, where: str) -> Response:
+        stream = AnswerStream(self.service, asked, reader_of(request))
+        try:
+            first = await stream.next()
+        except BaseException:
+            stream.cancel()
+            raise
+        if isinstance(first, BaseException):
+            return error_response(first, where)
+        return EventSourceResponse(
+            sse_frames(first, stream, where), ping=self.ping_seconds, headers=_NO_STORE
+        )
+
+    async def feedback(self, request: Request) -> Response:
+        """``POST /api/feedback``: rate one turn."""
+        where = "POST /api/feedback"
+        try:
+            rating = await read_body(request, FeedbackRequest)
+            await self.service.feedback.record(
+                rating.conversation_id,
+                rating.turn,
+                rating.value,
+                rating.comment,
+                user=reader_of(request),
+            )
+        except Exception as exc:
+            return error_response(exc, where)
+        result = FeedbackResult(
+            conversation_id=rating.conversation_id, turn=rating.turn, value=rating.value
+        )
+        return JSONResponse(result.model_dump(), headers=_NO_STORE)
+
+    async def page(self, request: Request) -> Response:
+        """``GET /``: the chat page for ``?agent=`` (default: the server's default agent)."""
+        session = session_of(request)
+        if session is None:  # AccessMiddleware opens one for every page visit it lets in
+            raise RuntimeError("the page needs a session")
+        name = request.query_params.get("agent", self.default_agent)
+        config = self.service.agents.get(name)
+        if config is None:
+            page = access_denied_page(f"There is no agent named {name!r} on this server.")
+            return HTMLResponse(page, status_code=404, headers=_NO_STORE)
+        html = render_page(
+            agent=name,
+            csrf_token=session.csrf_token,
+            user_id=session.reader.user_id,
+            feedback_enabled=config.feedback_enabled,
+        )
+        return HTMLResponse(html, headers=_NO_STORE)
+
+    async def openapi(self, request: Request) -> Response:
+        """``GET /api/openapi.json``."""
+        return JSONResponse(self.openapi_document)
+
+
+async def read_body(request: Request, model: type[_Body]) -> _Body:
+    """The JSON body as ``model``; anything wrong is :class:`InvalidInput` saying what."""
+    raw = await request.body()
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+
+
+def wants_event_stream(accept: str) -> bool:
+    """True when the ``Accept`` header asks for ``text/event-stream`` (with q > 0)."""
+    for item in accept.split(","):
+        media_type, *params = (part.strip() for part in item.split(";"))
+        if media_type.lower() != "text/event-stream":
+            continue
+        return not any(_is_zero_quality(param) for param in params)
+    return False
+
+
+def _is_zero_quality(param: str) -> bool:
+    name, _, value = param.partition("=")
+    if name.strip().lower() != "q":
+        return False
+    try:
+        return float(value) == 0.0
+    except ValueError:
+        return False
+
+
+def _invalid(exc: ValidationError) -> InvalidInput:
+    errors = exc.errors(include_input=False, include_url=False)
+    for error in errors:
+        if error["type"] == "json_invalid":
+            return InvalidInput(f"the body is not valid JSON: {error['msg']}")
+    problems = [f"{_location(error['loc'])}: {error['msg']}" for error in errors[:_MAX_PROBLEMS]]
+    more = len(errors) - _MAX_PROBLEMS
+    if more > 0:
+        problems.append(f"and {more} more")
+    return InvalidInput("invalid request: " + "; ".join(problems))
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    # Unknown keys are client text: keep them short in the message.
+    parts = [str(part)[:_MAX_KEY_CHARS] for part in loc]
+    return ".".join(parts) or "body"

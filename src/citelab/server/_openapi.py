@@ -1,0 +1,168 @@
+"""The OpenAPI 3.1 description of the HTTP API, generated from the pydantic models.
+
+OpenAPI 3.1 schemas are JSON Schema 2020-12, which is what pydantic writes, so the models'
+own schemas go into ``components.schemas`` unchanged. The SSE events have no standard place
+in 3.1; they are listed under ``x-events`` of the ``text/event-stream`` response.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from citelab.events import DoneEvent, ErrorEvent, Question, ReferencesEvent, TokenEvent
+from citelab.server._access import CSRF_HEADER
+from citelab.server._api import FeedbackRequest, FeedbackResult
+from citelab.server._problems import ErrorBody
+
+__all__ = ["openapi_document"]
+
+_REF = "#/components/schemas/{model}"
+_MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+    (Question, "validation"),
+    (FeedbackRequest, "validation"),
+    (DoneEvent, "serialization"),
+    (ReferencesEvent, "serialization"),
+    (TokenEvent, "serialization"),
+    (ErrorEvent, "serialization"),
+    (FeedbackResult, "serialization"),
+    (ErrorBody, "serialization"),
+]
+_ERRORS = {
+    "400": "The body is not JSON, or a field is wrong (the message says which).",
+    "401": "No valid credentials: a bearer token, or the page's session cookie.",
+    "403": "A session request without its CSRF header, or from another origin or host.",
+    "404": "Unknown agent, or a conversation that does not exist or is not yours.",
+    "409": "The agent cannot answer now (disabled, no retrieval, or no feedback).",
+    "413": "The body is larger than the server's limit.",
+    "415": "The body is not application/json.",
+    "500": "The server failed; the message gives an error id to look up in its log.",
+}
+
+
+def openapi_document(
+    *, version: str, cookie_name: str, anonymous: bool, max_body_bytes: int
+) -> dict[str, Any]:
+    """The OpenAPI document of a server configured with these settings."""
+    refs, definitions = models_json_schema(_MODELS, ref_template=_REF)
+    ref = {model: refs[(model, mode)] for model, mode in _MODELS}
+    security: list[dict[str, list[str]]] = [{"bearer": []}, {"session": [], "csrf": []}]
+    if anonymous:
+        security.append({})
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "citelab",
+            "version": version,
+            "description": (
+                "Answers with citations. Ask with POST /api/question; send "
+                "`Accept: text/event-stream` for Server-Sent Events. Request bodies are "
+                f"limited to {max_body_bytes} bytes."
+            ),
+        },
+        "paths": {
+            "/api/question": {"post": _question(ref)},
+            "/api/feedback": {"post": _feedback(ref)},
+            "/api/openapi.json": {"get": _openapi_get()},
+            "/": {"get": _page_get()},
+        },
+        "components": {
+            "schemas": definitions.get("$defs", {}),
+            "securitySchemes": _security_schemes(cookie_name),
+        },
+        "security": security,
+    }
+
+
+def _question(ref: dict[type[BaseModel], Any]) -> dict[str, Any]:
+    return {
+        "operationId": "askQuestion",
+        "summary": "Answer a question with citations (one JSON answer, or an SSE stream).",
+        "requestBody": _json_body(ref[Question]),
+        "responses": {
+            "200": {
+                "description": "The answer: the `done` payload, or the stream of events.",
+                "content": {
+                    "application/json": {"schema": ref[DoneEvent]},
+                    "text/event-stream": {
+                        "schema": {"type": "string"},
+                        "x-events": {
+                            "references": ref[ReferencesEvent],
+                            "token": ref[TokenEvent],
+                            "done": ref[DoneEvent],
+                            "error": ref[ErrorEvent],
+                        },
+                    },
+                },
+            },
+            **_error_responses(ref[ErrorBody]),
+        },
+    }
+
+
+def _feedback(ref: dict[type[BaseModel], Any]) -> dict[str, Any]:
+    return {
+        "operationId": "rateAnswer",
+        "summary": "Rate one answered turn (a new rating replaces the old one).",
+        "requestBody": _json_body(ref[FeedbackRequest]),
+        "responses": {
+            "200": {
+                "description": "The rating was recorded.",
+                "content": {"application/json": {"schema": ref[FeedbackResult]}},
+            },
+            **_error_responses(ref[ErrorBody]),
+        },
+    }
+
+
+def _openapi_get() -> dict[str, Any]:
+    return {
+        "operationId": "getOpenApi",
+        "summary": "This document.",
+        "security": [{}],
+        "responses": {
+            "200": {
+                "description": "The OpenAPI document.",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        },
+    }
+
+
+def _page_get() -> dict[str, Any]:
+    return {
+        "operationId": "getPage",
+        "summary": "The chat page; `?token=` opens a session and redirects here.",
+        "security": [{}],
+        "parameters": [
+            {"name": "token", "in": "query", "required": False, "schema": {"type": "string"}},
+            {"name": "agent", "in": "query", "required": False, "schema": {"type": "string"}},
+        ],
+        "responses": {
+            "200": {"description": "The page.", "content": {"text/html": {}}},
+            "303": {"description": "A session was opened; go to the page without the token."},
+            "401": {"description": "No session and no valid token.", "content": {"text/html": {}}},
+            "404": {"description": "Unknown agent.", "content": {"text/html": {}}},
+        },
+    }
+
+
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _error_responses(schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        status: {"description": text, "content": {"application/json": {"schema": schema}}}
+        for status, text in _ERRORS.items()
+    }
+
+
+def _security_schemes(cookie_name: str) -> dict[str, Any]:
+    return {
+        "bearer": {"type": "http", "scheme": "bearer", "description": "A user's token."},
+        "session": {"type": "apiKey", "in": "cookie", "name": cookie_name},
+        "csrf": {"type": "apiKey", "in": "header", "name": CSRF_HEADER},
+    }

@@ -1,0 +1,71 @@
+"""The standalone page: a static shell the bundled front end (``static/page.js``) fills.
+
+The shell carries configuration only, in ``data-`` attributes (the CSP forbids inline
+script): the agent, the API base and the session's CSRF token. Answers never appear in it;
+they arrive through the API. Every value is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+__all__ = ["access_denied_page", "render_page"]
+
+_HEAD = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/citelab.css">
+<link rel="stylesheet" href="/assets/page.css">
+{script}</head>
+"""
+
+_PAGE = """<body class="citelab-page">
+<header class="citelab-page-header">
+<h1>citelab</h1>
+<p>Agent <strong>{agent}</strong> · {who}</p>
+</header>
+<main class="citelab-page-main">
+<section id="citelab-chat" aria-label="Questions, answers and sources" data-citelab-page
+ data-api-base="" data-agent="{agent}" data-csrf-token="{csrf_token}"
+ data-feedback-enabled="{feedback}">
+<p class="citelab-page-loading">Loading the chat…</p>
+<noscript>This page needs JavaScript. The API it uses is described at
+<a href="/api/openapi.json">/api/openapi.json</a>.</noscript>
+</section>
+</main>
+</body>
+</html>
+"""
+
+_DENIED = """<body class="citelab-page">
+<main class="citelab-page-main">
+<h1>citelab</h1>
+<p>{message}</p>
+</main>
+</body>
+</html>
+"""
+
+
+def render_page(*, agent: str, csrf_token: str, user_id: str | None, feedback_enabled: bool) -> str:
+    """The page for one agent and one browser session."""
+    who = f"signed in as <strong>{escape(user_id)}</strong>" if user_id else "anonymous"
+    head = _HEAD.format(
+        title=escape(f"citelab · {agent}"),
+        script='<script type="module" src="/static/page.js"></script>\n',
+    )
+    return head + _PAGE.format(
+        agent=escape(agent),
+        who=who,
+        csrf_token=escape(csrf_token),
+        feedback="true" if feedback_enabled else "false",
+    )
+
+
+def access_denied_page(message: str) -> str:
+    """A page saying why the visitor cannot get in (no script)."""
+    return _HEAD.format(title="citelab", script="") + _DENIED.format(message=escape(message))

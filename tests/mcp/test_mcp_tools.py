@@ -1,0 +1,206 @@
+"""The MCP server's tools through the SDK's own client, in process."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_types import CallToolResult, ResourceLink, TextContent
+
+from citelab import ConfigError
+from citelab.agent import AgentConfig, default_agents
+from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.contract import CITATIONS_KEY, validate_message
+from citelab.corpus import Reader
+from citelab.events import DoneEvent
+from citelab.mcp_server import SearchResults, create_server
+from citelab.models import Message, ModelDelta, ToolChoice, ToolSpec
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "api-key=sk-do-not-show"
+
+
+class BrokenModel:
+    """A model whose backend is down."""
+
+    name = "broken"
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        tool_choice: ToolChoice | None = None,
+        seed: int | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        raise RuntimeError(f"backend down ({SECRET})")
+        yield  # pragma: no cover - makes this an async generator
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mcp-indexes")
+
+
+def service(index_dir: Path) -> AnswerService:
+    agents = {
+        **default_agents(),
+        "broken": AgentConfig(name="broken", model="broken", corpus="university"),
+    }
+    return AnswerService(
+        agents,
+        store=MemoryConversationStore(),
+        logs=MemoryLogStore(),
+        models={"broken": BrokenModel()},
+        index_dir=index_dir,
+    )
+
+
+def wire(result: CallToolResult) -> dict[str, Any]:
+    """The tool result as an answer message on the wire (the content blocks, role assistant)."""
+    blocks = [
+        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
+    ]
+    return {"role": "assistant", "content": blocks}
+
+
+async def test_tools_are_listed_with_their_schemas(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"ask", "search"}
+    ask = tools["ask"]
+    assert ask.input_schema["required"] == ["question"]
+    assert set(ask.input_schema["properties"]) == {"question", "conversation_id", "agent"}
+    assert ask.output_schema is not None
+    assert "conversation_id" in ask.output_schema["properties"]
+    assert tools["search"].annotations is not None
+    assert tools["search"].annotations.read_only_hint is True
+
+
+async def test_ask_returns_the_contract_blocks_and_the_done_payload(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        result = await client.call_tool("ask", {"question": "How much is the semester fee?"})
+    assert result.is_error is False
+    text, *sources = result.content
+    assert isinstance(text, TextContent)
+    assert "312 euros [1]" in text.text
+    assert text.meta is not None
+    anchors = text.meta[CITATIONS_KEY]
+    assert anchors[0]["sourceUri"] == "entity:page/semester-fee"
+    assert all(isinstance(source, ResourceLink) for source in sources)
+    assert [s.uri for s in sources if isinstance(s, ResourceLink)] == ["entity:page/semester-fee"]
+    assert validate_message(wire(result)) == []
+    done = DoneEvent.model_validate(result.structured_content)
+    assert done.text == text.text
+    assert done.message["content"] == wire(result)["content"]
+    assert result.meta is not None
+    assert "drupal.org/ai.suggested_replies" in result.meta
+
+
+async def test_a_follow_up_keeps_the_conversation(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        first = await client.call_tool("ask", {"question": "How much is the semester fee?"})
+        conversation = DoneEvent.model_validate(first.structured_content).conversation_id
+        follow = {"question": "What does the fee include?", "conversation_id": conversation}
+        second = await client.call_tool("ask", follow)
+    done = DoneEvent.model_validate(second.structured_content)
+    assert (done.conversation_id, done.turn) == (conversation, 2)
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error is True
+    assert result.structured_content is None
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"question": "   "}, "invalid_input: question: must not be empty"),
+        ({"question": "Hi", "agent": "nobody"}, "not_found: agent 'nobody' not found"),
+        ({"question": "Hi", "conversation_id": "gone"}, "not_found: conversation 'gone' not found"),
+        ({"question": 5}, "Input should be a valid string"),
+        ({}, "question"),
+    ],
+)
+async def test_ask_errors_are_tool_errors(
+    index_dir: Path, arguments: dict[str, Any], says: str
+) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        result = await client.call_tool("ask", arguments)
+    assert says in error_text(result)
+
+
+async def test_a_crash_is_a_generic_tool_error_and_is_logged(
+    index_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="citelab.server"):
+        async with Client(create_server(service(index_dir))) as client:
+            result = await client.call_tool("ask", {"question": "Hi?", "agent": "broken"})
+    text = error_text(result)
+    assert text.startswith("internal_error: ")
+    assert SECRET not in text
+    found = re.search(r"error id (\w+)", text)
+    assert found is not None
+    logged = [r for r in caplog.records if found.group(1) in r.message]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None
+
+
+async def test_search_is_filtered_for_the_servers_reader(index_dir: Path) -> None:
+    arguments = {"query": "salary band senior engineers", "agent": "intranet"}
+    hr = Reader(user_id="alice", roles=frozenset({"staff", "hr"}))
+    async with Client(create_server(service(index_dir), reader=hr)) as client:
+        allowed = await client.call_tool("search", arguments)
+    async with Client(create_server(service(index_dir))) as client:
+        anonymous = await client.call_tool("search", arguments)
+    found = SearchResults.model_validate(allowed.structured_content).results
+    assert "31" in [row.entity_id for row in found]
+    hidden = SearchResults.model_validate(anonymous.structured_content).results
+    assert "31" not in [row.entity_id for row in hidden]
+    assert "Salary bands" not in str(anonymous.model_dump())
+
+
+async def test_search_returns_at_most_max_results(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        result = await client.call_tool("search", {"query": "semester fee", "max_results": 2})
+    rows = SearchResults.model_validate(result.structured_content).results
+    assert 1 <= len(rows) <= 2
+    assert rows[0].entity_id == "semester-fee"
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    assert "semester-fee" in block.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"query": "   "}, "invalid_input"),
+        ({"query": "fee", "max_results": 0}, "max_results"),
+        ({"query": "fee", "agent": "nobody"}, "not_found: agent 'nobody' not found"),
+    ],
+)
+async def test_search_errors_are_tool_errors(
+    index_dir: Path, arguments: dict[str, Any], says: str
+) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        result = await client.call_tool("search", arguments)
+    assert says in error_text(result)
+
+
+def test_an_unknown_default_agent_is_a_configuration_error(index_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="default agent 'nobody' is not configured"):
+        create_server(service(index_dir), default_agent="nobody")

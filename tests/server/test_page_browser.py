@@ -1,0 +1,133 @@
+"""The standalone page in Debian's chromium (Playwright): open the printed address, ask, watch
+the answer stream in with its sources, follow a citation."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from .processes import ServeProcess
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# The offline model, slowed down so that the stream is visible piece by piece.
+AGENTS = """
+[agents.default]
+prompt = "You answer questions about Hollin University."
+corpus = "university"
+model = "extractive"
+model_options = { piece_delay = 0.04 }
+
+[agents.default.retrieval]
+max_results = 10
+entity_cap = 5
+"""
+RECORD_ANSWER_LENGTHS = """() => {
+  window.answerLengths = [];
+  const chat = document.getElementById("citelab-chat");
+  new MutationObserver(() => {
+    const answer = chat.querySelector(".citelab-answer");
+    if (answer) window.answerLengths.push(answer.textContent.length);
+  }).observe(chat, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    home = tmp_path_factory.mktemp("chromium")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "TMPDIR": str(home)}
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def printed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("serve-page")
+    agents = tmp / "agents.toml"
+    agents.write_text(AGENTS, encoding="utf-8")
+    process = ServeProcess(tmp, "--agents", str(agents))
+    try:
+        printed = process.announcement()
+        found = re.search(r"local: (http://127\.0\.0\.1:\d+/\?token=\w+)$", printed[1])
+        assert found is not None, printed
+        yield found.group(1)
+    finally:
+        process.stop()
+
+
+def test_the_page_streams_an_answer_with_sources_and_follows_a_citation(
+    browser: Any, printed_url: str
+) -> None:
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+
+    page.goto(printed_url)
+    assert "token=" not in page.url  # the session cookie replaced it
+    page.get_by_label("Question", exact=True).wait_for()
+    page.evaluate(RECORD_ANSWER_LENGTHS)
+    page.get_by_label("Question", exact=True).fill("How much is the semester fee?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.wait_for_selector('.citelab-turn[data-status="done"]', timeout=30_000)
+
+    answer = page.locator(".citelab-answer").first
+    assert "312 euros" in answer.inner_text()
+    lengths = page.evaluate("window.answerLengths")
+    growing = sorted({n for n in lengths if n > 0})
+    assert len(growing) >= 3, f"the answer did not stream: {lengths}"
+    cards = page.locator("li.citelab-source")
+    assert cards.count() >= 1
+    assert "Semester fee" in cards.first.inner_text()
+
+    marker = answer.locator("a[data-ref-index]").first
+    target = marker.get_attribute("href")
+    assert target is not None
+    assert target.startswith("#")
+    marker.click()
+    assert f"#{page.evaluate('document.activeElement.id')}" == target
+    assert "citelab-source-target" in (page.locator(target).get_attribute("class") or "")
+
+    with page.expect_response(lambda r: r.url.endswith("/api/feedback")) as rated:
+        page.get_by_role("button", name="Helpful", exact=True).click()
+    assert rated.value.status == 200
+
+    page.get_by_label("Follow-up question", exact=True).fill("What does the fee include?")
+    page.get_by_role("button", name="Send", exact=True).click()
+    page.locator('.citelab-turn[data-status="done"]').nth(1).wait_for(timeout=30_000)
+    assert "public transport" in page.locator(".citelab-answer").nth(1).inner_text()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=True)
+    page.close()
+    outside = [url for url in requests if urlsplit(url).hostname != "127.0.0.1"]
+    assert outside == [], f"requests left loopback: {outside}"
+    assert errors == [], f"console or page errors: {errors}"

@@ -1,0 +1,108 @@
+"""The public names of citelab.server, and the helpers that run it."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+import citelab.server
+from citelab import ConfigError
+from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.server import (
+    Auth,
+    create_app,
+    is_loopback,
+    listening_socket,
+    page_url,
+    serve_in_thread,
+)
+from citelab.server._access import _host_name
+
+EXPECTED = [
+    "CONTENT_SECURITY_POLICY",
+    "CSRF_HEADER",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_PING_SECONDS",
+    "LOOPBACK_HOSTS",
+    "MIN_TOKEN_CHARS",
+    "SECURITY_HEADERS",
+    "AccessMiddleware",
+    "Auth",
+    "ErrorBody",
+    "ErrorDetail",
+    "FeedbackRequest",
+    "FeedbackResult",
+    "PayloadTooLarge",
+    "RunningServer",
+    "Session",
+    "SessionStore",
+    "UnsupportedMediaType",
+    "User",
+    "UserDirectory",
+    "create_app",
+    "generate_token",
+    "is_loopback",
+    "listening_socket",
+    "load_users",
+    "openapi_document",
+    "page_url",
+    "problem",
+    "reader_of",
+    "serve",
+    "serve_in_thread",
+]
+
+
+def test_public_names_are_sorted_and_importable() -> None:
+    assert citelab.server.__all__ == EXPECTED
+    assert sorted(EXPECTED, key=lambda name: (not name.isupper(), name)) == EXPECTED
+    for name in EXPECTED:
+        assert getattr(citelab.server, name) is not None
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("127.8.0.1", True), ("::1", True), ("localhost", True),
+     ("0.0.0.0", False), ("192.168.1.4", False), ("example.org", False)],
+)  # fmt: skip
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [("127.0.0.1:8000", "127.0.0.1"), ("LOCALHOST", "localhost"), ("[::1]:80", "::1"),
+     ("localhost", "localhost"), ("::1", "::1"), ("", "")],
+)  # fmt: skip
+def test_host_header_names(header: str, name: str) -> None:
+    assert _host_name(header) == name
+
+
+def test_page_url_carries_the_token_and_agent_and_brackets_ipv6() -> None:
+    assert page_url("127.0.0.1", 80) == "http://127.0.0.1:80/"
+    assert page_url("::1", 8000, "t0k", "intranet") == "http://[::1]:8000/?token=t0k&agent=intranet"
+
+
+def test_a_busy_port_is_a_clear_configuration_error() -> None:
+    taken = listening_socket()
+    try:
+        with pytest.raises(ConfigError, match=r"cannot listen on 127\.0\.0\.1:\d+"):
+            listening_socket(port=taken.getsockname()[1])
+    finally:
+        taken.close()
+
+
+def test_serve_in_thread_starts_and_stops() -> None:
+    service = AnswerService(store=MemoryConversationStore(), logs=MemoryLogStore())
+    app = create_app(service, auth=Auth.token("t" * 20))
+    with serve_in_thread(app) as running:
+        assert running.url.startswith("http://127.0.0.1:")
+        assert httpx.get(f"{running.url}/api/openapi.json").status_code == 200
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{running.url}/api/openapi.json", timeout=2)
+
+
+def test_create_app_refuses_an_unknown_default_agent() -> None:
+    service = AnswerService(store=MemoryConversationStore(), logs=MemoryLogStore())
+    with pytest.raises(ConfigError, match="default agent 'nobody' is not configured"):
+        create_app(service, auth=Auth(), default_agent="nobody")

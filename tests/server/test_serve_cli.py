@@ -1,0 +1,83 @@
+"""``citelab serve`` as a user runs it: a process that prints the address with a token."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from citelab.cli import main
+
+from .processes import ServeProcess
+
+ALICE = "alice-demo-token-2f9c41"
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[list[ServeProcess]]:
+    started: list[ServeProcess] = []
+    yield started
+    for process in started:
+        if process.process.poll() is None:
+            process.process.kill()
+        process.close()
+
+
+def test_serve_prints_a_loopback_address_with_a_random_token(
+    tmp_path: Path, serve: list[ServeProcess]
+) -> None:
+    process = ServeProcess(tmp_path)
+    serve.append(process)
+    printed = process.announcement()
+    found = re.search(r"local: (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{48}))$", printed[1])
+    assert found is not None, printed
+    base, token = f"http://127.0.0.1:{found.group(2)}", found.group(3)
+
+    opened = httpx.get(found.group(1))
+    assert opened.status_code == 303
+    answer = httpx.post(
+        f"{base}/api/question",
+        json={"question": "How much is the semester fee?"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert answer.status_code == 200
+    assert "312 euros" in answer.json()["text"]
+    assert httpx.post(f"{base}/api/question", json={"question": "Hi"}).status_code == 401
+    assert process.stop() == 0
+
+
+def test_serve_with_a_users_file_prints_one_address_per_user(
+    tmp_path: Path, serve: list[ServeProcess]
+) -> None:
+    users = tmp_path / "users.yaml"
+    users.write_text(f"users:\n  - id: alice\n    token: {ALICE}\n    roles: [hr]\n")
+    process = ServeProcess(tmp_path, "--users", str(users), "--anonymous", "--agent", "intranet")
+    serve.append(process)
+    printed = process.announcement()
+    assert printed[1].startswith("  anonymous: http://127.0.0.1:")
+    assert printed[2].endswith(f"/?token={ALICE}")
+    assert len(printed) == 4  # no random local token: the file says who may ask
+    base = printed[0].removeprefix("citelab serve: serving on ").rstrip("/")
+    page = httpx.get(f"{base}/")
+    assert page.status_code == 200
+    assert 'data-agent="intranet"' in page.text
+    assert process.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--token", "short"], "token: Value error, must be at least 16 characters"),
+        (["--max-body-bytes", "0"], "--max-body-bytes: must be a positive number"),
+        (["--agent", "nobody"], "default agent 'nobody' is not configured"),
+    ],
+)
+def test_serve_refuses_bad_options_with_a_clear_message(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["serve", "--port", "0", "--db", str(tmp_path / "db"), *args]) == 2
+    assert says in capsys.readouterr().err
