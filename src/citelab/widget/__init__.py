@@ -1,0 +1,34 @@
+"""The notebook widgets (anywidget): the chat, its Sources panels, and a message viewer.
+
+- :class:`Chat` — asks the answer service without blocking the kernel, streams the events
+  to the front end as coalesced custom messages, keeps the settled turns in traits, routes
+  feedback, and exposes the last answer (``last_message``, ``last_record()``,
+  ``to_pandas()``).
+- :class:`SourcesPanel` — the chat's references in a cell of their own (any number per chat).
+- :class:`MessageView` — any :class:`~citelab.contract.AnswerMessage` (or its wire dict or
+  JSON), validated first; violations are shown, not raised.
+- :class:`TokenBatcher` — the token coalescing the chat uses (reusable by other transports).
+
+Each widget's MIME bundle carries sanitized HTML next to the widget view, so an exported
+notebook still shows the conversation and its sources.
+"""
+
+from citelab.widget._batching import DEFAULT_INTERVAL, DEFAULT_MAX_TOKENS, TokenBatcher
+from citelab.widget._chat import Chat
+from citelab.widget._message import MessageInput, MessageView
+from citelab.widget._panel import SourcesPanel
+from citelab.widget._service import ServiceSource
+from citelab.widget._turns import RECORD_COLUMNS, ChatTurn
+
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "DEFAULT_MAX_TOKENS",
+    "RECORD_COLUMNS",
+    "Chat",
+    "ChatTurn",
+    "MessageInput",
+    "MessageView",
+    "ServiceSource",
+    "SourcesPanel",
+    "TokenBatcher",
+]

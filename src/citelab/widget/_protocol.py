@@ -1,0 +1,144 @@
+"""The custom messages between the widgets' kernel side and their front end.
+
+Front end → kernel (validated here, every problem named): ``ask``
+``{request_id, question, followup}`` and ``feedback`` ``{request_id, turn_id, value,
+comment?}`` to a chat; ``reply`` ``{text}`` from a message view's suggested-reply chip.
+
+Kernel → front end: ``turn_start``, ``references``, ``token``, ``done``, ``error`` (each
+carries ``turn_id``; the bodies are the :mod:`citelab.events` models) and ``ack``
+``{request_id, error?}`` answering a request. ``js/model.js`` is the front end's copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from citelab._errors import InvalidInput
+from citelab.events import DoneEvent, ErrorEvent, Reference, ReferencesEvent, TokenEvent
+
+__all__ = [
+    "AskRequest",
+    "ChatRequest",
+    "FeedbackRequest",
+    "ReplyRequest",
+    "ack_message",
+    "done_message",
+    "error_message",
+    "parse_chat_request",
+    "parse_reply",
+    "references_message",
+    "request_id_of",
+    "token_message",
+    "turn_start_message",
+]
+
+
+class AskRequest(BaseModel):
+    """A question typed into the chat, or a suggested-reply chip clicked."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["ask"]
+    request_id: str | None = Field(default=None, max_length=200)
+    """Echoed in the ``ack``."""
+    question: str
+    """The question as typed (validated by the chat before it is accepted)."""
+    followup: bool = False
+    """True continues the conversation; false starts a new one (the view clears)."""
+
+
+class FeedbackRequest(BaseModel):
+    """A thumbs up/down (and optional comment) on an answered turn."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["feedback"]
+    request_id: str | None = Field(default=None, max_length=200)
+    """Echoed in the ``ack``."""
+    turn_id: str
+    """The turn rated (kernel-assigned id)."""
+    value: Literal["up", "down"]
+    """The rating."""
+    comment: str | None = None
+    """Optional free text."""
+
+
+class ReplyRequest(BaseModel):
+    """A suggested-reply chip clicked in a message view."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["reply"]
+    text: str = Field(min_length=1)
+    """The reply's message (its label when it has none)."""
+
+
+ChatRequest = Annotated[AskRequest | FeedbackRequest, Field(discriminator="type")]
+"""What a chat's front end may send."""
+
+_CHAT_REQUEST: TypeAdapter[AskRequest | FeedbackRequest] = TypeAdapter(ChatRequest)
+
+
+def parse_chat_request(content: object) -> AskRequest | FeedbackRequest:
+    """The request in ``content``, or :class:`InvalidInput` naming every wrong field."""
+    try:
+        return _CHAT_REQUEST.validate_python(content)
+    except ValidationError as exc:
+        raise InvalidInput(_describe(exc)) from exc
+
+
+def parse_reply(content: object) -> ReplyRequest:
+    """A message view's reply request, or :class:`InvalidInput` naming every wrong field."""
+    try:
+        return ReplyRequest.model_validate(content)
+    except ValidationError as exc:
+        raise InvalidInput(_describe(exc)) from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "message"
+        problems.append(f"{where}: {error['msg']}")
+    return "bad front-end message: " + "; ".join(problems)
+
+
+def request_id_of(content: object) -> str | None:
+    """The ``request_id`` of a message that failed validation, when it has a usable one."""
+    if isinstance(content, Mapping):
+        value = content.get("request_id")
+        if isinstance(value, str) and len(value) <= 200:
+            return value
+    return None
+
+
+def ack_message(request_id: str | None, error: str | None = None) -> dict[str, Any]:
+    """The answer to a request: accepted, or refused with a message for the person."""
+    message: dict[str, Any] = {"type": "ack", "request_id": request_id}
+    if error is not None:
+        message["error"] = error
+    return message
+
+
+def turn_start_message(turn_id: str, question: str, followup: bool) -> dict[str, Any]:
+    return {"type": "turn_start", "turn_id": turn_id, "question": question, "followup": followup}
+
+
+def references_message(turn_id: str, references: Sequence[Reference]) -> dict[str, Any]:
+    event = ReferencesEvent(references=list(references))
+    return {**event.model_dump(mode="json"), "turn_id": turn_id}
+
+
+def token_message(turn_id: str, text: str) -> dict[str, Any]:
+    return {**TokenEvent(text=text).model_dump(mode="json"), "turn_id": turn_id}
+
+
+def done_message(turn_id: str, event: DoneEvent) -> dict[str, Any]:
+    return {**event.model_dump(mode="json"), "turn_id": turn_id}
+
+
+def error_message(turn_id: str, event: ErrorEvent) -> dict[str, Any]:
+    return {**event.model_dump(mode="json"), "turn_id": turn_id}

@@ -1,0 +1,70 @@
+"""What a chat answers with, and who asks: the arguments of ``Chat(...)`` made concrete."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from citelab._errors import ConfigError, InvalidInput, NotFound
+from citelab.agent import AgentConfig, load_agents
+from citelab.answers import AnswerService
+from citelab.corpus import Reader
+
+__all__ = ["ServiceSource", "check_agent", "reader_of", "resolve_service"]
+
+ServiceSource = AnswerService | AgentConfig | Mapping[str, AgentConfig] | str | PathLike[str] | None
+"""What a chat answers with: a service, one agent, agents by name, or an agents file."""
+
+
+def resolve_service(source: ServiceSource, agent: str) -> tuple[AnswerService, str]:
+    """The service for ``source``, and the agent that answers new questions."""
+    if source is None:
+        return AnswerService(), agent
+    if isinstance(source, AnswerService):
+        return source, agent
+    if isinstance(source, AgentConfig):
+        if agent not in ("default", source.name):
+            raise ConfigError(
+                f"agent {agent!r} was asked for, but the config given is {source.name!r}"
+            )
+        return AnswerService({source.name: source}), source.name
+    if isinstance(source, str | PathLike):
+        return AnswerService(load_agents(Path(source))), agent
+    if isinstance(source, Mapping):
+        return AnswerService(_agent_mapping(source)), agent
+    raise InvalidInput(
+        "service_or_agent_config: expected an AnswerService, an AgentConfig, a mapping of "
+        f"AgentConfigs or a path to an agents file, not {type(source).__name__}"
+    )
+
+
+def _agent_mapping(source: Mapping[Any, Any]) -> dict[str, AgentConfig]:
+    agents = {}
+    for name, config in source.items():
+        if not isinstance(config, AgentConfig):
+            raise InvalidInput(
+                f"service_or_agent_config[{name!r}]: expected an AgentConfig, "
+                f"not {type(config).__name__}"
+            )
+        agents[str(name)] = config
+    return agents
+
+
+def check_agent(service: AnswerService, agent: str) -> None:
+    """Refuse an agent the service does not have, naming the ones it has."""
+    if agent not in service.agents:
+        known = ", ".join(sorted(service.agents)) or "none"
+        raise NotFound(f"agent {agent!r} not found; this chat's service has: {known}")
+
+
+def reader_of(user: Reader | str | None) -> Reader:
+    """Who asks: a reader, a user id, or anonymous."""
+    if user is None:
+        return Reader.anonymous()
+    if isinstance(user, Reader):
+        return user
+    if isinstance(user, str) and user.strip():
+        return Reader(user_id=user)
+    raise InvalidInput(f"user: expected a Reader or a non-empty user id, not {user!r}")
