@@ -1,0 +1,106 @@
+"""``citelab eval``: run an evaluation suite and write its report.
+
+``citelab eval --suite default`` runs the bundled suite (the offline model over every fixture
+dataset, with the ablations) and writes ``evaluations/reports/default/``: tables (CSV, and
+Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
+finished cases are not run again, and model calls are answered from the disk cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="run an evaluation suite and write its report",
+        description=(
+            "Run a suite (a name in evaluations/suites/ or a TOML/YAML path): every variant × "
+            "model × dataset case through the answer service, then score citations and write "
+            "CSV tables, run.json and a self-contained report.html."
+        ),
+    )
+    parser.add_argument(
+        "--suite", default="default", metavar="NAME|PATH", help="suite to run (default: default)"
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="run these models instead of the suite's (repeatable; e.g. extractive, "
+        "openai:<model>)",
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="output folder (default: evaluations/reports/<suite>/)"
+    )
+    parser.add_argument("--limit", type=int, metavar="N", help="at most N cases per dataset")
+    parser.add_argument(
+        "--concurrency", type=int, metavar="N", help="cases run at once (default: the suite's)"
+    )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="score the recorded cases in the output folder again, without running models",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="ask the models every time (for timing them)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from citelab._errors import ConfigError
+    from citelab.evals import default_output_dir, load_suite, rescore
+    from citelab.evals import run as run_suite
+
+    for option in ("limit", "concurrency"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{option} must be at least 1, got {value}")
+    suite = load_suite(args.suite)
+    out = args.out or default_output_dir(suite)
+    if args.rescore:
+        result = rescore(out, suite)
+    else:
+        result = run_suite(
+            suite,
+            out_dir=out,
+            models=args.model,
+            limit=args.limit,
+            concurrency=args.concurrency,
+            progress=not args.quiet,
+            cache=not args.no_cache,
+        )
+    _print_summary(result.to_pandas("variant"))
+    _print_findings(out)
+    print(f"report: {out}/report.html", file=sys.stderr)
+    return 0
+
+
+def _print_summary(summary: Any) -> None:
+    if summary.empty:
+        print("no applicable turns were scored")
+        return
+    table = summary.pivot_table(
+        index="metric", columns=["variant", "model"], values="value", sort=False
+    )
+    print(table.round(3).to_string())
+
+
+def _print_findings(out: Any) -> None:
+    """The findings as checked in ``run.json`` (written with the report)."""
+    import json
+    from pathlib import Path
+
+    run_file = Path(out) / "run.json"
+    findings = json.loads(run_file.read_text(encoding="utf-8")).get("findings", [])
+    for finding in findings:
+        mark = "✔" if finding.get("holds") else "✘"
+        print(f"{mark} {finding['finding']['title']}\n    {finding['sentence']}")

@@ -1,0 +1,187 @@
+"""Evaluations: datasets, scorers, judges, the runner and its reports.
+
+* Datasets — :func:`load_dataset` reads JSONL :class:`Case` lines (readers, turns, gold claims
+  and their supporting entities, expected no-answers, multi-round scenarios).
+* Scorers — small objects behind one :class:`Scorer` protocol, built by name from their
+  configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
+  ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
+  numbering stability, dangling markers, no-answer behaviour and restricted-source leakage.
+* Judges — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
+  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model).
+* Results — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
+  statement, case and variant level, bootstrap intervals), :func:`write_outputs` (CSV,
+  Parquet, ``run.json`` and a self-contained HTML report), checked :class:`Finding` s.
+* Runner — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents' variants ×
+  models); :func:`run` runs it through the answer service with bounded concurrency, a disk
+  cache of model calls (:class:`CachedModel`), resumable records and progress bars;
+  :func:`rescore` scores recorded runs again without any model call.
+"""
+
+from citelab.evals._cache import CachedModel
+from citelab.evals._citation_scorers import (
+    CitationPrecision,
+    CitationRecall,
+    ClaimAttribution,
+    ClaimRecall,
+    citation_precision,
+    citation_recall,
+    claim_attribution,
+    claim_recall,
+)
+from citelab.evals._dataset import (
+    Case,
+    Dataset,
+    GoldClaim,
+    GoldTurn,
+    ReaderSpec,
+    check_dataset,
+    load_dataset,
+)
+from citelab.evals._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals._judges import (
+    DEFAULT_JUDGE_PROMPT,
+    Judge,
+    LexicalJudge,
+    LLMJudge,
+    build_judge,
+    content_terms,
+    judge_names,
+    register_judge,
+)
+from citelab.evals._pipeline_scorers import (
+    AnchorValidity,
+    DanglingMarkers,
+    FirstCitationOrder,
+    GoldSources,
+    NoAnswer,
+    NumberingStability,
+    RequiredSearches,
+    SourceLanguage,
+    SourceLeakage,
+    UncitedDropping,
+    anchor_validity,
+    dangling_markers,
+    first_citation_order,
+    gold_sources,
+    no_answer,
+    numbering_stability,
+    required_searches,
+    source_language,
+    source_leakage,
+    uncited_dropping,
+    written_citations,
+)
+from citelab.evals._records import (
+    CaseRecord,
+    RestrictedEntity,
+    RoundRecord,
+    SourceRecord,
+    TurnRecord,
+)
+from citelab.evals._report import render_html, write_outputs
+from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
+from citelab.evals._runner import (
+    RunPlan,
+    default_output_dir,
+    plan_run,
+    rescore,
+    run,
+    run_async,
+    turn_record,
+)
+from citelab.evals._scoring import (
+    Score,
+    Scorer,
+    accepts_argument,
+    build_scorer,
+    build_scorers,
+    register_scorer,
+    scorer_names,
+)
+from citelab.evals._statements import Statement, split_statements, split_statements_alce
+from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
+
+__all__ = [
+    "DEFAULT_JUDGE_PROMPT",
+    "AnchorValidity",
+    "CachedModel",
+    "Case",
+    "CaseRecord",
+    "CitationPrecision",
+    "CitationRecall",
+    "ClaimAttribution",
+    "ClaimRecall",
+    "DanglingMarkers",
+    "Dataset",
+    "EvalResult",
+    "Finding",
+    "FindingResult",
+    "FirstCitationOrder",
+    "GoldClaim",
+    "GoldSources",
+    "GoldTurn",
+    "Judge",
+    "LLMJudge",
+    "Level",
+    "LexicalJudge",
+    "ModelSpec",
+    "NoAnswer",
+    "NumberingStability",
+    "ReaderSpec",
+    "RequiredSearches",
+    "RestrictedEntity",
+    "RoundRecord",
+    "RunPlan",
+    "Score",
+    "Scorer",
+    "SourceLanguage",
+    "SourceLeakage",
+    "SourceRecord",
+    "Statement",
+    "Suite",
+    "TurnRecord",
+    "UncitedDropping",
+    "Variant",
+    "accepts_argument",
+    "anchor_validity",
+    "bootstrap_interval",
+    "build_judge",
+    "build_scorer",
+    "build_scorers",
+    "check_dataset",
+    "citation_precision",
+    "citation_recall",
+    "claim_attribution",
+    "claim_recall",
+    "content_terms",
+    "dangling_markers",
+    "default_output_dir",
+    "evaluate_findings",
+    "first_citation_order",
+    "gold_sources",
+    "judge_names",
+    "load_dataset",
+    "load_suite",
+    "no_answer",
+    "numbering_stability",
+    "plan_run",
+    "register_judge",
+    "register_scorer",
+    "render_html",
+    "required_searches",
+    "rescore",
+    "resolve_suite_path",
+    "run",
+    "run_async",
+    "score_records",
+    "scorer_names",
+    "source_language",
+    "source_leakage",
+    "split_statements",
+    "split_statements_alce",
+    "summarize",
+    "turn_record",
+    "uncited_dropping",
+    "write_outputs",
+    "written_citations",
+]

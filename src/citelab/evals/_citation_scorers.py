@@ -1,0 +1,305 @@
+"""Citation recall and precision (ALCE, Gao et al. 2023) and the gold-claim scorers.
+
+Definitions (every support decision is the judge's):
+
+citation recall, per statement
+    The statement cites at least one source, every cited number is a source of the answer,
+    and the cited sources together (their passages concatenated) support it.
+citation precision, per citation
+    The citation's statement is supported by all its citations together, and the citation is
+    not *irrelevant*: a citation is irrelevant when it alone does not support the statement
+    AND the statement's other citations without it still do. So a redundant citation (one
+    that supports the statement alone, beside another that does too) is not irrelevant.
+
+citelab's mode pools units over the whole variant (micro average), uses citelab's marker
+grammar and statement splitter, and judges every distinct citation of a statement.
+``alce_compat=True`` reproduces ALCE's own choices: ALCE's statement parsing (see
+:mod:`citelab.evals._statements`), at most ``max_citations`` (3) citations per statement
+taken in order with repeats kept, statements citing a number beyond the sources count as
+unsupported and their citations are not counted, an answer without citations has precision
+0, and figures are averaged per answer (macro). Answers without statements are skipped, as
+ALCE skips them.
+
+Turns whose gold expects no answer are not scored here (``no_answer`` judges them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from citelab.evals._dataset import GoldTurn
+from citelab.evals._judges import Judge, build_judge
+from citelab.evals._records import SourceRecord, TurnRecord
+from citelab.evals._scoring import Aggregate, DetailLevel, Score, register_scorer
+from citelab.evals._statements import Statement, split_statements, split_statements_alce
+
+__all__ = [
+    "CitationPrecision",
+    "CitationRecall",
+    "ClaimAttribution",
+    "ClaimRecall",
+    "citation_precision",
+    "citation_recall",
+    "claim_attribution",
+    "claim_recall",
+]
+
+_ALCE_MAX_CITATIONS = 3
+
+
+@dataclass
+class _Support:
+    """Memoized judge calls for one turn: a statement is judged once per evidence set."""
+
+    judge: Judge
+    sources: dict[int, SourceRecord]
+    memo: dict[tuple[str, tuple[int, ...]], bool] = field(default_factory=dict)
+
+    def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
+        key = (claim, numbers)
+        if key not in self.memo:
+            evidence = "\n".join(self.sources[n].evidence for n in numbers)
+            self.memo[key] = bool(numbers) and self.judge.supports(claim, evidence)
+        return self.memo[key]
+
+
+def _statements(record: TurnRecord, alce_compat: bool) -> list[Statement]:
+    return split_statements_alce(record.text) if alce_compat else split_statements(record.text)
+
+
+def _cited(statement: Statement, alce_compat: bool, cap: int | None) -> tuple[int, ...]:
+    numbers = statement.citations
+    return numbers[:cap] if cap is not None else numbers
+
+
+def _applicable(record: TurnRecord, gold: GoldTurn) -> bool:
+    """Scored unless the turn failed or should not be answered (``no_answer`` judges those).
+
+    A substituted no-answer message on an answerable question is scored as written: its
+    statements cite nothing, so they count against recall.
+    """
+    return record.error is None and gold.expect_answer
+
+
+@dataclass(frozen=True)
+class CitationRecall:
+    """Share of statements that cite sources which together support them."""
+
+    judge: Judge
+    alce_compat: bool = False
+    max_citations: int | None = None
+    name: str = "citation_recall"
+    higher_is_better: bool = True
+    level: DetailLevel = "statement"
+
+    @property
+    def metric(self) -> str:
+        return self.name + ("_alce" if self.alce_compat else "")
+
+    @property
+    def aggregate(self) -> Aggregate:
+        return "macro" if self.alce_compat else "micro"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "judge": self.judge.config(),
+            "alce_compat": self.alce_compat,
+            "max_citations": self.max_citations,
+        }
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if not _applicable(record, gold):
+            return Score.not_applicable(self.metric)
+        statements = _statements(record, self.alce_compat)
+        if not statements:
+            return Score.not_applicable(self.metric)
+        support = _Support(self.judge, {s.number: s for s in record.sources})
+        rows = [self._row(statement, support) for statement in statements]
+        return Score.of(self.metric, rows)
+
+    def _row(self, statement: Statement, support: _Support) -> dict[str, Any]:
+        cited = _cited(statement, self.alce_compat, self.max_citations)
+        if not cited:
+            verdict, reason = False, "uncited"
+        elif any(n not in support.sources for n in cited):
+            verdict, reason = False, "out_of_range"
+        else:
+            verdict = support(statement.claim, cited)
+            reason = "supported" if verdict else "unsupported"
+        return {
+            "statement": statement.index,
+            "claim": statement.claim,
+            "citations": list(cited),
+            "hit": verdict,
+            "reason": reason,
+        }
+
+
+@dataclass(frozen=True)
+class CitationPrecision:
+    """Share of citations that are needed: their statement is supported and they are relevant."""
+
+    judge: Judge
+    alce_compat: bool = False
+    max_citations: int | None = None
+    name: str = "citation_precision"
+    higher_is_better: bool = True
+    level: DetailLevel = "citation"
+
+    @property
+    def metric(self) -> str:
+        return self.name + ("_alce" if self.alce_compat else "")
+
+    @property
+    def aggregate(self) -> Aggregate:
+        return "macro" if self.alce_compat else "micro"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "judge": self.judge.config(),
+            "alce_compat": self.alce_compat,
+            "max_citations": self.max_citations,
+        }
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if not _applicable(record, gold):
+            return Score.not_applicable(self.metric)
+        statements = _statements(record, self.alce_compat)
+        if not statements:
+            return Score.not_applicable(self.metric)
+        support = _Support(self.judge, {s.number: s for s in record.sources})
+        rows = [row for s in statements for row in self._rows(s, support)]
+        score = Score.of(self.metric, rows)
+        if self.alce_compat and not rows:
+            return Score(self.metric, 0, 0, 0.0, ())
+        return score
+
+    def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
+        cited = _cited(statement, self.alce_compat, self.max_citations)
+        out_of_range = any(n not in support.sources for n in cited)
+        if out_of_range and self.alce_compat:
+            return []  # ALCE rejects the statement before counting its citations
+        together = not out_of_range and support(statement.claim, cited)
+        rows = []
+        for position, number in enumerate(cited):
+            verdict = together and self._relevant(statement.claim, cited, position, support)
+            rows.append(
+                {
+                    "statement": statement.index,
+                    "claim": statement.claim,
+                    "number": number,
+                    "uri": support.sources[number].uri if number in support.sources else None,
+                    "hit": verdict,
+                    "statement_supported": together,
+                }
+            )
+        return rows
+
+    @staticmethod
+    def _relevant(claim: str, cited: tuple[int, ...], position: int, support: _Support) -> bool:
+        if len(cited) == 1 or support(claim, (cited[position],)):
+            return True
+        others = cited[:position] + cited[position + 1 :]
+        return not support(claim, others)
+
+
+@dataclass(frozen=True)
+class ClaimRecall:
+    """Share of the gold claims the answer states (judged against the answer's statements)."""
+
+    judge: Judge
+    name: str = "claim_recall"
+    metric: str = "claim_recall"
+    aggregate: Aggregate = "micro"
+    higher_is_better: bool = True
+    level: DetailLevel = "statement"
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "judge": self.judge.config()}
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if record.error is not None or not gold.claims:
+            return Score.not_applicable(self.metric)
+        answer = " ".join(s.claim for s in split_statements(record.text))
+        rows = [
+            {
+                "claim": claim.text,
+                "hit": not record.no_answer and self.judge.supports(claim.text, answer),
+            }
+            for claim in gold.claims
+        ]
+        return Score.of(self.metric, rows)
+
+
+@dataclass(frozen=True)
+class ClaimAttribution:
+    """Share of gold claims stated by a statement that cites one of the claim's entities.
+
+    This is where same-label twins show: a claim about the MSc programme attributed to the
+    BSc programme of the same name is stated but not attributed.
+    """
+
+    judge: Judge
+    name: str = "claim_attribution"
+    metric: str = "claim_attribution"
+    aggregate: Aggregate = "micro"
+    higher_is_better: bool = True
+    level: DetailLevel = "statement"
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "judge": self.judge.config()}
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if record.error is not None or not gold.claims:
+            return Score.not_applicable(self.metric)
+        statements = [] if record.no_answer else split_statements(record.text)
+        uris = {s.number: s.uri for s in record.sources}
+        rows = []
+        for claim in gold.claims:
+            stating = [s for s in statements if self.judge.supports(claim.text, s.claim)]
+            cited = {uris.get(n) for s in stating for n in s.citations}
+            attributed = bool(cited & set(claim.supported_by))
+            rows.append({"claim": claim.text, "hit": attributed, "stated": bool(stating)})
+        return Score.of(self.metric, rows)
+
+
+def _judge(spec: str | Mapping[str, Any] | Judge) -> Judge:
+    return build_judge(spec if isinstance(spec, str | Judge) else dict(spec))
+
+
+@register_scorer("citation_recall")
+def citation_recall(
+    judge: str | Mapping[str, Any] | Judge = "lexical",
+    alce_compat: bool = False,
+    max_citations: int | None = None,
+) -> CitationRecall:
+    """ALCE citation recall; ``alce_compat`` caps citations at 3 unless told otherwise."""
+    cap = max_citations if max_citations is not None or not alce_compat else _ALCE_MAX_CITATIONS
+    return CitationRecall(_judge(judge), alce_compat, cap)
+
+
+@register_scorer("citation_precision")
+def citation_precision(
+    judge: str | Mapping[str, Any] | Judge = "lexical",
+    alce_compat: bool = False,
+    max_citations: int | None = None,
+) -> CitationPrecision:
+    """ALCE citation precision; ``alce_compat`` caps citations at 3 unless told otherwise."""
+    cap = max_citations if max_citations is not None or not alce_compat else _ALCE_MAX_CITATIONS
+    return CitationPrecision(_judge(judge), alce_compat, cap)
+
+
+@register_scorer("claim_recall")
+def claim_recall(judge: str | Mapping[str, Any] | Judge = "lexical") -> ClaimRecall:
+    """Gold claims the answer states."""
+    return ClaimRecall(_judge(judge))
+
+
+@register_scorer("claim_attribution")
+def claim_attribution(judge: str | Mapping[str, Any] | Judge = "lexical") -> ClaimAttribution:
+    """Gold claims stated and cited to one of their supporting entities."""
+    return ClaimAttribution(_judge(judge))

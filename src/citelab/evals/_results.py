@@ -1,0 +1,326 @@
+"""Scoring recorded turns, and the results as pandas tables at four levels.
+
+``score_records`` runs every scorer on every recorded turn. An :class:`EvalResult` then
+answers at the level asked (``result.to_pandas(level=...)``):
+
+``citation``   one row per citation-level unit (precision, stability, dangling, anchors…)
+``statement``  one row per statement-level unit (recall, gold claims)
+``case``       one row per answered turn, one column per metric
+``variant``    one row per variant × model × metric: the value and its bootstrap interval
+
+Variant values pool units the way each scorer says (``micro``: all units of all turns;
+``macro``: the mean per turn). Confidence intervals resample *cases* (a conversation's turns
+stay together) with a bootstrap seeded by the run's seed and the group, so an interval does
+not change when other variants or metrics are added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from citelab._errors import InvalidInput
+from citelab.evals._dataset import Case, GoldTurn
+from citelab.evals._records import CaseRecord, TurnRecord
+from citelab.evals._scoring import Score, Scorer
+
+__all__ = ["EvalResult", "Level", "bootstrap_interval", "score_records", "summarize"]
+
+Level = Literal["citation", "statement", "case", "variant"]
+_LEVELS: tuple[Level, ...] = ("citation", "statement", "case", "variant")
+_KEYS = ["variant", "model", "dataset", "case_id", "turn"]
+
+
+@dataclass
+class EvalResult:
+    """Scores of a run, with the configuration that produced them."""
+
+    scores: pd.DataFrame
+    """Long table: one row per turn × metric (value, numerator, denominator)."""
+    turns: pd.DataFrame
+    """One row per turn: keys and facts about the turn (rounds, sources, errors…)."""
+    details: dict[str, pd.DataFrame]
+    """Detail rows per level (``citation``, ``statement``)."""
+    scorers: list[Scorer]
+    config: dict[str, Any] = field(default_factory=dict)
+    """The run's configuration (suite, scorers, versions), as written to ``run.json``."""
+    seed: int = 0
+    resamples: int = 1000
+
+    def to_pandas(self, level: Level = "case") -> pd.DataFrame:
+        """The results at ``level``; see the module docs."""
+        if level == "variant":
+            return self.summary()
+        if level == "case":
+            return self._cases()
+        if level in self.details:
+            return self.details[level].copy()
+        raise InvalidInput(f"unknown level {level!r}; choose one of {', '.join(_LEVELS)}")
+
+    def summary(self, by: Sequence[str] = (), subset: str = "all") -> pd.DataFrame:
+        """Variant level: per variant, model (and ``by`` columns) and metric, with intervals.
+
+        ``subset`` keeps some turns only: ``all``, ``multi_round`` (turns of two or more
+        model rounds), ``single_round``, or ``tag:<name>``.
+        """
+        turns = select_turns(self.turns, subset)
+        extra = [column for column in by if column not in _KEYS]
+        scores = self.scores.merge(turns[[*_KEYS, *extra]], on=_KEYS)
+        return summarize(scores, self.scorers, by, self.seed, self.resamples)
+
+    def stability_by_round(self) -> pd.DataFrame:
+        """Numbering stability per variant and round (from the citation rows)."""
+        rows = self.details.get("citation", pd.DataFrame())
+        if rows.empty or "round" not in rows:
+            return pd.DataFrame(columns=["variant", "model", "round", "value", "citations"])
+        stable = rows[rows["metric"] == "numbering_stability"]
+        hits = stable.assign(hit=stable["hit"].astype(float))
+        table = hits.groupby(["variant", "model", "round"], as_index=False).agg(
+            value=("hit", "mean"), citations=("hit", "count")
+        )
+        table["round"] = table["round"].astype(int)
+        return table
+
+    def _cases(self) -> pd.DataFrame:
+        if self.scores.empty:
+            return self.turns.copy()
+        wide = self.scores.pivot_table(
+            index=_KEYS, columns="metric", values="value", aggfunc="first", dropna=False
+        )
+        wide.columns.name = None
+        order = [s.metric for s in self.scorers if s.metric in wide.columns]
+        return self.turns.merge(wide[order].reset_index(), on=_KEYS, how="left")
+
+
+def select_turns(turns: pd.DataFrame, subset: str) -> pd.DataFrame:
+    """The turns of ``subset`` (see :meth:`EvalResult.summary`)."""
+    if subset == "all":
+        return turns
+    if subset == "multi_round":
+        return turns[turns["rounds"] >= 2]
+    if subset == "single_round":
+        return turns[turns["rounds"] < 2]
+    if subset.startswith("tag:"):
+        tag = subset.removeprefix("tag:")
+        return turns[turns["tags"].map(lambda tags: tag in tags.split(","))]
+    raise InvalidInput(
+        f"unknown subset {subset!r}; use all, multi_round, single_round or tag:<name>"
+    )
+
+
+def score_records(
+    records: Iterable[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+    scorers: Sequence[Scorer],
+    *,
+    config: dict[str, Any] | None = None,
+    seed: int = 0,
+    resamples: int = 1000,
+) -> EvalResult:
+    """Score every turn of every record; ``cases`` maps ``(dataset, case_id)`` to the case."""
+    score_rows: list[dict[str, Any]] = []
+    turn_rows: list[dict[str, Any]] = []
+    detail_rows: dict[str, list[dict[str, Any]]] = {"citation": [], "statement": []}
+    for record in records:
+        case = cases.get((record.dataset, record.case_id))
+        if case is None:
+            raise InvalidInput(f"record {record.key}: no case {record.case_id} in {record.dataset}")
+        for turn in record.turns:
+            if turn.turn >= len(case.turns):
+                raise InvalidInput(f"record {record.key}: case {case.id} has no turn {turn.turn}")
+            keys = _keys(record, turn)
+            gold = case.turns[turn.turn]
+            turn_rows.append(_turn_row(keys, record, turn, gold))
+            for scorer in scorers:
+                score = scorer(turn, gold)
+                score_rows.append(_score_row(keys, score))
+                detail_rows[scorer.level].extend(_detail_rows(keys, score))
+    return EvalResult(
+        scores=pd.DataFrame(
+            score_rows, columns=[*_KEYS, "metric", "value", "numerator", "denominator"]
+        ),
+        turns=pd.DataFrame(turn_rows, columns=[*_KEYS, *_TURN_FACTS]),
+        details={level: _details_frame(rows) for level, rows in detail_rows.items()},
+        scorers=list(scorers),
+        config=config or {},
+        seed=seed,
+        resamples=resamples,
+    )
+
+
+_TURN_FACTS = [
+    "tags",
+    "question",
+    "substituted",
+    "expect_answer",
+    "rounds",
+    "searches",
+    "sources",
+    "dangling_reported",
+    "error",
+    "seconds",
+]
+
+
+def _keys(record: CaseRecord, turn: TurnRecord) -> dict[str, Any]:
+    return {
+        "variant": record.variant,
+        "model": record.model,
+        "dataset": record.dataset,
+        "case_id": record.case_id,
+        "turn": turn.turn,
+    }
+
+
+def _turn_row(
+    keys: dict[str, Any], record: CaseRecord, turn: TurnRecord, gold: GoldTurn
+) -> dict[str, Any]:
+    return {
+        **keys,
+        "tags": ",".join(record.tags),
+        "question": turn.question,
+        "substituted": turn.no_answer,
+        "expect_answer": gold.expect_answer,
+        "rounds": len(turn.rounds),
+        "searches": turn.searches,
+        "sources": len(turn.sources),
+        "dangling_reported": turn.dangling,
+        "error": turn.error,
+        "seconds": turn.seconds,
+    }
+
+
+def _score_row(keys: dict[str, Any], score: Score) -> dict[str, Any]:
+    return {
+        **keys,
+        "metric": score.metric,
+        "value": score.value,
+        "numerator": score.numerator,
+        "denominator": score.denominator,
+    }
+
+
+def _detail_rows(keys: dict[str, Any], score: Score) -> Iterable[dict[str, Any]]:
+    for row in score.rows:
+        yield {**keys, "metric": score.metric, **row}
+
+
+def _details_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame(columns=[*_KEYS, "metric", "hit"])
+    lists = {key for row in rows for key, value in row.items() if isinstance(value, list)}
+    if lists:  # CSV and Parquet want scalars: a list of numbers becomes "1 3"
+        rows = [
+            {
+                k: " ".join(map(str, v)) if k in lists and isinstance(v, list) else v
+                for k, v in row.items()
+            }
+            for row in rows
+        ]
+    return pd.DataFrame(rows)
+
+
+def summarize(
+    scores: pd.DataFrame,
+    scorers: Sequence[Scorer],
+    by: Sequence[str] = (),
+    seed: int = 0,
+    resamples: int = 1000,
+) -> pd.DataFrame:
+    """Variant-level values with seeded bootstrap intervals (95%, resampling cases)."""
+    groups = ["variant", "model", *by, "metric"]
+    columns = [
+        *groups,
+        "value",
+        "ci_low",
+        "ci_high",
+        "units",
+        "cases",
+        "aggregate",
+        "higher_is_better",
+    ]
+    kinds = {s.metric: s for s in scorers}
+    per_case = _per_case(scores, kinds, groups)
+    if per_case.empty:
+        return pd.DataFrame(columns=columns)
+    numerators = per_case["n"].to_numpy(dtype=float)
+    denominators = per_case["d"].to_numpy(dtype=float)
+    out: list[dict[str, Any]] = []
+    for group, index in per_case.groupby(groups, sort=False).indices.items():
+        key = tuple(group) if isinstance(group, tuple) else (group,)
+        n, d = numerators[index], denominators[index]
+        if d.sum() == 0:
+            continue
+        scorer = kinds[str(key[-1])]
+        low, high = bootstrap_interval(n, d, _group_rng(seed, key), resamples)
+        out.append(
+            {
+                **dict(zip(groups, key, strict=True)),
+                "value": float(n.sum() / d.sum()),
+                "ci_low": low,
+                "ci_high": high,
+                "units": float(d.sum()),
+                "cases": len(index),
+                "aggregate": scorer.aggregate,
+                "higher_is_better": scorer.higher_is_better,
+            }
+        )
+    return _in_scorer_order(pd.DataFrame(out, columns=columns), list(kinds), groups[:-1])
+
+
+def _group_rng(seed: int, key: tuple[Any, ...]) -> np.random.Generator:
+    """A generator per group: a group's interval does not depend on which others exist."""
+    digest = hashlib.sha256(json.dumps([seed, *map(str, key)]).encode()).digest()
+    return np.random.default_rng([seed, int.from_bytes(digest[:8], "big")])
+
+
+def _in_scorer_order(frame: pd.DataFrame, metrics: list[str], outer: list[str]) -> pd.DataFrame:
+    """Rows grouped as first seen, metrics within a group in the scorers' order."""
+    if frame.empty:
+        return frame
+    group_rank = frame.groupby(outer, sort=False).ngroup()
+    metric_rank = frame["metric"].map({m: i for i, m in enumerate(metrics)})
+    order = np.lexsort((metric_rank.to_numpy(), group_rank.to_numpy()))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def _per_case(scores: pd.DataFrame, kinds: Mapping[str, Scorer], groups: list[str]) -> pd.DataFrame:
+    """Per group and case: (numerator, denominator) sums; macro metrics count each turn's
+    value over one. Only applicable turns (a value) of known metrics take part."""
+    applicable = scores[scores["value"].notna() & scores["metric"].isin(list(kinds))]
+    macro = applicable["metric"].map({m: s.aggregate == "macro" for m, s in kinds.items()})
+    parts = applicable.assign(
+        n=np.where(macro.astype(bool), applicable["value"], applicable["numerator"]),
+        d=np.where(macro.astype(bool), 1.0, applicable["denominator"]),
+    )
+    cases = [c for c in ("dataset", "case_id") if c not in groups]
+    return parts.groupby([*groups, *cases], sort=False, as_index=False)[["n", "d"]].sum()
+
+
+def bootstrap_interval(
+    numerators: np.ndarray,
+    denominators: np.ndarray,
+    rng: np.random.Generator,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile interval of sum(n)/sum(d) over cases drawn with replacement."""
+    count = len(numerators)
+    if count == 0:
+        return (float("nan"), float("nan"))
+    draws = rng.integers(0, count, size=(resamples, count))
+    totals = denominators[draws].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = numerators[draws].sum(axis=1) / totals
+    ratios = ratios[totals > 0]
+    if ratios.size == 0:
+        return (float("nan"), float("nan"))
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return float(low), float(high)

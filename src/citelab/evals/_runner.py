@@ -1,0 +1,641 @@
+"""The runner: every variant × model × dataset case through the answer service, then scores.
+
+``run(suite)`` (or ``await run_async(suite)``):
+
+1. loads the datasets, the agents and the corpora; builds each variant's agents by applying
+   its overrides (a bad override names the suite file, the variant and the key);
+2. runs every unit of work — one case (all its turns, one conversation) under one variant and
+   one model — at most ``concurrency`` at a time, with a tqdm progress bar. Model calls go
+   through a disk cache under the output folder, keyed by the request, so a re-run never
+   re-queries a model; every finished unit is appended to ``records.jsonl`` at once, so an
+   interrupted run resumes where it stopped (finished units are not run again unless their
+   configuration changed);
+3. scores every recorded turn and writes the tables, ``run.json`` (configuration, package
+   versions, counts) and ``report.html``.
+
+``rescore(out_dir, suite)`` scores the recorded units again (new scorers or judges) without
+running any model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import hashlib
+import importlib.metadata
+import json
+import platform
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from citelab._errors import CitelabError, ConfigError
+from citelab.agent import AgentConfig, default_agents, load_agents, resolve_corpus_path
+from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.evals._cache import CachedModel
+from citelab.evals._dataset import Case, Dataset, load_dataset
+from citelab.evals._records import (
+    CaseRecord,
+    RestrictedEntity,
+    RoundRecord,
+    SourceRecord,
+    TurnRecord,
+)
+from citelab.evals._report import write_outputs
+from citelab.evals._results import EvalResult, score_records
+from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scorer_names
+from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
+from citelab.models import Model, current_view, get_model
+
+__all__ = ["RunPlan", "default_output_dir", "plan_run", "rescore", "run", "run_async"]
+
+_RECORDS = "records.jsonl"
+_PACKAGES = ("citelab", "pydantic", "pandas", "numpy", "scipy", "matplotlib", "bm25s", "openai")
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One case under one variant and model: what gets run and recorded as one line."""
+
+    variant: Variant
+    model: ModelSpec
+    dataset: Dataset
+    case: Case
+    agent: AgentConfig
+    """The case's agent as the variant configures it."""
+    seed: int
+
+    @functools.cached_property
+    def key(self) -> str:
+        """``variant|model|dataset|case|fingerprint``: a change to what runs re-runs it."""
+        fingerprint = {
+            "agent": self.agent.model_dump(mode="json"),
+            "model": self.model.model_dump(mode="json"),
+            "case": self.case.model_dump(mode="json"),
+            "seed": self.seed,
+        }
+        digest = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()
+        names = (self.variant.name, self.model.name, self.dataset.name, self.case.id)
+        return "|".join([*names, digest[:16]])
+
+
+@dataclass
+class RunPlan:
+    """Everything a run needs, resolved from a suite (see :func:`plan_run`)."""
+
+    suite: Suite
+    datasets: list[Dataset]
+    agents: dict[str, dict[str, AgentConfig]]
+    """Variant name → the agents as that variant configures them."""
+    models: list[ModelSpec]
+    scorers: list[Scorer]
+    units: list[_Unit] = field(default_factory=list)
+
+    @property
+    def cases(self) -> dict[tuple[str, str], Case]:
+        return {(d.name, c.id): c for d in self.datasets for c in d}
+
+
+def plan_run(
+    suite: Suite,
+    *,
+    models: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> RunPlan:
+    """Resolve a suite: datasets (at most ``limit`` cases each), variants' agents, scorers.
+
+    ``models`` replaces the suite's models by specs (``extractive``, ``openai:<model>``…).
+    """
+    cap = limit if limit is not None else suite.limit
+    datasets = [_limited(load_dataset(path), cap) for path in suite.dataset_paths()]
+    agents_file = suite.agents_path()
+    base = load_agents(agents_file) if agents_file is not None else default_agents()
+    _check_agents(suite, datasets, base)
+    variants = suite.expanded_variants()
+    _check_findings(suite, variants)
+    specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
+    agents = {v.name: _variant_agents(suite, v, base) for v in variants}
+    plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
+    plan.units = [
+        _Unit(variant, spec, dataset, case, agents[variant.name][case.agent], suite.seed)
+        for variant in variants
+        for spec in specs
+        for dataset in datasets
+        for case in dataset
+    ]
+    return plan
+
+
+def default_output_dir(suite: Suite) -> Path:
+    """``evaluations/reports/<name>/`` beside the suite's ``suites`` folder (else under cwd)."""
+    if suite.path is not None and suite.path.parent.name == "suites":
+        return suite.path.parent.parent / "reports" / suite.name
+    return Path.cwd() / "evaluations" / "reports" / suite.name
+
+
+def run(
+    suite: Suite | str | Path,
+    *,
+    out_dir: str | Path | None = None,
+    models: Sequence[str] | None = None,
+    limit: int | None = None,
+    concurrency: int | None = None,
+    progress: bool = True,
+    cache: bool = True,
+) -> EvalResult:
+    """Run a suite (an object, a name in ``evaluations/suites/`` or a path); see the module docs.
+
+    ``cache=False`` asks the models every time (for timing them); finished cases still resume.
+    Inside a running event loop (Jupyter) the run happens in a worker thread.
+    """
+    call = run_async(
+        suite,
+        out_dir=out_dir,
+        models=models,
+        limit=limit,
+        concurrency=concurrency,
+        progress=progress,
+        cache=cache,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(call)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, call).result()
+
+
+async def run_async(
+    suite: Suite | str | Path,
+    *,
+    out_dir: str | Path | None = None,
+    models: Sequence[str] | None = None,
+    limit: int | None = None,
+    concurrency: int | None = None,
+    progress: bool = True,
+    cache: bool = True,
+) -> EvalResult:
+    """The coroutine behind :func:`run`."""
+    suite = suite if isinstance(suite, Suite) else load_suite(suite)
+    started = time.time()
+    plan = plan_run(suite, models=models, limit=limit)
+    out = Path(out_dir) if out_dir is not None else default_output_dir(suite)
+    out.mkdir(parents=True, exist_ok=True)
+    executor = _Executor(plan, out, concurrency or suite.concurrency, progress, cache)
+    records = await executor.run()
+    result = score_records(
+        records,
+        plan.cases,
+        plan.scorers,
+        config=_run_config(plan, executor, started),
+        seed=suite.seed,
+        resamples=suite.resamples,
+    )
+    write_outputs(result, out, suite.findings, title=suite.name)
+    return result
+
+
+def rescore(out_dir: str | Path, suite: Suite | str | Path) -> EvalResult:
+    """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs)."""
+    suite = suite if isinstance(suite, Suite) else load_suite(suite)
+    plan = plan_run(suite)
+    out = Path(out_dir)
+    wanted = {unit.key for unit in plan.units}
+    recorded = _read_records(out / _RECORDS)
+    records = [recorded[key] for key in sorted(wanted & recorded.keys())]
+    config = {**_static_config(plan), "rescored_at": _now()}
+    result = score_records(
+        records,
+        plan.cases,
+        plan.scorers,
+        config=config,
+        seed=suite.seed,
+        resamples=suite.resamples,
+    )
+    write_outputs(result, out, suite.findings, title=suite.name)
+    return result
+
+
+# --- planning ------------------------------------------------------------------------------
+
+
+def _limited(dataset: Dataset, cap: int | None) -> Dataset:
+    if cap is None or len(dataset) <= cap:
+        return dataset
+    return Dataset(dataset.name, dataset.cases[:cap], dataset.path)
+
+
+def _check_agents(suite: Suite, datasets: list[Dataset], agents: Mapping[str, Any]) -> None:
+    for dataset in datasets:
+        missing = sorted(set(dataset.agents) - set(agents))
+        if missing:
+            raise ConfigError(
+                f"{suite.path}: dataset {dataset.name} names agent(s) {missing} that the agents "
+                f"configuration does not define (known: {sorted(agents)})"
+            )
+
+
+def _check_findings(suite: Suite, variants: list[Variant]) -> None:
+    names = {v.name for v in variants}
+    for index, finding in enumerate(suite.findings):
+        for role in ("baseline", "variant"):
+            name = getattr(finding, role)
+            if name is None or name == "*":
+                continue
+            if name not in names:
+                raise ConfigError(
+                    f"{suite.path}: key findings.{index}.{role}: no variant named {name!r} "
+                    f"(variants: {sorted(names)})"
+                )
+
+
+def _variant_agents(
+    suite: Suite, variant: Variant, base: Mapping[str, AgentConfig]
+) -> dict[str, AgentConfig]:
+    agents = {}
+    for name, config in base.items():
+        data = config.model_dump()
+        for dotted, value in variant.set.items():
+            _assign(data, dotted, value, suite, variant)
+        try:
+            agents[name] = AgentConfig.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+            )
+            raise ConfigError(
+                f"{suite.path}: variant {variant.name!r}: agent {name!r} rejects the overrides "
+                f"({problems})"
+            ) from exc
+    return agents
+
+
+def _assign(data: dict[str, Any], dotted: str, value: Any, suite: Suite, variant: Variant) -> None:
+    parts = dotted.split(".")
+    target: Any = data
+    for index, part in enumerate(parts[:-1]):
+        if not isinstance(target, dict) or part not in target:
+            raise ConfigError(
+                f"{suite.path}: variant {variant.name!r}: key set.{dotted}: "
+                f"{'.'.join(parts[: index + 1])} is not an agent setting"
+            )
+        if target[part] is None:
+            target[part] = {}
+        target = target[part]
+    if not isinstance(target, dict) or parts[-1] not in target:
+        known = ", ".join(sorted(target)) if isinstance(target, dict) else "none"
+        raise ConfigError(
+            f"{suite.path}: variant {variant.name!r}: key set.{dotted}: no such agent setting "
+            f"(known here: {known})"
+        )
+    target[parts[-1]] = value
+
+
+def _scorer_specs(suite: Suite) -> list[str | dict[str, Any]]:
+    specs: list[str | dict[str, Any]] = list(suite.scorers or scorer_names())
+    if suite.judge is None:
+        return specs
+    judged: list[str | dict[str, Any]] = []
+    for spec in specs:
+        config: dict[str, Any] = {"name": spec} if isinstance(spec, str) else dict(spec)
+        if "judge" not in config and accepts_argument(str(config.get("name")), "judge"):
+            config["judge"] = suite.judge
+        judged.append(config)
+    return judged
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+class _Executor:
+    """Runs the plan's pending units with bounded concurrency, appending each record."""
+
+    def __init__(
+        self, plan: RunPlan, out: Path, concurrency: int, progress: bool, cache: bool
+    ) -> None:
+        self.plan = plan
+        self.cache = cache
+        self.out = out
+        self.concurrency = concurrency
+        self.progress = progress
+        self.corpora: dict[str, Corpus] = {}
+        self.models: dict[str, CachedModel] = {}
+        self.services: dict[tuple[str, str], AnswerService] = {}
+        self.resumed = 0
+        self.ran = 0
+        self.seconds = 0.0
+        """Wall time spent running units (models, retrieval, finalize), without scoring."""
+        self._readable: dict[tuple[str, Reader], str] = {}
+
+    async def run(self) -> list[CaseRecord]:
+        recorded = _read_records(self.out / _RECORDS)
+        done = {u.key: recorded[u.key] for u in self.plan.units if u.key in recorded}
+        self.resumed = len(done)
+        pending = [u for u in self.plan.units if u.key not in done]
+        if pending:
+            began = time.perf_counter()
+            self._load_corpora()
+            try:
+                fresh = await self._run_units(pending)
+            finally:
+                # Connections belong to this event loop: close them before it ends.
+                for model in self.models.values():
+                    await model.aclose()
+            done.update(fresh)
+            self.seconds = time.perf_counter() - began
+        return [done[unit.key] for unit in self.plan.units]
+
+    async def _run_units(self, units: list[_Unit]) -> dict[str, CaseRecord]:
+        from tqdm.auto import tqdm
+
+        semaphore = asyncio.Semaphore(self.concurrency)
+        results: dict[str, CaseRecord] = {}
+        bar = tqdm(
+            total=len(units),
+            desc=f"eval {self.plan.suite.name}",
+            unit="case",
+            disable=not self.progress,
+        )
+        with (self.out / _RECORDS).open("a", encoding="utf-8") as sink:
+
+            async def one(unit: _Unit) -> None:
+                async with semaphore:
+                    record = await self._run_unit(unit)
+                sink.write(record.model_dump_json() + "\n")
+                sink.flush()
+                results[unit.key] = record
+                self.ran += 1
+                bar.update(1)
+
+            try:
+                await asyncio.gather(*(one(unit) for unit in units))
+            finally:
+                bar.close()
+        return results
+
+    async def _run_unit(self, unit: _Unit) -> CaseRecord:
+        service = self._service(unit.variant, unit.model)
+        config = self.plan.agents[unit.variant.name][unit.case.agent]
+        corpus = self.corpora[config.corpus]
+        reader = unit.case.reader.to_reader()
+        readable = self._readable_for(config.corpus, reader)
+        turns: list[TurnRecord] = []
+        conversation: str | None = None
+        for index, gold in enumerate(unit.case.turns):
+            restricted = _restricted(corpus, reader, readable + "\n" + gold.question.casefold())
+            if turns and turns[-1].error is not None:
+                turns.append(
+                    TurnRecord(
+                        turn=index,
+                        question=gold.question,
+                        error="not run: an earlier turn of the case failed",
+                    )
+                )
+                continue
+            began = time.perf_counter()
+            try:
+                answer = await service.answer(
+                    unit.case.agent,
+                    gold.question,
+                    conversation,
+                    reader,
+                    seed=self.plan.suite.seed,
+                )
+            except CitelabError as exc:
+                turns.append(
+                    TurnRecord(
+                        turn=index, question=gold.question, error=f"{type(exc).__name__}: {exc}"
+                    )
+                )
+                continue
+            conversation = answer.conversation_id
+            turns.append(
+                turn_record(
+                    answer,
+                    index,
+                    gold.question,
+                    restricted=restricted,
+                    canaries=unit.case.canaries,
+                    seconds=time.perf_counter() - began,
+                )
+            )
+        return CaseRecord(
+            key=unit.key,
+            variant=unit.variant.name,
+            model=unit.model.name,
+            dataset=unit.dataset.name,
+            case_id=unit.case.id,
+            tags=list(unit.case.tags),
+            turns=turns,
+        )
+
+    def _readable_for(self, corpus: str, reader: Reader) -> str:
+        key = (corpus, reader)
+        if key not in self._readable:
+            self._readable[key] = _readable_text(self.corpora[corpus], reader)
+        return self._readable[key]
+
+    def _load_corpora(self) -> None:
+        names = {c.corpus for agents in self.plan.agents.values() for c in agents.values()}
+        for name in sorted(names):
+            self.corpora[name] = load_corpus(resolve_corpus_path(name))
+
+    def _service(self, variant: Variant, spec: ModelSpec) -> AnswerService:
+        key = (variant.name, spec.name)
+        if key not in self.services:
+            label = f"eval-model-{spec.name}"
+            agents = {
+                name: config.model_copy(update={"model": label})
+                for name, config in self.plan.agents[variant.name].items()
+            }
+            self.services[key] = AnswerService(
+                agents,
+                store=MemoryConversationStore(),
+                logs=MemoryLogStore(),
+                models={label: self._model(spec)},
+                corpora=self.corpora,
+            )
+        return self.services[key]
+
+    def _model(self, spec: ModelSpec) -> CachedModel:
+        if spec.name not in self.models:
+            inner: Model = get_model(spec.spec, **spec.options)
+            namespace = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+            folder = self.out / "cache" / "models"
+            self.models[spec.name] = CachedModel(inner, folder, namespace, enabled=self.cache)
+        return self.models[spec.name]
+
+
+def turn_record(
+    answer: Answer,
+    index: int,
+    question: str,
+    *,
+    restricted: Sequence[RestrictedEntity] = (),
+    canaries: Sequence[str] = (),
+    seconds: float = 0.0,
+) -> TurnRecord:
+    """What the scorers need of an :class:`~citelab.answers.Answer`."""
+    held_numbers = {new: old for old, new in answer.mapping.items()}
+    final = [_source_record(s.number, s) for s in answer.sources]
+    candidates = [
+        _source_record(held_numbers.get(s.number or 0, s.number), s) for s in answer.sources
+    ]
+    candidates += [_source_record(s.number, s) for s in answer.dropped]
+    return TurnRecord(
+        turn=index,
+        question=question,
+        text=answer.text,
+        raw_text=answer.raw_text,
+        sources=final,
+        candidates=sorted(candidates, key=lambda s: s.number),
+        seen=_seen(answer),
+        message=answer.message.to_wire(),
+        no_answer=answer.no_answer,
+        rounds=[_round_record(r) for r in answer.rounds],
+        forced_searches=len(answer.forced),
+        mapping=dict(answer.mapping),
+        dangling=len(answer.dangling),
+        restricted=list(restricted),
+        canaries=[c for c in canaries if c.casefold() not in question.casefold()],
+        seconds=seconds,
+    )
+
+
+def _source_record(number: int | None, source: Any) -> SourceRecord:
+    return SourceRecord(
+        number=number or 0,
+        uri=source.uri,
+        title=source.title,
+        content=source.content,
+        langcode=source.langcode,
+    )
+
+
+def _round_record(record: Any) -> RoundRecord:
+    added: dict[int, str] = {}
+    for call in record.tool_calls:
+        added.update(call.added)
+    searches = sum(1 for call in record.tool_calls if call.error is None)
+    return RoundRecord(
+        index=record.index - 1,
+        text=record.text,
+        visible=dict(record.visible_numbering),
+        searches=searches,
+        added=added,
+    )
+
+
+def _seen(answer: Answer) -> list[SourceRecord]:
+    seen: dict[str, SourceRecord] = {}
+    for record in answer.rounds:
+        for number, source in current_view(record.messages).items():
+            seen.setdefault(
+                source.uri,
+                SourceRecord(
+                    number=number, uri=source.uri, title=source.title, content=source.content
+                ),
+            )
+    return list(seen.values())
+
+
+def _restricted(corpus: Corpus, reader: Reader, visible: str) -> list[RestrictedEntity]:
+    """Entities ``reader`` may not read, with the titles whose sight would be a leak.
+
+    ``visible`` is everything the reader may see anyway (readable documents, the question),
+    case-folded: a title found there proves nothing, so it is not a leak marker.
+    """
+    return [
+        RestrictedEntity(
+            uri=doc.uri,
+            titles=sorted(
+                {t.title for t in doc.translations.values() if t.title.casefold() not in visible}
+            ),
+        )
+        for doc in corpus
+        if not doc.readable_by(reader)
+    ]
+
+
+def _readable_text(corpus: Corpus, reader: Reader) -> str:
+    parts = [
+        f"{t.title}\n{t.content}"
+        for doc in corpus
+        if doc.readable_by(reader)
+        for t in doc.translations.values()
+    ]
+    return "\n".join(parts).casefold()
+
+
+def _read_records(path: Path) -> dict[str, CaseRecord]:
+    """Records already written; a torn last line (an interrupted write) is ignored."""
+    if not path.is_file():
+        return {}
+    records: dict[str, CaseRecord] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = CaseRecord.model_validate_json(line)
+        except ValidationError:
+            continue
+        records[record.key] = record
+    return records
+
+
+# --- the run's log -------------------------------------------------------------------------
+
+
+def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str, Any]:
+    cache = {
+        name: {"hits": model.hits, "misses": model.misses}
+        for name, model in executor.models.items()
+    }
+    return {
+        **_static_config(plan),
+        "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+        "finished_at": _now(),
+        "seconds": round(time.time() - started, 2),
+        "units": {"total": len(plan.units), "ran": executor.ran, "resumed": executor.resumed},
+        "execution_seconds": round(executor.seconds, 3),
+        "concurrency": executor.concurrency,
+        "model_cache_enabled": executor.cache,
+        "model_cache": cache,
+    }
+
+
+def _static_config(plan: RunPlan) -> dict[str, Any]:
+    suite = plan.suite
+    return {
+        "suite": suite.model_dump(mode="json", exclude={"path"}),
+        "suite_file": suite.path.name if suite.path else None,
+        "datasets": {d.name: len(d) for d in plan.datasets},
+        "variants": {
+            name: {"set": variant.set}
+            for name, variant in ((v.name, v) for v in plan.suite.expanded_variants())
+        },
+        "models": [m.model_dump(mode="json") for m in plan.models],
+        "scorers": [scorer.config() for scorer in plan.scorers],
+        "versions": _versions(),
+    }
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "platform": platform.platform(terse=True)}
+    for package in _PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

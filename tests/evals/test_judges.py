@@ -1,0 +1,55 @@
+import pytest
+
+from citelab import ConfigError
+from citelab.evals import LexicalJudge, build_judge, content_terms, judge_names
+
+
+def test_content_terms_fold_case_drop_function_words_and_markers() -> None:
+    assert content_terms("The Fees are due in May [1][2].") == {"fees", "due", "may"}
+    assert content_terms("Die Gebühren sind im Mai fällig.") == {"gebühren", "mai", "fällig"}
+    assert content_terms("[3]") == frozenset()
+
+
+def test_lexical_support_is_content_word_recall_above_the_threshold() -> None:
+    judge = LexicalJudge(threshold=0.75)
+    evidence = "Title: Fees\nTuition fees are due in May."
+    assert judge.overlap("Fees are due in May.", evidence) == 1.0
+    assert judge.supports("Fees are due in May.", evidence)
+    # 3 of 4 content words ("fees", "due", "may" but not "june") is exactly the threshold.
+    assert judge.overlap("Fees are due in May or June.", evidence) == 0.75
+    assert judge.supports("Fees are due in May or June.", evidence)
+    assert not judge.supports("Parking permits are due in May.", evidence)
+
+
+def test_numbers_are_words_so_a_different_number_is_not_supported() -> None:
+    judge = LexicalJudge(threshold=1.0)
+    assert judge.supports("The programme has 120 credits.", "The programme has 120 credits.")
+    assert not judge.supports("The programme has 180 credits.", "The programme has 120 credits.")
+
+
+def test_a_statement_without_content_words_is_never_supported() -> None:
+    assert not LexicalJudge().supports("It is.", "It is what it is.")
+
+
+def test_judges_are_rebuilt_from_their_configuration() -> None:
+    judge = LexicalJudge(threshold=0.6)
+    rebuilt = build_judge(judge.config())
+    assert isinstance(rebuilt, LexicalJudge)
+    assert rebuilt.threshold == 0.6
+    assert build_judge("lexical").config() == {"name": "lexical", "threshold": 0.75}
+    assert build_judge(judge) is judge
+    assert judge_names() == ["lexical", "llm"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nli", "unknown judge 'nli'"),
+        ({"name": "lexical", "threshold": 2}, "threshold must be in"),
+        ({"name": "lexical", "cutoff": 1}, "judge lexical: bad configuration"),
+        ({"name": "llm", "model": "m", "prompt": "no placeholders"}, "must contain {statement}"),
+    ],
+)
+def test_bad_judge_configuration_is_a_clear_error(spec: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build_judge(spec)  # type: ignore[arg-type]

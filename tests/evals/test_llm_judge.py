@@ -1,0 +1,107 @@
+"""The LLM judge over real HTTP: citelab serve-model serving a tiny yes/no model, the real SDK."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from citelab import ModelError
+from citelab.evals import DEFAULT_JUDGE_PROMPT, GoldTurn, LLMJudge, build_judge, citation_recall
+from citelab.models import (
+    FinishDelta,
+    Message,
+    ModelDelta,
+    RunningServer,
+    TextDelta,
+    ToolChoice,
+    ToolSpec,
+    message_text,
+    serve_in_thread,
+)
+
+from ._builders import record
+
+
+class YesNoModel:
+    """Says "yes" when every word of the statement occurs in the evidence (or a fixed reply)."""
+
+    name = "judge"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.reply: str | None = None
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        tool_choice: ToolChoice | None = None,
+        seed: int | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        self.calls += 1
+        prompt = message_text(messages[-1])
+        evidence = prompt.split("Evidence:\n", 1)[1].split("\n\nStatement:\n", 1)[0]
+        statement = prompt.split("Statement:\n", 1)[1].split("\n\nAnswer", 1)[0]
+        words = set(re.findall(r"\w+", statement.lower()))
+        verdict = "Yes." if words <= set(re.findall(r"\w+", evidence.lower())) else "No"
+        yield TextDelta(text=self.reply if self.reply is not None else verdict)
+        yield FinishDelta(reason="stop")
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[YesNoModel, RunningServer]]:
+    model = YesNoModel()
+    with serve_in_thread(model) as server:
+        yield model, server
+
+
+def test_the_llm_judge_asks_the_model_and_reads_yes_or_no(
+    served: tuple[YesNoModel, RunningServer],
+) -> None:
+    model, server = served
+    model.reply = None
+    judge = LLMJudge("judge", base_url=server.base_url)
+    assert judge.supports("fees are due in may", "Title: Fees\nFees are due in May.")
+    assert not judge.supports("fees are due in june", "Title: Fees\nFees are due in May.")
+
+
+def test_verdicts_are_cached_in_memory_and_on_disk(
+    served: tuple[YesNoModel, RunningServer], tmp_path: Path
+) -> None:
+    model, server = served
+    model.reply = None
+    judge = LLMJudge("judge", base_url=server.base_url, cache_dir=str(tmp_path))
+    before = model.calls
+    assert judge.supports("rooms open at 9", "Rooms open at 9.")
+    assert judge.supports("rooms open at 9", "Rooms open at 9.")
+    assert model.calls == before + 1
+    rebuilt = build_judge(judge.config())
+    assert rebuilt.supports("rooms open at 9", "Rooms open at 9.")
+    assert model.calls == before + 1  # a re-score reads the disk cache
+    assert list(tmp_path.glob("judge/*/*.json"))
+
+
+def test_the_prompt_is_part_of_the_configuration(served: tuple[YesNoModel, RunningServer]) -> None:
+    _, server = served
+    scorer = citation_recall(judge={"name": "llm", "model": "judge", "base_url": server.base_url})
+    assert scorer.config()["judge"]["prompt"] == DEFAULT_JUDGE_PROMPT
+    turn = record("Tuition fees are due in May [1]. Late payment costs a fee of 50 euros [2].")
+    assert [row["hit"] for row in scorer(turn, GoldTurn(question="q")).rows] == [True, False]
+
+
+def test_an_unexpected_reply_is_a_model_error(served: tuple[YesNoModel, RunningServer]) -> None:
+    model, server = served
+    model.reply = "Maybe."
+    with pytest.raises(ModelError, match=r"expected 'yes' or 'no', got 'Maybe\.'"):
+        LLMJudge("judge", base_url=server.base_url).supports("a claim", "some evidence")
+    model.reply = None
+
+
+def test_an_unreachable_endpoint_is_a_model_error() -> None:
+    judge = LLMJudge("judge", base_url="http://127.0.0.1:9/v1", timeout=2.0)
+    with pytest.raises(ModelError, match="judge llm"):
+        judge.supports("a claim", "some evidence")

@@ -1,0 +1,106 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from citelab import InvalidInput
+from citelab.evals import (
+    Case,
+    CaseRecord,
+    GoldTurn,
+    bootstrap_interval,
+    build_scorers,
+    score_records,
+)
+
+from ._builders import record
+
+GOOD = "Tuition fees are due in May [1]."
+BAD = "Tuition fees are due in May [1]. Parking is cheap."
+
+
+def _case(case_id: str, turns: int = 1, tags: tuple[str, ...] = ()) -> Case:
+    return Case(
+        id=case_id, turns=[GoldTurn(question=f"q{i}") for i in range(turns)], tags=list(tags)
+    )
+
+
+def _records(variant: str, texts: list[str]) -> list[CaseRecord]:
+    return [
+        CaseRecord(
+            key=f"{variant}/c{i}",
+            variant=variant,
+            model="m",
+            dataset="d",
+            case_id=f"c{i}",
+            turns=[record(text, ("fees",))],
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+def _result(**kwargs: object):  # type: ignore[no-untyped-def]
+    cases = {("d", f"c{i}"): _case(f"c{i}") for i in range(4)}
+    scorers = build_scorers(["citation_recall", {"name": "citation_recall", "alce_compat": True}])
+    records = _records("a", [GOOD, GOOD, BAD, BAD]) + _records("b", [BAD, BAD, BAD, BAD])
+    return score_records(records, cases, scorers, seed=3, **kwargs)  # type: ignore[arg-type]
+
+
+def test_every_level_is_a_dataframe_with_the_keys() -> None:
+    result = _result()
+    cases = result.to_pandas("case")
+    assert len(cases) == 8
+    assert {"variant", "case_id", "turn", "citation_recall", "citation_recall_alce"} <= set(cases)
+    statements = result.to_pandas("statement")
+    # Variant a has 1+1+2+2 statements, b has 4×2; both scorers write one row per statement.
+    assert len(statements) == 2 * (6 + 8)
+    assert set(statements["metric"]) == {"citation_recall", "citation_recall_alce"}
+    assert result.to_pandas("citation").empty
+    with pytest.raises(InvalidInput, match="unknown level 'turn'"):
+        result.to_pandas("turn")  # type: ignore[arg-type]
+
+
+def test_micro_pools_statements_and_macro_averages_answers() -> None:
+    summary = _result().to_pandas("variant").set_index(["variant", "metric"])
+    # Variant a: statements 1,1,(1,0),(1,0) → micro 4/6; per answer 1,1,.5,.5 → macro .75.
+    assert summary.loc[("a", "citation_recall"), "value"] == pytest.approx(4 / 6)
+    assert summary.loc[("a", "citation_recall_alce"), "value"] == pytest.approx(0.75)
+    assert summary.loc[("b", "citation_recall"), "value"] == pytest.approx(0.5)
+    assert summary.loc[("a", "citation_recall"), "cases"] == 4
+    assert summary.loc[("a", "citation_recall"), "units"] == 6
+
+
+def test_intervals_are_seeded_and_contain_the_value() -> None:
+    first = _result().to_pandas("variant")
+    again = _result().to_pandas("variant")
+    pd.testing.assert_frame_equal(first, again)
+    assert (first["ci_low"] <= first["value"]).all()
+    assert (first["value"] <= first["ci_high"]).all()
+    constant = first[first["variant"] == "b"]
+    assert (constant["ci_low"] == constant["ci_high"]).all()
+
+
+def test_bootstrap_interval_of_a_known_ratio() -> None:
+    rng = np.random.default_rng(0)
+    numerators = np.array([1.0] * 50 + [0.0] * 50)
+    low, high = bootstrap_interval(numerators, np.ones(100), rng, resamples=2000)
+    assert low == pytest.approx(0.4, abs=0.03)
+    assert high == pytest.approx(0.6, abs=0.03)
+    empty = bootstrap_interval(np.array([]), np.array([]), rng)
+    assert all(math.isnan(bound) for bound in empty)  # no cases, no interval
+
+
+def test_subsets_select_turns_by_rounds_and_tags() -> None:
+    result = _result()
+    assert result.summary(subset="multi_round").empty
+    assert len(result.summary(subset="single_round")) == 4
+    assert result.summary(subset="tag:restricted").empty
+    with pytest.raises(InvalidInput, match="unknown subset"):
+        result.summary(subset="some")
+
+
+def test_a_record_without_its_case_is_an_error() -> None:
+    scorers = build_scorers(["no_answer"])
+    with pytest.raises(InvalidInput, match="no case c0 in d"):
+        score_records(_records("a", [GOOD]), {}, scorers)

@@ -1,0 +1,224 @@
+"""The runner end to end on a tiny suite: outputs, resume, the model cache, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from citelab.cli import main
+from citelab.evals import load_suite, rescore, run
+from citelab.models import ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec, _registry
+
+CASES = [
+    {
+        "id": "fee-then-robotics",
+        "agent": "university",
+        "turns": [
+            {"question": "How much is the semester fee?"},
+            {
+                "question": "When do applications for the Robotics and Autonomous Systems MSc "
+                "close?",
+                "claims": [
+                    {
+                        "text": "Applications close on 15 April",
+                        "supported_by": ["entity:program/robotics-msc"],
+                    }
+                ],
+                "min_searches": 1,
+            },
+        ],
+        "tags": ["multi_turn", "multi_round"],
+    },
+    {
+        "id": "cup",
+        "agent": "university",
+        "turns": [{"question": "Who won the 2022 football cup?", "expect_answer": False}],
+    },
+    {
+        "id": "vpn",
+        "agent": "intranet",
+        "turns": [{"question": "What is the VPN gateway?", "expect_answer": False}],
+        "tags": ["restricted"],
+        "canaries": ["vpn-ams"],
+    },
+]
+
+SUITE = """
+name = "tiny"
+datasets = ["cases.jsonl"]
+models = [{ spec = "counting", label = "counted" }]
+concurrency = 2
+scorers = ["citation_recall", "numbering_stability", "no_answer", "required_searches",
+           "source_leakage"]
+
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "no_tool_rewrite"
+set = { "hooks.tool_rewrite" = false }
+
+[[findings]]
+title = "rewrite keeps numbers"
+metric = "numbering_stability"
+baseline = "baseline"
+variant = "no_tool_rewrite"
+subset = "multi_round"
+"""
+
+
+class CountingModel:
+    """The extractive model, slowed down, counting calls and how many run at once."""
+
+    calls = 0
+    running = 0
+    most = 0
+
+    def __init__(self) -> None:
+        self.name = "counting"
+        self.inner = ExtractiveModel()
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        tool_choice: ToolChoice | None = None,
+        seed: int | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        cls = CountingModel
+        cls.calls += 1
+        cls.running += 1
+        cls.most = max(cls.most, cls.running)
+        try:
+            await asyncio.sleep(0.05)
+            async for delta in self.inner.stream(messages, tools, tool_choice=tool_choice):
+                yield delta
+        finally:
+            cls.running -= 1
+
+
+@pytest.fixture
+def suite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # Registered for this test only: the registry is global and other tests list it.
+    monkeypatch.setitem(_registry._FACTORIES, "counting", CountingModel)
+    CountingModel.calls = CountingModel.running = CountingModel.most = 0
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps(case) + "\n" for case in CASES), encoding="utf-8"
+    )
+    path = tmp_path / "tiny.toml"
+    path.write_text(SUITE, encoding="utf-8")
+    return path
+
+
+def test_a_run_writes_every_output_and_bounds_concurrency(suite_file: Path) -> None:
+    out = suite_file.parent / "out"
+    result = run(suite_file, out_dir=out, progress=False)
+    names = {p.name for p in out.iterdir()}
+    assert {
+        "records.jsonl",
+        "summary.csv",
+        "cases.csv",
+        "statements.csv",
+        "citations.csv",
+        "run.json",
+        "report.html",
+        "cache",
+    } <= names
+    assert 1 < CountingModel.most <= 2
+    cases = result.to_pandas("case")
+    assert len(cases) == 2 * 4  # two variants × four turns
+    assert set(cases["model"]) == {"counted"}
+    follow_up = cases[(cases["case_id"] == "fee-then-robotics") & (cases["turn"] == 1)]
+    assert (follow_up["rounds"] == 2).all()
+    stability = follow_up.set_index("variant")["numbering_stability"]
+    assert stability["baseline"] == 1.0
+    assert stability["no_tool_rewrite"] < 1.0  # the seed's bug, reproduced
+    run_log = json.loads((out / "run.json").read_text())
+    assert run_log["units"] == {"total": 6, "ran": 6, "resumed": 0}
+    assert run_log["versions"]["citelab"]
+    assert run_log["scorers"][0]["judge"]["name"] == "lexical"
+    assert run_log["findings"][0]["holds"] is True
+
+
+def test_a_second_run_resumes_and_a_lost_record_is_answered_from_the_cache(
+    suite_file: Path,
+) -> None:
+    out = suite_file.parent / "out"
+    first = run(suite_file, out_dir=out, progress=False)
+    calls = CountingModel.calls
+    again = run(suite_file, out_dir=out, progress=False)
+    assert CountingModel.calls == calls  # nothing re-run
+    assert json.loads((out / "run.json").read_text())["units"]["resumed"] == 6
+    # An interrupted run: one record lost, the last line torn in half.
+    lines = (out / "records.jsonl").read_text().splitlines()
+    (out / "records.jsonl").write_text("\n".join(lines[:4]) + "\n" + lines[4][:40])
+    third = run(suite_file, out_dir=out, progress=False)
+    log = json.loads((out / "run.json").read_text())
+    assert log["units"] == {"total": 6, "ran": 2, "resumed": 4}
+    assert log["model_cache"]["counted"]["misses"] == 0  # replayed, not asked again
+    assert CountingModel.calls == calls
+    for result in (again, third):
+        assert result.to_pandas("variant").equals(first.to_pandas("variant"))
+
+
+def test_rescore_runs_no_model(suite_file: Path) -> None:
+    out = suite_file.parent / "out"
+    run(suite_file, out_dir=out, progress=False)
+    calls = CountingModel.calls
+    result = rescore(out, load_suite(suite_file))
+    assert CountingModel.calls == calls
+    assert "rescored_at" in result.config
+    assert not result.to_pandas("case").empty
+
+
+def test_a_changed_variant_is_run_again(suite_file: Path) -> None:
+    out = suite_file.parent / "out"
+    run(suite_file, out_dir=out, progress=False)
+    suite_file.write_text(
+        SUITE.replace('"hooks.tool_rewrite" = false', 'merge_strategy = "replace"')
+    )
+    run(suite_file, out_dir=out, progress=False)
+    assert json.loads((out / "run.json").read_text())["units"] == {
+        "total": 6,
+        "ran": 3,
+        "resumed": 3,
+    }
+
+
+def test_the_command_line_runs_a_suite(
+    suite_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = suite_file.parent / "cli-out"
+    code = main(["eval", "--suite", str(suite_file), "--out", str(out), "--limit", "1", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "citation_recall" in captured.out
+    assert "rewrite keeps numbers" in captured.out
+    assert (out / "report.html").is_file()
+    assert main(["eval", "--suite", str(suite_file), "--out", str(out), "--rescore"]) == 0
+
+
+def test_the_command_line_reports_a_bad_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'bad'\ndatasets = ['nowhere.jsonl']\n")
+    assert main(["eval", "--suite", str(bad)]) == 2
+    assert "key datasets.0" in capsys.readouterr().err
+    assert main(["eval", "--suite", str(bad), "--limit", "0"]) == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err
+
+
+def test_without_the_cache_every_call_reaches_the_model(suite_file: Path) -> None:
+    run(suite_file, out_dir=suite_file.parent / "a", progress=False, cache=False)
+    calls = CountingModel.calls
+    run(suite_file, out_dir=suite_file.parent / "b", progress=False, cache=False)
+    assert CountingModel.calls == 2 * calls
+    assert not (suite_file.parent / "b" / "cache").exists()
+    log = json.loads((suite_file.parent / "b" / "run.json").read_text())
+    assert log["model_cache_enabled"] is False

@@ -1,0 +1,138 @@
+from pathlib import Path
+
+import pytest
+
+from citelab import ConfigError
+from citelab.evals import load_suite, plan_run, resolve_suite_path
+
+DATASET = (
+    '{"id": "fee", "agent": "university", '
+    '"turns": [{"question": "How much is the semester fee?"}]}\n'
+)
+
+
+def _suite(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    (tmp_path / "cases.jsonl").write_text(DATASET, encoding="utf-8")
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = """
+name = "small"
+datasets = ["cases.jsonl"]
+judge = { name = "lexical", threshold = 0.6 }
+scorers = ["citation_recall", "no_answer", { name = "citation_precision", alce_compat = true }]
+
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "no_rewrite"
+set = { "hooks.tool_rewrite" = false, merge_strategy = "replace" }
+
+[grid]
+"retrieval.entity_cap" = [2, 5]
+"""
+
+
+def test_a_suite_resolves_datasets_variants_and_the_grid(tmp_path: Path) -> None:
+    suite = load_suite(_suite(tmp_path, GOOD))
+    assert suite.dataset_paths() == [tmp_path / "cases.jsonl"]
+    assert [m.name for m in suite.models] == ["extractive"]
+    names = [v.name for v in suite.expanded_variants()]
+    assert names == [
+        "baseline/retrieval.entity_cap=2",
+        "baseline/retrieval.entity_cap=5",
+        "no_rewrite/retrieval.entity_cap=2",
+        "no_rewrite/retrieval.entity_cap=5",
+    ]
+    plan = plan_run(suite)
+    agents = plan.agents["no_rewrite/retrieval.entity_cap=2"]
+    assert agents["university"].hooks.tool_rewrite is False
+    assert agents["university"].merge_strategy == "replace"
+    assert agents["university"].retrieval is not None
+    assert agents["university"].retrieval.entity_cap == 2
+    assert len(plan.units) == 4
+    # The suite's judge reaches every scorer that takes one, and only those.
+    configs = [scorer.config() for scorer in plan.scorers]
+    assert configs[0]["judge"] == {"name": "lexical", "threshold": 0.6}
+    assert configs[1] == {"name": "no_answer"}
+    assert configs[2]["alce_compat"] is True
+
+
+def test_yaml_suites_and_bundled_names_resolve(tmp_path: Path) -> None:
+    path = _suite(tmp_path, "name: y\ndatasets: [cases.jsonl]\nmodels: [extractive]\n", "y.yaml")
+    assert load_suite(path).name == "y"
+    assert resolve_suite_path("default").name == "default.toml"
+    assert load_suite("default").dataset_paths()[0].name == "university.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name = 'x'\ndatasets = [", "not valid TOML"),
+        ("name = 'x'\ndatasets = ['cases.jsonl']\ncolour = 1", "key colour: Extra inputs"),
+        ("name = 'x'\ndatasets = []", "key datasets: List should have at least 1 item"),
+        ("name = 'x'\ndatasets = ['missing.jsonl']", "key datasets.0: 'missing.jsonl'"),
+        ("name = 'x'\ndatasets = ['cases.jsonl']\nconcurrency = 0", "key concurrency"),
+        (
+            "name = 'x'\ndatasets = ['cases.jsonl']\n"
+            "[[variants]]\nname = 'a'\n[[variants]]\nname = 'a'",
+            "variant names must be unique",
+        ),
+        (
+            "name = 'x'\ndatasets = ['cases.jsonl']\n"
+            "[[variants]]\nname = 'a'\nset = {'bad key' = 1}",
+            "key variants.0.set",
+        ),
+    ],
+)
+def test_a_bad_suite_names_the_file_and_the_key(tmp_path: Path, text: str, message: str) -> None:
+    path = _suite(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_suite(path)
+    assert str(path) in str(caught.value)
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("variant", "message"),
+    [
+        ("set = { 'hooks.rewrite' = false }", "key set.hooks.rewrite: no such agent setting"),
+        ("set = { 'nothing.here' = 1 }", "nothing is not an agent setting"),
+        ("set = { merge_strategy = 'shuffle' }", "rejects the overrides (merge_strategy"),
+    ],
+)
+def test_a_bad_override_names_the_variant_and_the_key(
+    tmp_path: Path, variant: str, message: str
+) -> None:
+    path = _suite(
+        tmp_path, f"name = 'x'\ndatasets = ['cases.jsonl']\n[[variants]]\nname = 'v'\n{variant}"
+    )
+    with pytest.raises(ConfigError) as caught:
+        plan_run(load_suite(path))
+    assert "variant 'v'" in str(caught.value)
+    assert message in str(caught.value)
+
+
+def test_findings_must_name_known_variants(tmp_path: Path) -> None:
+    text = (
+        "name = 'x'\ndatasets = ['cases.jsonl']\n[[findings]]\ntitle = 't'\n"
+        "metric = 'no_answer'\nbaseline = 'baseline'\nvariant = 'ghost'\n"
+    )
+    with pytest.raises(ConfigError, match=r"key findings\.0\.variant: no variant named 'ghost'"):
+        plan_run(load_suite(_suite(tmp_path, text)))
+
+
+def test_unknown_suites_agents_and_scorers_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no suite named 'nope'"):
+        resolve_suite_path("nope", search=[tmp_path])
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_suite(tmp_path / "absent.toml")
+    path = _suite(tmp_path, "name = 'x'\ndatasets = ['cases.jsonl']\nscorers = ['recall']")
+    with pytest.raises(ConfigError, match="unknown scorer 'recall'"):
+        plan_run(load_suite(path))
+    (tmp_path / "cases.jsonl").write_text(DATASET.replace("university", "ghost"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"names agent\(s\) \['ghost'\]"):
+        plan_run(load_suite(tmp_path / "s.toml"))
