@@ -1,0 +1,354 @@
+"""The tutorial notebooks: committed without outputs, in step with their sources, and each one
+runs headless from top to bottom (nbclient, a real kernel) and shows what it sets out to show.
+
+The four notebooks run at once, each in its own kernel, once per test session; the tests then
+read their outputs. The kernel is this interpreter's (a kernelspec written for ``sys.executable``
+and found first through ``JUPYTER_PATH``), so the notebooks import the citelab under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from citelab._paths import CACHE_ENV
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NAMES = [
+    "01_quickstart",
+    "02_contract_lab",
+    "03_multi_round_numbering",
+    "04_evaluation_report",
+]
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+CELL_TIMEOUT = 240
+
+
+def load_builder() -> ModuleType:
+    """``notebooks/_build.py`` (a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS_DIR / "_build.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+build = load_builder()
+
+
+# --- the committed files ------------------------------------------------------------------------
+
+
+def test_every_notebook_has_a_source_and_the_list_is_complete() -> None:
+    assert [path.stem for path in build.sources()] == NAMES
+    assert sorted(path.stem for path in NOTEBOOKS_DIR.glob("*.ipynb")) == NAMES
+
+
+def test_committed_notebooks_match_their_sources() -> None:
+    assert build.stale() == [], "run: .venv/bin/python notebooks/_build.py"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebooks_carry_no_outputs_and_minimal_metadata(name: str) -> None:
+    notebook = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    nbformat.validate(notebook)
+    assert set(notebook.metadata) == {"kernelspec", "language_info"}
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    for cell in notebook.cells:
+        assert cell.metadata == {}, f"cell {cell.id} carries metadata"
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"cell {cell.id} carries outputs"
+            assert cell.execution_count is None, f"cell {cell.id} carries an execution count"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_notebook_opens_with_what_it_teaches_for_whom_and_how_long(name: str) -> None:
+    notebook = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    first = notebook.cells[0]
+    assert first.cell_type == "markdown"
+    for heading in ("**What you learn:**", "**For whom:**", "**Time to run:**"):
+        assert heading in first.source
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebooks_hold_no_machine_paths(name: str) -> None:
+    text = (NOTEBOOKS_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
+    assert not re.search(r"(/home/|/root/|/tmp/|/work/|[A-Z]:\\\\)", text)
+
+
+# --- the builder ---------------------------------------------------------------------------------
+
+
+def test_the_builder_reads_code_and_markdown_cells() -> None:
+    cells = build.parse_cells("# %% [markdown]\n# # Title\n#\n# text\n\n# %%\nx = 1\n\n\ny = 2\n")
+    assert [(cell.kind, cell.text, cell.line) for cell in cells] == [
+        ("markdown", "# Title\n\ntext", 1),
+        ("code", "x = 1\n\n\ny = 2", 6),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("x = 1\n# %%\ny = 2\n", r"here\.py:1: text before the first"),
+        ("# %% [raw]\nx\n", r"here\.py:1: unknown cell marker '# %% \[raw\]'"),
+        ("# %% [markdown]\n# fine\nnot a comment\n", r"here\.py:3: a Markdown cell line"),
+        ("# %%\nx = 1\n# %%\n\n# %%\ny = 2\n", r"here\.py:3: empty code cell"),
+        ("", r"here\.py: no cells"),
+    ],
+)
+def test_the_builder_names_the_line_of_a_bad_source(source: str, problem: str) -> None:
+    with pytest.raises(build.SourceError, match=problem):
+        build.parse_cells(source, "here.py")
+
+
+def test_a_stale_or_orphan_notebook_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cells = tmp_path / "_cells"
+    cells.mkdir()
+    (cells / "01_demo.py").write_text("# %% [markdown]\n# # Demo\n\n# %%\nprint(1)\n")
+    monkeypatch.setattr(build, "NOTEBOOKS_DIR", tmp_path)
+    monkeypatch.setattr(build, "SOURCES_DIR", cells)
+    assert build.stale() == ["01_demo.ipynb: missing (build it from _cells/01_demo.py)"]
+    assert build.build() == [tmp_path / "01_demo.ipynb"]
+    assert build.stale() == []
+    assert build.build() == []  # unchanged sources write nothing
+
+    notebook = nbformat.read(tmp_path / "01_demo.ipynb", as_version=4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nbformat.write(notebook, tmp_path / "01_demo.ipynb")
+    (tmp_path / "99_orphan.ipynb").write_text("{}")
+    assert build.stale() == [
+        "01_demo.ipynb: differs from _cells/01_demo.py (rebuild it)",
+        "99_orphan.ipynb: has no source in _cells/",
+    ]
+
+
+# --- running them --------------------------------------------------------------------------------
+
+
+@dataclass
+class Executed:
+    """One notebook after a headless run: the notebook with outputs, or why the run failed."""
+
+    name: str
+    notebook: Any
+    failure: BaseException | None
+
+    def code_outputs(self) -> list[list[dict[str, Any]]]:
+        return [cell.outputs for cell in self.notebook.cells if cell.cell_type == "code"]
+
+    def stdout(self) -> str:
+        return "".join(
+            output["text"]
+            for outputs in self.code_outputs()
+            for output in outputs
+            if output["output_type"] == "stream" and output["name"] == "stdout"
+        )
+
+    def data(self, mime: str) -> list[Any]:
+        return [
+            output["data"][mime]
+            for outputs in self.code_outputs()
+            for output in outputs
+            if mime in output.get("data", {})
+        ]
+
+    def widget_states(self, widget_id: str) -> list[dict[str, Any]]:
+        state = self.notebook.metadata["widgets"][WIDGET_STATE]["state"]
+        return [
+            model["state"]
+            for model in state.values()
+            if model["state"].get("_anywidget_id") == widget_id
+        ]
+
+
+def write_kernelspec(directory: Path) -> None:
+    """A ``python3`` kernelspec that starts this interpreter (found first via JUPYTER_PATH)."""
+    spec = directory / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    kernel = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (citelab tests)",
+        "language": "python",
+    }
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+
+
+def warm_fixture_indexes() -> None:
+    """Build the fixture corpora's search indexes before the kernels start, so that four
+    kernels never race to build and persist the same index."""
+    from citelab.agent import resolve_corpus_path
+    from citelab.retrieval import open_index
+
+    for corpus in ("university", "helpcentre", "intranet"):
+        open_index(resolve_corpus_path(corpus))
+
+
+async def execute_all(workdir: Path) -> dict[str, Executed]:
+    async def one(name: str) -> Executed:
+        notebook = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+        cwd = workdir / name
+        cwd.mkdir()
+        client = nbclient.NotebookClient(
+            notebook,
+            kernel_name="python3",
+            timeout=CELL_TIMEOUT,
+            store_widget_state=True,
+            resources={"metadata": {"path": str(cwd)}},
+        )
+        try:
+            await client.async_execute()
+        except Exception as exc:  # reported by the test of that notebook
+            return Executed(name, notebook, exc)
+        return Executed(name, notebook, None)
+
+    results = await asyncio.gather(*(one(name) for name in NAMES))
+    return {executed.name: executed for executed in results}
+
+
+@pytest.fixture(scope="module")
+def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The environment the kernels start in (this interpreter's kernelspec first on
+    JUPYTER_PATH; citelab's cache and temporary files in a test folder); yields the folder
+    for their work."""
+    jupyter = tmp_path_factory.mktemp("jupyter")
+    write_kernelspec(jupyter)
+    workdir = tmp_path_factory.mktemp("notebooks")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PATH", str(jupyter))
+        patch.setenv(CACHE_ENV, str(workdir / "cache"))
+        # The notebooks write their evaluation runs to temporary folders: keep them in ours.
+        (workdir / "tmp").mkdir()
+        patch.setenv("TMPDIR", str(workdir / "tmp"))
+        yield workdir
+
+
+@pytest.fixture(scope="module")
+def executed(kernel_env: Path) -> dict[str, Executed]:
+    warm_fixture_indexes()
+    return asyncio.run(execute_all(kernel_env))
+
+
+def run_of(executed: dict[str, Executed], name: str) -> Executed:
+    result = executed[name]
+    if result.failure is not None:
+        pytest.fail(f"{name}.ipynb failed to run:\n{result.failure}")
+    errors = [
+        output
+        for outputs in result.code_outputs()
+        for output in outputs
+        if output["output_type"] == "error"
+    ]
+    assert errors == []
+    return result
+
+
+@pytest.mark.notebook
+def test_the_python3_kernel_is_this_interpreter(kernel_env: Path) -> None:
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    assert spec.argv[0] == sys.executable
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_quickstart_asks_follows_up_and_its_message_keeps_the_contract(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "01_quickstart")
+    out = run.stdout()
+    assert "contract violations: 0\n" in out
+    assert "same conversation: True\nturn: 2\n" in out
+    assert re.search(r"^\[1\] .+ \(entity:program/data-science-msc\)$", out, re.MULTILINE)
+
+    [chat] = run.widget_states("citelab.widget._chat.Chat")
+    assert [turn["status"] for turn in chat["turns"]] == ["done", "done"]
+    assert [turn["followup"] for turn in chat["turns"]] == [False, True]
+    assert all("[1]" in turn["text"] for turn in chat["turns"])
+    [panel] = run.widget_states("citelab.widget._panel.SourcesPanel")
+    assert panel["turns"] == chat["turns"]
+
+    views = run.widget_states("citelab.widget._message.MessageView")
+    valid, broken_view = sorted(views, key=lambda view: len(view["violations"]))
+    assert valid["violations"] == []
+    broken = {violation["code"] for violation in broken_view["violations"]}
+    assert broken == {"cited_text_mismatch", "unknown_source"}
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_contract_lab_validates_its_own_key_and_compares_the_variants(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "02_contract_lab")
+    out = run.stdout()
+    assert "lab registry: 0 violation(s)" in out
+    assert "default registry (strict): 1 violation(s)" in out
+    assert "===== tool_only: 2 round(s)" in out
+    assert "===== sources_first: 1 round(s)" in out
+    tables = run.data("text/html")
+    codes = ("out_of_range", "missing_field", "unknown_field", "unknown_source")
+    assert any(all(code in table for code in codes) for table in tables)
+    columns = ("citation_precision", "default", "sources_first", "tool_only")
+    assert any(all(name in table for name in columns) for table in tables)
+    assert len(run.data("image/png")) == 1
+    rounds = re.search(
+        r"^default\s+([\d.]+).*\n^sources_first\s+([\d.]+).*\n^tool_only\s+([\d.]+)",
+        out,
+        re.MULTILINE,
+    )
+    assert rounds is not None
+    default, sources_first, tool_only = map(float, rounds.groups())
+    assert default == sources_first < tool_only
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_multi_round_numbering_shows_stale_numbers_only_without_the_rewrite(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "03_multi_round_numbering")
+    out = run.stdout()
+    assert "stale citations with rewrite: 0 of 2\n" in out
+    assert "stale citations without rewrite: 1 of 2\n" in out
+    rewritten, raw = re.findall(r"=== .+? came back as:\n(.+)", out)
+    assert rewritten.startswith("<sources>")
+    assert raw.startswith('{"results"')
+    assert re.search(r"model wrote: .*\[4\]\..*\[1\]\.\nclient gets: .*\[1\]\..*\[2\]\.\n", out)
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "04_evaluation_report")
+    out = run.stdout()
+    holding = re.search(r"^(\d+) of (\d+) findings hold$", out, re.MULTILINE)
+    assert holding is not None
+    assert holding.group(1) == holding.group(2) != "0"
+    assert re.search(r"^serving at http://127\.0\.0\.1:\d+/v1$", out, re.MULTILINE)
+    assert "identical metrics over HTTP: True" in out
+    assert len(run.data("image/png")) == 1
+    unstable = re.search(r"^no_tool_rewrite\s+(\d+)$", out, re.MULTILINE)
+    assert unstable is not None
+    assert int(unstable.group(1)) > 0
+    assert re.search(r"^baseline\s+0$", out, re.MULTILINE)
