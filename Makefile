@@ -4,6 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LINT_PATHS := src tests benchmarks fixtures notebooks/_build.py notebooks/*.ipynb
 
 .PHONY: install demo test test-py test-js js js-check chromium lint typecheck bench lab clean
 
@@ -15,12 +16,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The main job: the bundled evaluation suite on the offline model, writing
+# evaluations/reports/default/ (report.html, CSV tables, run.json).
 demo: $(STAMP)
-	$(BIN)/citelab demo
+	$(BIN)/citelab eval --suite default
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
