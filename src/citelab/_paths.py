@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "cache_dir", "fixtures_dir"]
+__all__ = ["CACHE_ENV", "cache_dir", "fixtures_dir", "suites_dir"]
 
 CACHE_ENV = "CITELAB_CACHE_DIR"
 """Environment variable that overrides :func:`cache_dir`."""
@@ -26,6 +26,14 @@ def fixtures_dir() -> Path:
         return packaged
     # src/citelab/_paths.py -> the repository root is two folders above the package.
     return _PACKAGE_DIR.parent.parent / "fixtures"
+
+
+def suites_dir() -> Path:
+    """The bundled evaluation suites: the packaged copy if present, else the repository's."""
+    packaged = _PACKAGE_DIR / "_suites"
+    if packaged.is_dir():
+        return packaged
+    return _PACKAGE_DIR.parent.parent / "evaluations" / "suites"
 
 
 def cache_dir() -> Path:

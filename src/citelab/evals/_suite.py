@@ -42,7 +42,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from citelab._errors import ConfigError
-from citelab._paths import fixtures_dir
+from citelab._paths import fixtures_dir, suites_dir
 from citelab.evals._findings import Finding
 
 __all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
@@ -183,7 +183,7 @@ def resolve_suite_path(name_or_path: str | Path, search: list[Path] | None = Non
     """A suite file from a path, or from a bare name in ``evaluations/suites/``.
 
     Names are looked up in the current directory's ``evaluations/suites`` and then in the
-    repository checkout's, as ``<name>.toml``, ``.yaml`` or ``.yml``.
+    bundled ones (in the package, or the checkout's), as ``<name>.toml``, ``.yaml`` or ``.yml``.
     """
     path = Path(name_or_path)
     if path.suffix in {".toml", ".yaml", ".yml"} or path.exists():
@@ -201,8 +201,7 @@ def resolve_suite_path(name_or_path: str | Path, search: list[Path] | None = Non
 
 
 def _suite_folders() -> list[Path]:
-    repository = Path(__file__).resolve().parents[3]
-    folders = [Path.cwd() / "evaluations" / "suites", repository / "evaluations" / "suites"]
+    folders = [Path.cwd() / "evaluations" / "suites", suites_dir()]
     return list(dict.fromkeys(folders))
 
 
