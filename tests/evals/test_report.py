@@ -127,3 +127,13 @@ def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_pa
     assert len(re.findall(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,', page)) == 2
     assert not re.search(r'(src|href)="(?!data:)', page)  # no external assets
     assert "Numbering stability per round" in page
+
+
+def test_writing_a_report_leaves_the_matplotlib_backend_alone(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("svg")  # a backend the report must not replace with Agg
+    before = (matplotlib.get_backend(), matplotlib.rcParams["svg.hashsalt"])
+    written = write_outputs(_result(), tmp_path, [])
+    assert "data:image/svg+xml;base64," in written["report.html"].read_text()
+    assert (matplotlib.get_backend(), matplotlib.rcParams["svg.hashsalt"]) == before

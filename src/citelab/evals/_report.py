@@ -255,34 +255,33 @@ def _img(svg: bytes | None, alt: str) -> str:
 
 
 def _figure_svg(figure: Any) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    import matplotlib.pyplot as plt
+    import matplotlib
 
-    plt.close(figure)
+    buffer = io.BytesIO()
+    # A local rc context: the report never changes the user's backend or global settings
+    # (a notebook that runs an evaluation keeps its inline plots).
+    with matplotlib.rc_context({"svg.hashsalt": "citelab"}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buffer.getvalue()
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _new_figure(width: float, height: float) -> tuple[Any, Any]:
+    """A figure outside pyplot: no backend switch, no global state, safe in worker threads."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)
-    matplotlib.rcParams["svg.hashsalt"] = "citelab"
-    import matplotlib.pyplot as plt
-
-    return plt
+    figure = Figure(figsize=(width, height))
+    return figure, figure.add_subplot()
 
 
 def _metric_bars(summary: pd.DataFrame) -> bytes | None:
     """One horizontal grouped bar chart: a group per metric, a bar per variant, 95% intervals."""
     if summary.empty:
         return None
-    plt = _pyplot()
     metrics = list(dict.fromkeys(summary["metric"]))
     series = list(dict.fromkeys(zip(summary["variant"], summary["model"], strict=True)))
     several_models = len({model for _, model in series}) > 1
     height = 0.8 / len(series)
-    figure, axis = plt.subplots(figsize=(8.0, 0.5 + 0.32 * len(metrics) * max(1, len(series) / 2)))
+    figure, axis = _new_figure(8.0, 0.5 + 0.32 * len(metrics) * max(1, len(series) / 2))
     for index, (variant, model) in enumerate(series):
         part = summary[(summary["variant"] == variant) & (summary["model"] == model)]
         rows = [metrics.index(m) for m in part["metric"]]
@@ -308,8 +307,7 @@ def _metric_bars(summary: pd.DataFrame) -> bytes | None:
 
 
 def _stability_plot(table: pd.DataFrame) -> bytes:
-    plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(6.5, 3.2))
+    figure, axis = _new_figure(6.5, 3.2)
     for (variant, model), part in table.groupby(["variant", "model"], sort=False):
         label = str(variant) if table["model"].nunique() == 1 else f"{variant} · {model}"
         axis.plot(part["round"] + 1, part["value"], marker="o", label=label)
