@@ -15,7 +15,7 @@ from citelab.answers import (
     SQLiteConversationStore,
     SQLiteLogStore,
 )
-from citelab.contract import validate_message
+from citelab.contract import SOURCE_URL_KEY, validate_message
 from citelab.corpus import Reader
 from citelab.events import DoneEvent, Reference
 from citelab.models import ScriptedModel, message_text
@@ -84,6 +84,16 @@ async def test_a_first_turn_answers_with_finalized_citations(make_service: Servi
     assert done.conversation_id == answer.conversation_id
     assert done.log_id == answer.log_id
     assert done.suggested_replies
+
+
+async def test_the_message_links_each_entity_source_to_its_web_page(
+    make_service: ServiceFactory,
+) -> None:
+    answer = await make_service().answer("default", QUESTION)
+    [link] = answer.message.sources
+    assert link.uri == BSC
+    assert link.meta == {SOURCE_URL_KEY: answer.sources[0].url}
+    assert link.meta[SOURCE_URL_KEY].startswith("https://study.hollin-university.example/")
 
 
 async def test_first_turn_forces_retrieval_before_the_model(make_service: ServiceFactory) -> None:

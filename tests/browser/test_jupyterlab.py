@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+
+from citelab._browser import guard_loopback
 
 from ._lab import Lab
 
@@ -30,7 +31,6 @@ SHARED_STORE = "_model_key" in (ROOT / "src" / "citelab" / "static" / "widget_ch
 )
 MID_STREAM_MS = 5_000
 QUESTION = "When are tuition fees due?"
-LOOPBACK = "127.0.0.1"
 TIMEOUT_MS = 30_000
 
 SETUP = '''\
@@ -158,10 +158,9 @@ class LabPage:
     ) -> None:
         self.page = browser.new_page(viewport={"width": 1280, "height": 1600})
         self.page.set_default_timeout(TIMEOUT_MS)
-        self.requests: list[str] = []
+        self.outside: list[str] = []
         self.errors: list[str] = []
-        self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on("websocket", lambda socket: self.requests.append(socket.url))
+        guard_loopback(self.page, self.outside)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.goto(lab.notebook_url(notebook))
         self.page.get_by_role("button", name="Python 3 (ipykernel) | Idle", exact=True).wait_for()
@@ -230,12 +229,7 @@ class LabPage:
 
     def close(self) -> None:
         self.page.close()
-        outside = [
-            url
-            for url in self.requests
-            if urlsplit(url).scheme not in ("data", "blob") and urlsplit(url).hostname != LOOPBACK
-        ]
-        assert outside == [], f"the page left loopback: {outside}"
+        assert self.outside == [], f"the page left loopback: {self.outside}"
         assert self.errors == [], f"page errors: {self.errors}"
 
 

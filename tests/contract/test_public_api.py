@@ -9,6 +9,7 @@ CONTRACT = [
     "ALLOWLISTS",
     "BLOCK_KINDS",
     "CITATIONS_KEY",
+    "SOURCE_URL_KEY",
     "SUGGESTED_REPLIES_KEY",
     "Anchor",
     "AnswerMessage",

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from citelab import InvalidInput
 from citelab.contract import (
     CITATIONS_KEY,
+    SOURCE_URL_KEY,
     SUGGESTED_REPLIES_KEY,
     Anchor,
     MetaRegistry,
@@ -44,15 +45,18 @@ def footnote_check(
             )
 
 
-def test_default_registry_holds_the_two_contract_keys() -> None:
+def test_default_registry_holds_the_three_contract_keys() -> None:
     registry = default_registry()
-    assert registry.keys() == [CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
+    assert registry.keys() == [SOURCE_URL_KEY, CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
     citations = registry.get(CITATIONS_KEY)
     replies = registry.get(SUGGESTED_REPLIES_KEY)
+    url = registry.get(SOURCE_URL_KEY)
     assert citations is not None
     assert replies is not None
+    assert url is not None
     assert citations.kinds == {"text"}
     assert replies.kinds == {"message"}
+    assert url.kinds == {"resource_link"}
     assert citations.check is check_citation_anchors
     assert not registry.strict
 
@@ -70,8 +74,8 @@ def test_copy_is_independent_and_can_change_strictness() -> None:
     strict.unregister(SUGGESTED_REPLIES_KEY)
     assert strict.strict
     assert SUGGESTED_REPLIES_KEY in registry
-    assert len(strict) == 1
-    assert [spec.key for spec in registry] == [CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
+    assert len(strict) == 2
+    assert [spec.key for spec in registry] == [SOURCE_URL_KEY, CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
 
 
 def _variant_message(text: str, footnotes: list[dict[str, Any]]) -> dict[str, Any]:

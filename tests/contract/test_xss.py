@@ -6,14 +6,17 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from mcp_types import ResourceLink, TextContent
 
 from citelab.contract import (
     ALLOWLISTS,
+    SOURCE_URL_KEY,
     AnswerMessage,
     build_message,
     render_answer_html,
     render_sources_html,
     render_sources_markdown,
+    validate_message,
 )
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
@@ -87,13 +90,23 @@ def audit(html: str) -> list[str]:
 
 def _messages(vector: str) -> list[AnswerMessage]:
     safe = {"uri": "https://ok.example/page", "title": "Safe"}
+    entity = {"entity_type": "node", "entity_id": "1", "title": "By url"}
     return [
         build_message(f"{vector}\n\nClaim [1] and [2].", [safe]),
         build_message("Claim [1].", [{"uri": "https://ok.example/t", "title": vector}]),
         build_message("Claim [1].", [{**safe, "description": vector}]),
         build_message("Claim [1].", [{"uri": vector, "title": "By uri"}]),
         build_message("Claim [1].", [{"uri": vector, "title": vector, "description": vector}]),
+        build_message("Claim [1].", [{**entity, "url": vector}]),
+        _with_url("entity:node/1", vector),
+        _with_url(vector, vector),
     ]
+
+
+def _with_url(uri: str, url: str) -> AnswerMessage:
+    """``url`` in ``_meta["citelab/url"]`` as a hostile producer writes it (unchecked)."""
+    link = ResourceLink(uri=uri, name="By meta", meta={SOURCE_URL_KEY: url})
+    return AnswerMessage(content=[TextContent(text="Claim [1]."), link])
 
 
 def test_there_are_enough_vectors(xss_vectors: list[str]) -> None:
@@ -148,6 +161,37 @@ def test_an_unsafe_uri_never_becomes_a_link(uri: str) -> None:
     html = render_sources_html(message, id_prefix="p")
     assert "<a " not in html
     assert "<code>" in html
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        " javascript:alert(1)",
+        "java\tscript:alert(1)",
+        "java\nscript:alert(1)",
+        "\x01javascript:alert(1)",
+        "javascript&colon;alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:msgbox(1)",
+        "https://ok.example/\njavascript:x",
+        "[click](javascript:alert(1))",
+        '/x"onclick="alert(1)',
+        "/x'onclick='alert(1)",
+        "/x><script>alert(1)</script>",
+    ],
+)
+def test_a_hostile_url_in_meta_never_becomes_a_link(url: str) -> None:
+    built = build_message("Claim [1].", [{"entity_type": "node", "entity_id": "1", "url": url}])
+    for message in (built, _with_url("entity:node/1", url)):
+        html = render_sources_html(message, id_prefix="p")
+        markdown = render_answer_html(render_sources_markdown(message))
+        for rendered in (html, markdown, message._repr_html_()):
+            assert audit(rendered) == []
+            assert "<a " not in rendered.replace('<a href="#cite-', "")
+    codes = {v.code for v in validate_message(_with_url("entity:node/1", url))}
+    assert codes == {"unsafe_url"}
 
 
 def test_a_script_title_is_inert_text() -> None:

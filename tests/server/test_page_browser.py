@@ -3,15 +3,14 @@ the answer stream in with its sources, follow a citation."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+
+from citelab._browser import chromium_executable, guard_loopback, launched_chromium
 
 from .processes import ServeProcess
 
@@ -19,15 +18,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # The offline model, slowed down so that the stream is visible piece by piece.
 AGENTS = """
 [agents.default]
@@ -52,18 +42,11 @@ RECORD_ANSWER_LENGTHS = """() => {
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    executable = shutil.which("chromium")
-    if executable is None:
+    if chromium_executable() is None:
         pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    home = tmp_path_factory.mktemp("chromium")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "TMPDIR": str(home)}
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
-        )
+    pytest.importorskip("playwright.sync_api")
+    with launched_chromium(tmp_path_factory.mktemp("chromium")) as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +68,9 @@ def test_the_page_streams_an_answer_with_sources_and_follows_a_citation(
     browser: Any, printed_url: str
 ) -> None:
     page = browser.new_page(viewport={"width": 1000, "height": 900})
-    requests: list[str] = []
+    outside: list[str] = []
     errors: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
+    guard_loopback(page, outside)
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
 
@@ -128,6 +111,5 @@ def test_the_page_streams_an_answer_with_sources_and_follows_a_citation(
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=True)
     page.close()
-    outside = [url for url in requests if urlsplit(url).hostname != "127.0.0.1"]
     assert outside == [], f"requests left loopback: {outside}"
     assert errors == [], f"console or page errors: {errors}"

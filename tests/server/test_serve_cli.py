@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,15 @@ import httpx
 import pytest
 
 from citelab.cli import main
+from citelab.cli._common import (
+    add_address_arguments,
+    add_agents_arguments,
+    add_reader_arguments,
+    default_agent,
+    reader_from,
+    warn_if_reachable,
+)
+from citelab.corpus import Reader
 
 from .processes import ServeProcess
 
@@ -81,3 +91,29 @@ def test_serve_refuses_bad_options_with_a_clear_message(
 ) -> None:
     assert main(["serve", "--port", "0", "--db", str(tmp_path / "db"), *args]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_shared_options_become_a_reader_and_an_agent() -> None:
+    parser = argparse.ArgumentParser()
+    add_agents_arguments(parser)
+    add_reader_arguments(parser)
+    add_address_arguments(parser, port=8000)
+    args = parser.parse_args(["--user", "alice", "--role", "hr", "--role", "staff", "--lang", "de"])
+    assert reader_from(args) == Reader(
+        user_id="alice", roles=frozenset({"hr", "staff"}), langcode="de"
+    )
+    assert (args.host, args.port, args.agents, args.db) == ("127.0.0.1", 8000, None, None)
+    anonymous = reader_from(parser.parse_args([]))
+    assert (anonymous.user_id, anonymous.roles, anonymous.langcode) == (None, frozenset(), "en")
+    assert default_agent(None, {"intranet": 1, "default": 2}) == "default"
+    assert default_agent(None, {"intranet": 1, "university": 2}) == "intranet"
+    assert default_agent("university", {"intranet": 1, "university": 2}) == "university"
+
+
+def test_only_a_reachable_address_is_warned_about(capsys: pytest.CaptureFixture[str]) -> None:
+    assert warn_if_reachable("serve", "127.0.0.1", "careful")
+    assert capsys.readouterr().err == ""
+    assert not warn_if_reachable("serve", "0.0.0.0", "careful")
+    assert capsys.readouterr().err == (
+        "citelab serve: warning: 0.0.0.0 is reachable from other machines; careful\n"
+    )

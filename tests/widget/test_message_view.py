@@ -78,6 +78,15 @@ def test_a_converted_openai_message_is_shown_valid() -> None:
     assert 'rel="noopener noreferrer"' in html
 
 
+def test_the_fallback_links_an_entity_source_to_its_web_url() -> None:
+    source = {"entity_type": "node", "entity_id": "5", "title": "Fees", "url": "/fees"}
+    view = MessageView(build_message("Fees are due in May [1].", [source]))
+    assert view.valid
+    html = view.static_html()
+    assert '<a href="/fees" target="_blank" rel="noopener noreferrer">Fees</a>' in html
+    assert "<code>entity:node/5</code>" in html
+
+
 def test_json_text_and_wire_dicts_are_accepted() -> None:
     message = build_message("Fees are due in May [1].", [{"uri": "entity:node/5", "title": "Fees"}])
     assert MessageView(message.to_json()).message == message.to_wire()

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir
+from citelab._validation import validation_problems
 from citelab.agent._templates import contract_template
 from citelab.sources import RetrievalSettings
 
@@ -182,15 +183,7 @@ def _agent(name: str, table: Any, where: str) -> AgentConfig:
     try:
         return AgentConfig.model_validate({**table, "name": name})
     except ValidationError as exc:
-        raise ConfigError(_describe(where, key, exc)) from exc
-
-
-def _describe(where: str, key: str, exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors():
-        path = ".".join([key, *(str(part) for part in error["loc"])])
-        lines.append(f"{where}: {path}: {error['msg']}")
-    return "\n".join(lines)
+        raise ConfigError("\n".join(validation_problems(exc, where, key=key))) from exc
 
 
 def _read(path: Path) -> dict[str, Any]:

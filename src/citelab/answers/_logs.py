@@ -12,13 +12,12 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citelab._errors import NotFound
-from citelab.answers._sqlite import SQLiteDatabase
+from citelab.answers._sqlite import SQLiteStore, first_value
 
 __all__ = [
     "LogEntry",
@@ -134,31 +133,19 @@ class MemoryLogStore:
             return [self._entries[i].model_copy(deep=True) for i in self._order]
 
 
-_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS answer_logs (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        log_id TEXT NOT NULL UNIQUE,
-        runner_id TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        data TEXT NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS answer_logs_runner ON answer_logs (runner_id, seq)",
-]
-
-
-class SQLiteLogStore:
+class SQLiteLogStore(SQLiteStore):
     """Log entries in a SQLite file (the conversation database file is fine)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self._db = SQLiteDatabase(path, _SCHEMA)
-
-    @property
-    def path(self) -> Path:
-        return self._db.path
-
-    def close(self) -> None:
-        """Close the database connection (a later call reopens it)."""
-        self._db.close()
+    schema: ClassVar[list[str]] = [
+        """CREATE TABLE IF NOT EXISTS answer_logs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            log_id TEXT NOT NULL UNIQUE,
+            runner_id TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS answer_logs_runner ON answer_logs (runner_id, seq)",
+    ]
 
     async def add(self, entry: LogEntry) -> None:
         def insert(conn: sqlite3.Connection) -> None:
@@ -170,34 +157,22 @@ class SQLiteLogStore:
         await self._db.write(insert)
 
     async def newest_for_runner(self, runner_id: str) -> LogEntry | None:
-        def select(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT data FROM answer_logs WHERE runner_id = ? ORDER BY seq DESC LIMIT 1",
-                (runner_id,),
-            ).fetchone()
-            return str(row[0]) if row else None
-
-        data = await self._db.read(select)
+        data = await self._db.read_value(
+            "SELECT data FROM answer_logs WHERE runner_id = ? ORDER BY seq DESC LIMIT 1",
+            (runner_id,),
+        )
         return LogEntry.model_validate_json(data) if data else None
 
     async def get(self, log_id: str) -> LogEntry | None:
-        def select(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT data FROM answer_logs WHERE log_id = ?", (log_id,)
-            ).fetchone()
-            return str(row[0]) if row else None
-
-        data = await self._db.read(select)
+        data = await self._db.read_value(_SELECT_ENTRY, (log_id,))
         return LogEntry.model_validate_json(data) if data else None
 
     async def annotate(self, log_id: str, change: Callable[[LogEntry], LogEntry]) -> LogEntry:
         def update(conn: sqlite3.Connection) -> LogEntry:
-            row = conn.execute(
-                "SELECT data FROM answer_logs WHERE log_id = ?", (log_id,)
-            ).fetchone()
-            if row is None:
+            data = first_value(conn, _SELECT_ENTRY, (log_id,))
+            if data is None:
                 raise NotFound(f"no log entry {log_id!r}")
-            updated = change(LogEntry.model_validate_json(row[0]))
+            updated = change(LogEntry.model_validate_json(data))
             conn.execute(
                 "UPDATE answer_logs SET data = ? WHERE log_id = ?",
                 (updated.model_dump_json(), log_id),
@@ -208,9 +183,8 @@ class SQLiteLogStore:
 
     async def entries(self) -> list[LogEntry]:
         """Every entry, oldest first."""
+        rows = await self._db.read_column("SELECT data FROM answer_logs ORDER BY seq")
+        return [LogEntry.model_validate_json(data) for data in rows]
 
-        def select(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute("SELECT data FROM answer_logs ORDER BY seq").fetchall()
-            return [str(row[0]) for row in rows]
 
-        return [LogEntry.model_validate_json(d) for d in await self._db.read(select)]
+_SELECT_ENTRY = "SELECT data FROM answer_logs WHERE log_id = ?"

@@ -1,5 +1,9 @@
 """Shared SQLite plumbing: one connection, used by one worker thread, off the event loop.
 
+:class:`SQLiteStore` is the base of the stores kept in a SQLite file (conversations, logs):
+it owns the :class:`SQLiteDatabase` made from the subclass's ``schema``; rows keep their
+record as JSON in a ``data`` column, read back with :meth:`SQLiteDatabase.read_value`.
+
 Every operation runs in a single worker thread that owns the database's one connection, so
 operations never block the event loop, never share a connection across threads, and are
 serialized (the lock SQLite would take for writes anyway). Opening a connection per operation
@@ -12,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["SQLiteDatabase"]
+__all__ = ["SQLiteDatabase", "SQLiteStore", "first_value"]
 
 T = TypeVar("T")
 
@@ -47,6 +51,16 @@ class SQLiteDatabase:
         """
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker(), self._run, operation, True)
+
+    async def read_value(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        """The first column of the first row ``sql`` selects, or ``None`` when there is none."""
+        return await self.read(lambda conn: first_value(conn, sql, parameters))
+
+    async def read_column(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """The first column of every row ``sql`` selects, in order."""
+        return await self.read(
+            lambda conn: [row[0] for row in conn.execute(sql, parameters).fetchall()]
+        )
 
     def close(self) -> None:
         """Close the connection and stop the worker (a later operation reopens them)."""
@@ -92,3 +106,27 @@ class SQLiteDatabase:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def first_value(conn: sqlite3.Connection, sql: str, parameters: Sequence[Any] = ()) -> Any:
+    """The first column of the first row ``sql`` selects, or ``None`` (inside an operation)."""
+    row = conn.execute(sql, parameters).fetchone()
+    return row[0] if row is not None else None
+
+
+class SQLiteStore:
+    """A store kept in one SQLite file; subclasses give the ``schema`` they need."""
+
+    schema: ClassVar[list[str]]
+    """``CREATE ... IF NOT EXISTS`` statements run when the file is first opened."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = SQLiteDatabase(path, self.schema)
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def close(self) -> None:
+        """Close the database connection (a later call reopens it)."""
+        self._db.close()

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citelab._errors import Conflict
-from citelab.answers._sqlite import SQLiteDatabase
+from citelab.answers._sqlite import SQLiteStore, first_value
 from citelab.sources import Source
 
 __all__ = [
@@ -133,49 +132,33 @@ class MemoryConversationStore:
         return len(expired)
 
 
-_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS conversations (
-        conversation_id TEXT PRIMARY KEY,
-        version INTEGER NOT NULL,
-        expires_at REAL NOT NULL,
-        data TEXT NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS conversations_expiry ON conversations (expires_at)",
-]
-
-
-class SQLiteConversationStore:
+class SQLiteConversationStore(SQLiteStore):
     """Records in a SQLite file; safe with many concurrent answers (WAL, one connection each)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self._db = SQLiteDatabase(path, _SCHEMA)
-
-    @property
-    def path(self) -> Path:
-        return self._db.path
-
-    def close(self) -> None:
-        """Close the database connection (a later call reopens it)."""
-        self._db.close()
+    schema: ClassVar[list[str]] = [
+        """CREATE TABLE IF NOT EXISTS conversations (
+            conversation_id TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            expires_at REAL NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS conversations_expiry ON conversations (expires_at)",
+    ]
 
     async def load(self, conversation_id: str) -> ConversationRecord | None:
-        def select(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT data FROM conversations WHERE conversation_id = ?", (conversation_id,)
-            ).fetchone()
-            return str(row[0]) if row else None
-
-        data = await self._db.read(select)
+        data = await self._db.read_value(
+            "SELECT data FROM conversations WHERE conversation_id = ?", (conversation_id,)
+        )
         return ConversationRecord.model_validate_json(data) if data else None
 
     async def save(self, record: ConversationRecord) -> None:
         def upsert(conn: sqlite3.Connection) -> None:
-            row = conn.execute(
+            stored = first_value(
+                conn,
                 "SELECT version FROM conversations WHERE conversation_id = ?",
                 (record.conversation_id,),
-            ).fetchone()
-            stored = int(row[0]) if row else 0
-            if stored != record.version - 1:
+            )
+            if (stored or 0) != record.version - 1:
                 raise _version_conflict(record.conversation_id)
             conn.execute(
                 "INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?)",

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from citelab.cli._common import add_agents_arguments, add_reader_arguments, agents_from, reader_from
+
 if TYPE_CHECKING:
     from citelab.answers import Answer
 
@@ -31,13 +33,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stream", action="store_true", help="print the raw answer text as it is generated"
     )
-    parser.add_argument("--agents", metavar="FILE", help="agent configuration (TOML or YAML)")
-    parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
-    parser.add_argument("--user", metavar="ID", help="ask as this user (default: anonymous)")
-    parser.add_argument(
-        "--role", action="append", default=[], metavar="ROLE", help="a role of the user"
-    )
-    parser.add_argument("--lang", default="en", help="the reader's language (default: en)")
+    add_agents_arguments(parser)
+    add_reader_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -61,12 +58,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _ask(args: argparse.Namespace) -> Answer:
-    from citelab.agent import default_agents, load_agents
     from citelab.answers import AnswerService
-    from citelab.corpus import Reader
 
-    agents = load_agents(args.agents) if args.agents else default_agents()
-    reader = Reader(user_id=args.user, roles=frozenset(args.role), langcode=args.lang)
+    agents = agents_from(args)
+    reader = reader_from(args)
     on_token = _print_piece if args.stream and not args.json else None
     async with AnswerService(agents, database=args.db) as service:
         return await service.answer(

@@ -13,6 +13,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from citelab.cli._common import add_reader_arguments, reader_from
+
 if TYPE_CHECKING:
     from citelab.corpus import ChunkingParams
 
@@ -55,9 +57,7 @@ def _register_search(commands: Any) -> None:
     search = commands.add_parser("search", help="run rag_search as a given reader")
     search.add_argument("path", help="a JSONL corpus")
     search.add_argument("query", help="what to search for")
-    search.add_argument("--user", help="the reader's user id (default: anonymous)")
-    search.add_argument("--role", action="append", default=[], help="a role of the reader")
-    search.add_argument("--lang", default="en", help="the reader's language (default en)")
+    add_reader_arguments(search)
     search.add_argument(
         "--only-lang", action="store_true", help="search only the reader's language"
     )
@@ -130,12 +130,12 @@ def run_index(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     import json
 
-    from citelab.corpus import Reader, load_corpus
+    from citelab.corpus import load_corpus
     from citelab.retrieval import RagSearch, SearchIndex
 
     params = _chunking(args)
     index = SearchIndex.open(load_corpus(args.path), params)
-    reader = Reader(user_id=args.user, roles=frozenset(args.role), langcode=args.lang)
+    reader = reader_from(args)
     tool = RagSearch(index, reader_language_only=args.only_lang)
     output = tool.run({"query": args.query, "max_results": args.max_results}, reader)
     print(json.dumps(output, ensure_ascii=False, indent=2))

@@ -7,6 +7,14 @@ import logging
 import sys
 from typing import Any
 
+from citelab.cli._common import (
+    add_agents_arguments,
+    add_reader_arguments,
+    agents_from,
+    default_agent,
+    reader_from,
+)
+
 __all__ = ["register", "run"]
 
 
@@ -21,30 +29,23 @@ def register(subparsers: Any) -> None:
             "Both act as one reader: anonymous unless --user/--role say otherwise."
         ),
     )
-    parser.add_argument("--agents", metavar="FILE", help="agent configuration (TOML or YAML)")
+    add_agents_arguments(parser)
     parser.add_argument("--agent", help="the agent used when a call names none (default: default)")
-    parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
-    parser.add_argument("--user", metavar="ID", help="act as this user (default: anonymous)")
-    parser.add_argument(
-        "--role", action="append", default=[], metavar="ROLE", help="a role of the user"
-    )
-    parser.add_argument("--lang", default="en", help="the reader's language (default: en)")
+    add_reader_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     # stdout carries the protocol: every log line must go to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    from citelab.agent import default_agents, load_agents
     from citelab.answers import AnswerService
-    from citelab.corpus import Reader
     from citelab.mcp_server import create_server
 
-    agents = load_agents(args.agents) if args.agents else default_agents()
-    agent = args.agent or ("default" if "default" in agents else next(iter(agents)))
-    reader = Reader(user_id=args.user, roles=frozenset(args.role), langcode=args.lang)
+    agents = agents_from(args)
     server = create_server(
-        AnswerService(agents, database=args.db), reader=reader, default_agent=agent
+        AnswerService(agents, database=args.db),
+        reader=reader_from(args),
+        default_agent=default_agent(args.agent, agents),
     )
     server.run("stdio")
     return 0

@@ -7,12 +7,21 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from citelab.cli._common import (
+    add_address_arguments,
+    add_agents_arguments,
+    agents_from,
+    default_agent,
+    warn_if_reachable,
+)
+
 if TYPE_CHECKING:
     from citelab.server import Auth
 
 __all__ = ["register", "run"]
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_REACHABLE = "anyone who can reach it and holds a token can ask (plain HTTP: use a trusted network)"
 
 
 def register(subparsers: Any) -> None:
@@ -25,12 +34,9 @@ def register(subparsers: Any) -> None:
             "API calls need 'Authorization: Bearer <token>' or the page's session."
         ),
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    parser.add_argument(
-        "--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)"
-    )
+    add_address_arguments(parser, port=8000)
     parser.add_argument("--token", help="the token to use (default: a random one)")
-    parser.add_argument("--agents", metavar="FILE", help="agent configuration (TOML or YAML)")
+    add_agents_arguments(parser)
     parser.add_argument(
         "--agent", help="the page's agent when the address has no ?agent= (default: default)"
     )
@@ -40,7 +46,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--anonymous", action="store_true", help="let requests without credentials in"
     )
-    parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
     parser.add_argument(
         "--max-body-bytes", type=int, metavar="N", help="largest request body accepted"
     )
@@ -49,31 +54,23 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
-    from citelab.agent import default_agents, load_agents
     from citelab.answers import AnswerService
-    from citelab.server import DEFAULT_MAX_BODY_BYTES, LOOPBACK_HOSTS, create_app, is_loopback
+    from citelab.server import DEFAULT_MAX_BODY_BYTES, LOOPBACK_HOSTS, create_app
     from citelab.server import serve as serve_app
 
     if args.max_body_bytes is not None and args.max_body_bytes < 1:
         raise ConfigError("--max-body-bytes: must be a positive number of bytes")
     logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
-    agents = load_agents(args.agents) if args.agents else default_agents()
-    agent = args.agent or ("default" if "default" in agents else next(iter(agents)))
+    agents = agents_from(args)
     auth = _auth(args)
-    loopback = is_loopback(args.host)
+    loopback = warn_if_reachable("serve", args.host, _REACHABLE)
     app = create_app(
         AnswerService(agents, database=args.db),
         auth=auth,
-        default_agent=agent,
+        default_agent=default_agent(args.agent, agents),
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
         allowed_hosts=LOOPBACK_HOSTS if loopback else None,
     )
-    if not loopback:
-        print(
-            f"citelab serve: warning: {args.host} is reachable from other machines; anyone "
-            "who can reach it and holds a token can ask (plain HTTP: use a trusted network)",
-            file=sys.stderr,
-        )
     try:
         serve_app(app, host=args.host, port=args.port, announce=lambda p: _announce(args, auth, p))
     except KeyboardInterrupt:  # Ctrl-C is how a foreground server is meant to stop

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from citelab.cli._common import add_address_arguments, warn_if_reachable
+
 __all__ = ["register", "run"]
 
 
@@ -27,8 +29,7 @@ def register(subparsers: Any) -> None:
         metavar="JSON",
         help="model options as a JSON object, e.g. '{\"max_searches\": 2}'",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    parser.add_argument("--port", type=int, default=8008, help="port (0 picks a free one)")
+    add_address_arguments(parser, port=8008)
     parser.add_argument(
         "--latency-ms", type=float, default=0.0, help="delay added to every call (benchmarks)"
     )
@@ -38,7 +39,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
     from citelab.models import get_model
-    from citelab.models._server import is_loopback, run_server
+    from citelab.models._server import run_server
 
     try:
         options = json.loads(args.options)
@@ -49,11 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.latency_ms < 0:
         raise ConfigError("--latency-ms: must be >= 0")
     model = get_model(args.model, **options)
-    if not is_loopback(args.host):
-        print(
-            f"citelab serve-model: warning: {args.host} is reachable from other machines",
-            file=sys.stderr,
-        )
+    warn_if_reachable("serve-model", args.host)
 
     def announce(url: str) -> None:
         print(f"citelab serve-model: serving model {model.name!r} at {url}", flush=True)

@@ -1,7 +1,8 @@
 """The citation contract: MCP content blocks, ``_meta`` payloads, validation, rendering.
 
 - :class:`AnswerMessage` / :func:`build_message`: an answer as MCP blocks (one ``text`` block,
-  one ``resource_link`` per source) with inline anchors and suggested replies in ``_meta``.
+  one ``resource_link`` per source) with inline anchors and suggested replies in ``_meta``,
+  and each source's web address (:data:`SOURCE_URL_KEY`) when its URI is not one.
 - :func:`validate_message` / :func:`check_message`: every :class:`Violation`, with its path.
 - :class:`MetaRegistry` / :func:`default_registry`: registered ``_meta`` keys and schemas.
 - Offsets: code points ⇄ UTF-16 units ⇄ UTF-8 bytes (:class:`TextOffsets`).
@@ -20,7 +21,13 @@ from citelab.contract._offsets import (
     utf8_to_codepoint,
     utf16_to_codepoint,
 )
-from citelab.contract._payloads import CITATIONS_KEY, SUGGESTED_REPLIES_KEY, Anchor, SuggestedReply
+from citelab.contract._payloads import (
+    CITATIONS_KEY,
+    SOURCE_URL_KEY,
+    SUGGESTED_REPLIES_KEY,
+    Anchor,
+    SuggestedReply,
+)
 from citelab.contract._registry import (
     BLOCK_KINDS,
     BlockKind,
@@ -46,6 +53,7 @@ __all__ = [
     "ALLOWLISTS",
     "BLOCK_KINDS",
     "CITATIONS_KEY",
+    "SOURCE_URL_KEY",
     "SUGGESTED_REPLIES_KEY",
     "Anchor",
     "AnswerMessage",

@@ -9,8 +9,19 @@ Wire shape (``to_json()``; ``_meta`` and camelCase, no nulls)::
           {"sourceUri": "entity:node/5", "citedText": "Fees are due in May",
            "startIndex": 0, "endIndex": 19}]}},
        {"type": "resource_link", "uri": "entity:node/5", "name": "Fees",
-        "annotations": {"audience": ["user"], "priority": 1.0}}],
+        "annotations": {"audience": ["user"], "priority": 1.0},
+        "_meta": {"citelab/url": "https://uni.example/fees"}}],
      "_meta": {"drupal.org/ai.suggested_replies": [{"label": "Show deadlines"}]}}
+
+The contract's ``_meta`` keys:
+
+- ``drupal.org/ai.citations`` on the text block: the inline anchors, each a span of the text
+  (code points, end exclusive) and the ``uri`` of the sibling ``resource_link`` it cites.
+- ``drupal.org/ai.suggested_replies`` on the message: one-tap follow-ups ``{label, message?}``.
+- ``citelab/url`` on a ``resource_link``: where a reader opens the source, a string holding an
+  absolute http(s) URL or a relative one, written when it differs from the ``uri`` (a corpus
+  entity's ``entity:<type>/<id>`` names it but opens nothing). Renderers link the source to
+  it and still show the ``uri``, the source's identity; any other scheme is a violation.
 
 A consumer that ignores ``_meta`` still has the answer text and a plain MCP source list.
 """
@@ -25,7 +36,14 @@ from mcp_types import Annotations, ResourceLink, TextContent
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from citelab._errors import InvalidInput
-from citelab.contract._payloads import CITATIONS_KEY, SUGGESTED_REPLIES_KEY, Anchor, SuggestedReply
+from citelab.contract._payloads import (
+    CITATIONS_KEY,
+    SOURCE_URL_KEY,
+    SUGGESTED_REPLIES_KEY,
+    Anchor,
+    SuggestedReply,
+    link_url_problem,
+)
 
 __all__ = ["AnswerMessage", "ContentBlock", "build_message", "source_priority"]
 
@@ -130,7 +148,9 @@ def build_message(
     non-empty, else ``entity:<entity_type>/<entity_id>``, else ``url``; the name is ``title``
     (or ``label``), else the uri; ``description`` is optional. Each becomes a
     ``resource_link`` with ``audience ["user"]`` and a priority falling from 1.0 with the
-    citation number. Unusable input is an ``InvalidInput`` that says which item.
+    citation number. A ``url`` other than the uri goes to ``_meta["citelab/url"]`` when it is
+    a safe link target (http(s) or relative; any other is left out, the uri still names the
+    source). Unusable input is an ``InvalidInput`` that says which item.
     """
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}")
@@ -153,7 +173,20 @@ def _resource_link(item: object, index: int, count: int) -> ResourceLink:
     uri = _source_uri(item, index)
     name = _text_field(item, "title") or _text_field(item, "label") or uri
     description = _text_field(item, "description")
-    return ResourceLink(uri=uri, name=name, description=description, annotations=annotations)
+    return ResourceLink(
+        uri=uri,
+        name=name,
+        description=description,
+        annotations=annotations,
+        meta=_link_meta(_field(item, "url"), uri),
+    )
+
+
+def _link_meta(url: object, uri: str) -> dict[str, Any] | None:
+    # Untrusted (a corpus field): a url that could not be a safe link is dropped, not fatal.
+    if not isinstance(url, str) or url == uri or link_url_problem(url) is not None:
+        return None
+    return {SOURCE_URL_KEY: url}
 
 
 def _field(item: object, name: str) -> object:

@@ -1,17 +1,76 @@
-"""The two registered ``_meta`` payloads: inline citation anchors and suggested replies."""
+"""The registered ``_meta`` payloads: citation anchors, suggested replies, source web URLs."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import re
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-__all__ = ["CITATIONS_KEY", "SUGGESTED_REPLIES_KEY", "Anchor", "SuggestedReply"]
+__all__ = [
+    "CITATIONS_KEY",
+    "SOURCE_URL_KEY",
+    "SUGGESTED_REPLIES_KEY",
+    "Anchor",
+    "SourceUrl",
+    "SuggestedReply",
+    "link_url_problem",
+]
 
 CITATIONS_KEY = "drupal.org/ai.citations"
 """``_meta`` key on the text block: a list of :class:`Anchor`."""
 SUGGESTED_REPLIES_KEY = "drupal.org/ai.suggested_replies"
 """Message-level ``_meta`` key: a list of :class:`SuggestedReply`."""
+SOURCE_URL_KEY = "citelab/url"
+"""``_meta`` key on a ``resource_link`` block: where a reader opens the source (a
+:data:`SourceUrl`), when that differs from its ``uri`` (an ``entity:`` URI names a source but
+opens nothing)."""
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+# Browsers drop tabs and newlines anywhere in a URL, and controls and spaces at its ends,
+# before they read the scheme ("java\tscript:" is javascript:). Quotes, angle brackets,
+# backticks and backslashes are not URL characters (RFC 3986) but end attributes and Markdown
+# links; a character reference ("&colon;") becomes a scheme in a reader that decodes HTML.
+_REFUSED = (
+    (re.compile(r"[\x00-\x20\x7f-\x9f]"), "must not contain spaces or control characters"),
+    (re.compile(r"[\"'<>`\\]"), "must not contain quotes, angle brackets, backticks or '\\'"),
+    (re.compile(r"&(?:#|[A-Za-z][A-Za-z0-9]*;)"), "must not contain character references (&...;)"),
+)
+
+
+def link_url_problem(url: str) -> str | None:
+    """Why ``url`` may not be a link target, or ``None``: it must be an absolute http(s) URL
+    with a host, or a relative URL (no scheme, no ':' before its first '/'), and hold nothing
+    that HTML or Markdown would read differently."""
+    if not url:
+        return "a link URL must not be empty"
+    for pattern, problem in _REFUSED:
+        if pattern.search(url):
+            return f"a link URL {problem}"
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        if ":" in re.split(r"[/?#]", url, maxsplit=1)[0]:
+            return "a relative link URL must not have ':' before its first '/', '?' or '#'"
+        return None  # relative: it resolves against the page's own http(s) address
+    if scheme.group(1).lower() not in ("http", "https"):
+        return f"a link URL must be http(s) or relative, not {scheme.group(1)}:"
+    if not urlsplit(url).netloc:
+        return "an absolute link URL needs a host (http://host/...)"
+    return None
+
+
+def _link_url(value: str) -> str:
+    problem = link_url_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("empty_value" if not value else "unsafe_url", problem)
+    return value
+
+
+SourceUrl = Annotated[str, AfterValidator(_link_url)]
+"""The payload of :data:`SOURCE_URL_KEY`: an absolute http(s) URL, or a relative one."""
 
 
 class Anchor(BaseModel):

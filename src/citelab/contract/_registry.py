@@ -3,7 +3,7 @@
 A key is registered with a payload schema (anything pydantic can validate: a model, or
 ``list[Model]``), the block kinds it may sit on, and optionally a *check* for what a schema
 cannot say (an anchor's span must match the answer text). :func:`default_registry` holds the
-two keys of the citation contract; a prompt engineer trying a variant contract takes a copy,
+three keys of the citation contract; a prompt engineer trying a variant contract takes a copy,
 registers their own key, and passes it to ``validate_message(data, registry=...)``::
 
     registry = default_registry()
@@ -20,7 +20,14 @@ from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from citelab._errors import InvalidInput
 from citelab.contract._meta_keys import is_reserved_meta_key, meta_key_problem
-from citelab.contract._payloads import CITATIONS_KEY, SUGGESTED_REPLIES_KEY, Anchor, SuggestedReply
+from citelab.contract._payloads import (
+    CITATIONS_KEY,
+    SOURCE_URL_KEY,
+    SUGGESTED_REPLIES_KEY,
+    Anchor,
+    SourceUrl,
+    SuggestedReply,
+)
 from citelab.contract._violations import Violation, json_path, violations_from_errors
 
 __all__ = [
@@ -268,6 +275,12 @@ def _build_default() -> MetaRegistry:
         on="message",
         description="One-tap follow-up chips: label shown, message sent (defaults to label).",
     )
+    registry.register(
+        SOURCE_URL_KEY,
+        SourceUrl,
+        on="resource_link",
+        description="Where a reader opens the source (http(s) or relative), when not its uri.",
+    )
     return registry
 
 
@@ -275,7 +288,7 @@ _DEFAULT = _build_default()
 
 
 def default_registry(*, strict: bool = False) -> MetaRegistry:
-    """A fresh copy of the registry holding the contract's two keys."""
+    """A fresh copy of the registry holding the contract's three keys."""
     return _DEFAULT.copy(strict=strict)
 
 

@@ -3,8 +3,10 @@
 Two independent layers stand between untrusted text (model output, source titles,
 descriptions and URIs) and a page: markdown-it with HTML off escapes raw HTML and refuses
 dangerous link targets, and nh3 then removes every tag, attribute and URL scheme outside
-:mod:`~citelab.contract._allowlists`. Source links are built only for http(s) and mailto URIs
-(anything else, ``entity:`` included, is shown as text), and nh3 checks them again.
+:mod:`~citelab.contract._allowlists`. A source links to its ``_meta["citelab/url"]`` when that
+is a safe link target (http(s) or relative), else to its URI when that is http(s) or mailto;
+a source whose link is not its URI (an ``entity:`` URI) shows the URI as code after the link
+(or alone, with no link). nh3 checks every link again.
 
 Inline markers ``[n]`` and ``[1, 3]`` (outside code, outside links) become links to the
 ``n``-th list entry, ``#cite-<id>-n``; the id is derived from the message so that two answers
@@ -34,6 +36,7 @@ from citelab.contract._allowlists import (
     LINK_REL,
 )
 from citelab.contract._message import AnswerMessage
+from citelab.contract._payloads import SOURCE_URL_KEY, link_url_problem
 
 __all__ = [
     "citation_id_prefix",
@@ -210,14 +213,27 @@ def render_sources_html(
     return sanitize_html('<ol class="citelab-sources">' + "".join(items) + "</ol>")
 
 
+def _source_href(source: ResourceLink) -> str | None:
+    """Where the source's link points: its web URL (``_meta``), else its URI, if either is safe.
+
+    The payload is re-checked: a message may reach a renderer without being validated.
+    """
+    url = (source.meta or {}).get(SOURCE_URL_KEY)
+    if isinstance(url, str) and link_url_problem(url) is None:
+        return url
+    return _href(source.uri)
+
+
 def _source_item(source: ResourceLink, number: int, prefix: str, new_tab: bool) -> str:
     label = html.escape(source.title or source.name)
-    href = _href(source.uri)
+    href = _source_href(source)
     if href is not None:
         target = ' target="_blank"' if new_tab else ""
         body = f'<a href="{html.escape(href)}"{target}>{label}</a>'
     else:
-        body = f"{label} <code>{html.escape(source.uri)}</code>"
+        body = label
+    if href != source.uri:  # the link (if any) is not the URI: show the source's identity
+        body += f" <code>{html.escape(source.uri)}</code>"
     if source.description:
         body += " — " + html.escape(source.description)
     return (
@@ -231,8 +247,10 @@ def render_sources_markdown(message: AnswerMessage) -> str:
     lines = []
     for number, source in enumerate(message.sources, 1):
         label = _markdown_text(source.title or source.name)
-        href = _href(source.uri)
-        line = f"[{label}](<{_markdown_url(href)}>)" if href else f"{label} ({_code(source.uri)})"
+        href = _source_href(source)
+        line = f"[{label}](<{_markdown_url(href)}>)" if href else label
+        if href != source.uri:
+            line += f" ({_code(source.uri)})"
         if source.description:
             line += " — " + _markdown_text(source.description)
         lines.append(f"{number}. {line}")
@@ -247,7 +265,9 @@ def _markdown_text(text: str) -> str:
 
 
 def _markdown_url(url: str) -> str:
-    return url.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
+    # Backslash-escaped, "&" stays literal: no Markdown reader decodes "&colon;" into a scheme.
+    escaped = url.replace("\\", "\\\\").replace("&", "\\&")
+    return escaped.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
 def _code(text: str) -> str:

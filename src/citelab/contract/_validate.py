@@ -50,7 +50,7 @@ def validate_message(
 ) -> list[Violation]:
     """Every violation of the contract in ``data`` (empty when it is valid).
 
-    ``registry`` defaults to the contract's two keys; ``strict`` overrides the registry's own
+    ``registry`` defaults to the contract's keys; ``strict`` overrides the registry's own
     setting (strict reports unregistered ``_meta`` keys and unknown message fields).
     """
     registry = registry if registry is not None else shared_default_registry()

@@ -18,6 +18,7 @@ Codes used by the built-in checks:
 ``start_after_end``       an anchor's ``startIndex`` is greater than its ``endIndex``
 ``end_past_text``         an anchor's ``endIndex`` lies beyond the end of the text
 ``cited_text_mismatch``   an anchor's ``citedText`` is not ``text[startIndex:endIndex]``
+``unsafe_url``            a link URL is neither absolute http(s) nor relative (``javascript:``…)
 ``meta_key_name``         a ``_meta`` key breaks MCP's key naming rules
 ``meta_key_reserved``     a ``_meta`` key uses a prefix reserved for MCP
 ``meta_key_placement``    a registered key sits on a block kind it is not registered for
@@ -86,6 +87,7 @@ _PYDANTIC_CODES = {
     "string_too_short": "empty_value",
     "too_short": "empty_value",
     "empty_value": "empty_value",
+    "unsafe_url": "unsafe_url",
     "greater_than": "out_of_range",
     "greater_than_equal": "out_of_range",
     "less_than": "out_of_range",

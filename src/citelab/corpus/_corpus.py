@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from citelab._errors import InvalidInput
+from citelab._jsonl import JsonlRows, load_jsonl
 from citelab.corpus._memory import paused_garbage_collection
 from citelab.corpus._model import Document
 
@@ -57,49 +55,17 @@ class Corpus:
 def load_corpus(path: str | Path, name: str | None = None) -> Corpus:
     """Load a JSONL corpus; every bad line is reported with its number and field path."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read corpus {path}: {exc.strerror or exc}") from exc
     with paused_garbage_collection():
-        documents, problems = _parse_lines(lines, path)
-    if problems:
-        raise InvalidInput(f"corpus {path} has {len(problems)} problem(s):\n" + "\n".join(problems))
+        documents = load_jsonl(path, _DOCUMENTS)
     corpus = Corpus(documents, name=name or path.stem)
     corpus.path = path
     return corpus
 
 
-def _parse_lines(lines: list[str], path: Path) -> tuple[list[Document], list[str]]:
-    documents: list[Document] = []
-    problems: list[str] = []
-    first_line: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        try:
-            document = Document.model_validate(data)
-        except ValidationError as exc:
-            problems.extend(_describe(where, exc))
-            continue
-        seen = first_line.setdefault(document.key, number)
-        if seen != number:
-            entity = f"{document.entity_type}/{document.entity_id}"
-            problems.append(f"{where}: duplicate entity {entity} (first on line {seen})")
-            continue
-        documents.append(document)
-    return documents, problems
+def _repeated(document: Document, first: int) -> str:
+    return f"duplicate entity {document.entity_type}/{document.entity_id} (first on line {first})"
 
 
-def _describe(where: str, exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors():
-        field = ".".join(str(part) for part in err["loc"]) or "(document)"
-        out.append(f"{where}: field {field}: {err['msg']}")
-    return out
+_DOCUMENTS = JsonlRows(
+    Document, what="corpus", whole="(document)", key=lambda d: d.key, repeated=_repeated
+)

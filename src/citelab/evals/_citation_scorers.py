@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from citelab.evals._dataset import GoldTurn
+from citelab.evals._dataset import GoldClaim, GoldTurn
 from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import SourceRecord, TurnRecord
 from citelab.evals._scoring import Aggregate, DetailLevel, Score, register_scorer
@@ -69,11 +69,6 @@ def _statements(record: TurnRecord, alce_compat: bool) -> list[Statement]:
     return split_statements_alce(record.text) if alce_compat else split_statements(record.text)
 
 
-def _cited(statement: Statement, alce_compat: bool, cap: int | None) -> tuple[int, ...]:
-    numbers = statement.citations
-    return numbers[:cap] if cap is not None else numbers
-
-
 def _applicable(record: TurnRecord, gold: GoldTurn) -> bool:
     """Scored unless the turn failed or should not be answered (``no_answer`` judges those).
 
@@ -84,13 +79,16 @@ def _applicable(record: TurnRecord, gold: GoldTurn) -> bool:
 
 
 @dataclass(frozen=True)
-class CitationRecall:
-    """Share of statements that cite sources which together support them."""
+class _CitationScorer:
+    """What recall and precision share: the judge, ALCE mode, and the walk over statements.
+
+    A subclass says how one statement becomes detail rows (:meth:`_rows`).
+    """
 
     judge: Judge
     alce_compat: bool = False
     max_citations: int | None = None
-    name: str = "citation_recall"
+    name: str = ""
     higher_is_better: bool = True
     level: DetailLevel = "statement"
 
@@ -117,11 +115,29 @@ class CitationRecall:
         if not statements:
             return Score.not_applicable(self.metric)
         support = _Support(self.judge, {s.number: s for s in record.sources})
-        rows = [self._row(statement, support) for statement in statements]
+        rows = [row for statement in statements for row in self._rows(statement, support)]
+        return self._score(rows)
+
+    def _cited(self, statement: Statement) -> tuple[int, ...]:
+        numbers = statement.citations
+        return numbers[: self.max_citations] if self.max_citations is not None else numbers
+
+    def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def _score(self, rows: list[dict[str, Any]]) -> Score:
         return Score.of(self.metric, rows)
 
-    def _row(self, statement: Statement, support: _Support) -> dict[str, Any]:
-        cited = _cited(statement, self.alce_compat, self.max_citations)
+
+@dataclass(frozen=True)
+class CitationRecall(_CitationScorer):
+    """Share of statements that cite sources which together support them."""
+
+    name: str = "citation_recall"
+    level: DetailLevel = "statement"
+
+    def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
+        cited = self._cited(statement)
         if not cited:
             verdict, reason = False, "uncited"
         elif any(n not in support.sources for n in cited):
@@ -129,57 +145,30 @@ class CitationRecall:
         else:
             verdict = support(statement.claim, cited)
             reason = "supported" if verdict else "unsupported"
-        return {
+        row = {
             "statement": statement.index,
             "claim": statement.claim,
             "citations": list(cited),
             "hit": verdict,
             "reason": reason,
         }
+        return [row]
 
 
 @dataclass(frozen=True)
-class CitationPrecision:
+class CitationPrecision(_CitationScorer):
     """Share of citations that are needed: their statement is supported and they are relevant."""
 
-    judge: Judge
-    alce_compat: bool = False
-    max_citations: int | None = None
     name: str = "citation_precision"
-    higher_is_better: bool = True
     level: DetailLevel = "citation"
 
-    @property
-    def metric(self) -> str:
-        return self.name + ("_alce" if self.alce_compat else "")
-
-    @property
-    def aggregate(self) -> Aggregate:
-        return "macro" if self.alce_compat else "micro"
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "judge": self.judge.config(),
-            "alce_compat": self.alce_compat,
-            "max_citations": self.max_citations,
-        }
-
-    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
-        if not _applicable(record, gold):
-            return Score.not_applicable(self.metric)
-        statements = _statements(record, self.alce_compat)
-        if not statements:
-            return Score.not_applicable(self.metric)
-        support = _Support(self.judge, {s.number: s for s in record.sources})
-        rows = [row for s in statements for row in self._rows(s, support)]
-        score = Score.of(self.metric, rows)
+    def _score(self, rows: list[dict[str, Any]]) -> Score:
         if self.alce_compat and not rows:
-            return Score(self.metric, 0, 0, 0.0, ())
-        return score
+            return Score(self.metric, 0, 0, 0.0, ())  # ALCE: no citations at all is precision 0
+        return Score.of(self.metric, rows)
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
-        cited = _cited(statement, self.alce_compat, self.max_citations)
+        cited = self._cited(statement)
         out_of_range = any(n not in support.sources for n in cited)
         if out_of_range and self.alce_compat:
             return []  # ALCE rejects the statement before counting its citations
@@ -208,12 +197,12 @@ class CitationPrecision:
 
 
 @dataclass(frozen=True)
-class ClaimRecall:
-    """Share of the gold claims the answer states (judged against the answer's statements)."""
+class _GoldClaimScorer:
+    """What the gold-claim scorers share: a judge, and turns that have gold claims."""
 
     judge: Judge
-    name: str = "claim_recall"
-    metric: str = "claim_recall"
+    name: str = ""
+    metric: str = ""
     aggregate: Aggregate = "micro"
     higher_is_better: bool = True
     level: DetailLevel = "statement"
@@ -224,47 +213,51 @@ class ClaimRecall:
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if record.error is not None or not gold.claims:
             return Score.not_applicable(self.metric)
+        return Score.of(self.metric, self._rows(record, gold.claims))
+
+    def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ClaimRecall(_GoldClaimScorer):
+    """Share of the gold claims the answer states (judged against the answer's statements)."""
+
+    name: str = "claim_recall"
+    metric: str = "claim_recall"
+
+    def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
         answer = " ".join(s.claim for s in split_statements(record.text))
-        rows = [
+        return [
             {
                 "claim": claim.text,
                 "hit": not record.no_answer and self.judge.supports(claim.text, answer),
             }
-            for claim in gold.claims
+            for claim in claims
         ]
-        return Score.of(self.metric, rows)
 
 
 @dataclass(frozen=True)
-class ClaimAttribution:
+class ClaimAttribution(_GoldClaimScorer):
     """Share of gold claims stated by a statement that cites one of the claim's entities.
 
     This is where same-label twins show: a claim about the MSc programme attributed to the
     BSc programme of the same name is stated but not attributed.
     """
 
-    judge: Judge
     name: str = "claim_attribution"
     metric: str = "claim_attribution"
-    aggregate: Aggregate = "micro"
-    higher_is_better: bool = True
-    level: DetailLevel = "statement"
 
-    def config(self) -> dict[str, Any]:
-        return {"name": self.name, "judge": self.judge.config()}
-
-    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
-        if record.error is not None or not gold.claims:
-            return Score.not_applicable(self.metric)
+    def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
         statements = [] if record.no_answer else split_statements(record.text)
         uris = {s.number: s.uri for s in record.sources}
         rows = []
-        for claim in gold.claims:
+        for claim in claims:
             stating = [s for s in statements if self.judge.supports(claim.text, s.claim)]
             cited = {uris.get(n) for s in stating for n in s.citations}
             attributed = bool(cited & set(claim.supported_by))
             rows.append({"claim": claim.text, "hit": attributed, "stated": bool(stating)})
-        return Score.of(self.metric, rows)
+        return rows
 
 
 def _judge(spec: str | Mapping[str, Any] | Judge) -> Judge:

@@ -9,14 +9,14 @@ every problem with its line number and field path.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citelab._errors import InvalidInput
+from citelab._jsonl import JsonlRows, load_jsonl
 from citelab.corpus import Corpus, Reader
 
 __all__ = [
@@ -166,15 +166,7 @@ class Dataset:
 def load_dataset(path: str | Path, name: str | None = None) -> Dataset:
     """Load a JSONL dataset; every bad line is reported with its number and field path."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read dataset {path}: {exc.strerror or exc}") from exc
-    cases, problems = _parse(lines, path.name)
-    if problems:
-        raise InvalidInput(
-            f"dataset {path} has {len(problems)} problem(s):\n" + "\n".join(problems)
-        )
+    cases = load_jsonl(path, _CASES)
     if not cases:
         raise InvalidInput(f"dataset {path} has no cases")
     return Dataset(name or path.stem, cases, path)
@@ -214,37 +206,8 @@ def _check_uris(uris: list[str]) -> None:
         raise ValueError(f"expected entity:<type>/<id> URIs, got {bad}")
 
 
-def _parse(lines: list[str], filename: str) -> tuple[list[Case], list[str]]:
-    cases: list[Case] = []
-    problems: list[str] = []
-    first_line: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{filename}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        try:
-            case = Case.model_validate(data)
-        except ValidationError as exc:
-            problems.extend(_describe(where, exc))
-            continue
-        if case.id in first_line:
-            problems.append(
-                f"{where}: field id: duplicate {case.id!r} (first on line {first_line[case.id]})"
-            )
-            continue
-        first_line[case.id] = number
-        cases.append(case)
-    return cases, problems
+def _repeated(case: Case, first: int) -> str:
+    return f"field id: duplicate {case.id!r} (first on line {first})"
 
 
-def _describe(where: str, exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors():
-        field = ".".join(str(part) for part in err["loc"]) or "(case)"
-        out.append(f"{where}: field {field}: {err['msg']}")
-    return out
+_CASES = JsonlRows(Case, what="dataset", whole="(case)", key=lambda c: c.id, repeated=_repeated)

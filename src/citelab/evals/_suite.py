@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir, suites_dir
+from citelab._validation import validation_problems
 from citelab.evals._findings import Finding
 
 __all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
@@ -212,10 +213,7 @@ def load_suite(name_or_path: str | Path) -> Suite:
     try:
         suite = Suite.model_validate({**data, "path": None})
     except ValidationError as exc:
-        problems = [
-            f"{path}: key {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-            for err in exc.errors()
-        ]
+        problems = validation_problems(exc, str(path), label="key ", whole="(top level)")
         raise ConfigError("bad suite:\n" + "\n".join(problems)) from exc
     suite.path = path.resolve()
     _check_files(suite, path)

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab._validation import validation_problems
 from citelab.corpus import Reader
 
 __all__ = ["MIN_TOKEN_CHARS", "User", "UserDirectory", "generate_token", "load_users"]
@@ -83,7 +84,7 @@ class UserDirectory:
         try:
             user = User(id=user_id, token=SecretStr(token), roles=frozenset(roles))
         except ValidationError as exc:
-            raise InvalidInput(_describe("", exc)) from exc
+            raise InvalidInput("\n".join(validation_problems(exc, ""))) from exc
         return cls([user])
 
     def find(self, token: str) -> User | None:
@@ -112,20 +113,20 @@ def load_users(path: str | Path) -> UserDirectory:
     rows = data.get("users")
     if not isinstance(rows, list) or not rows:
         raise ConfigError(f"{path}: key 'users' must be a list with at least one user")
-    users = [_user(row, f"{path}: users[{index}]") for index, row in enumerate(rows)]
+    users = [_user(row, path, f"users[{index}]") for index, row in enumerate(rows)]
     try:
         return UserDirectory(users)
     except InvalidInput as exc:
         raise ConfigError(f"{path}: {exc}") from exc
 
 
-def _user(row: Any, where: str) -> User:
+def _user(row: Any, path: Path, key: str) -> User:
     if not isinstance(row, dict):
-        raise ConfigError(f"{where} must be a table, got {type(row).__name__}")
+        raise ConfigError(f"{path}: {key} must be a table, got {type(row).__name__}")
     try:
         return User.model_validate(row)
     except ValidationError as exc:
-        raise ConfigError(_describe(where, exc)) from exc
+        raise ConfigError("\n".join(validation_problems(exc, str(path), key=key))) from exc
 
 
 def _check_unique(users: list[User]) -> None:
@@ -142,15 +143,6 @@ def _check_unique(users: list[User]) -> None:
 
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-
-
-def _describe(where: str, exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors(include_input=False):
-        key = ".".join(str(part) for part in error["loc"])
-        path = ".".join(part for part in (where, key) if part)
-        lines.append(f"{path}: {error['msg']}")
-    return "\n".join(lines)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -1,0 +1,81 @@
+"""The argument groups several commands share, and what they become.
+
+Imports of citelab's heavy parts stay inside the functions that turn arguments into objects,
+so building the parser (``citelab --help``) stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citelab.agent import AgentConfig
+    from citelab.corpus import Reader
+
+__all__ = [
+    "add_address_arguments",
+    "add_agents_arguments",
+    "add_reader_arguments",
+    "agents_from",
+    "default_agent",
+    "reader_from",
+    "warn_if_reachable",
+]
+
+
+def add_agents_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--agents FILE`` and ``--db PATH`` (``--agent`` means something else per command)."""
+    parser.add_argument("--agents", metavar="FILE", help="agent configuration (TOML or YAML)")
+    parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
+
+
+def agents_from(args: argparse.Namespace) -> dict[str, AgentConfig]:
+    """The agents of ``--agents``, or citelab's bundled agents."""
+    from citelab.agent import default_agents, load_agents
+
+    return load_agents(args.agents) if args.agents else default_agents()
+
+
+def default_agent(chosen: str | None, agents: Mapping[str, Any]) -> str:
+    """The agent ``chosen``, else ``default`` when configured, else the file's first agent."""
+    if chosen:
+        return chosen
+    return "default" if "default" in agents else next(iter(agents))
+
+
+def add_reader_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--user``, ``--role`` (repeatable) and ``--lang``: the reader a command acts as."""
+    parser.add_argument("--user", metavar="ID", help="act as this user (default: anonymous)")
+    parser.add_argument(
+        "--role", action="append", default=[], metavar="ROLE", help="a role of the user"
+    )
+    parser.add_argument("--lang", default="en", help="the reader's language (default: en)")
+
+
+def reader_from(args: argparse.Namespace) -> Reader:
+    """The reader ``--user``, ``--role`` and ``--lang`` describe."""
+    from citelab.corpus import Reader
+
+    return Reader(user_id=args.user, roles=frozenset(args.role), langcode=args.lang)
+
+
+def add_address_arguments(parser: argparse.ArgumentParser, port: int) -> None:
+    """``--host`` (loopback by default) and ``--port`` (0 picks a free one)."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument(
+        "--port", type=int, default=port, help=f"port (default: {port}; 0 picks a free one)"
+    )
+
+
+def warn_if_reachable(command: str, host: str, why: str = "") -> bool:
+    """Warn on stderr when ``host`` is not loopback; returns whether it is loopback."""
+    from citelab._net import is_loopback
+
+    if is_loopback(host):
+        return True
+    warning = f"citelab {command}: warning: {host} is reachable from other machines"
+    print(warning + (f"; {why}" if why else ""), file=sys.stderr)
+    return False
