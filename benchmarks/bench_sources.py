@@ -2,9 +2,14 @@
 
 The answer is synthetic Markdown: paragraphs and lists of cited sentences, a few inline code
 spans and one fenced block, ``--markers`` marker groups (one in ten names two sources) over
-``--sources`` numbered sources. Each figure is the best of ``--repeat`` runs; ratios are
-to the floor, one ``re.finditer`` pass over the same text with a plain ``\\[\\d+\\]`` pattern,
-timed in the same run.
+``--sources`` numbered sources. Each figure is the best of ``--repeat`` runs (the machine may
+be shared); ratios are to the floor, one ``re.finditer`` pass over the same text with a plain
+``\\[\\d+\\]`` pattern, timed in the same run.
+
+The issue's figure is ``finalize_citations + build_anchors``, on clean text and with 1% of the
+numbers dangling. The stage rows show where that time goes, and the "unavoidable" rows what
+its fixed parts cost on their own: making the output objects (5,000 ``Marker`` tuples, the
+renumbered ``Source`` copies, the ``Anchor`` models) and one regex call per marker.
 
     .venv/bin/python benchmarks/bench_sources.py            # 100,000 chars, 5,000 markers
     .venv/bin/python benchmarks/bench_sources.py --quick    # a tenth of that
@@ -18,12 +23,21 @@ import random
 import re
 import time
 from collections.abc import Callable
+from itertools import repeat
 
 from markdown_it import MarkdownIt
+from pydantic import TypeAdapter
 
-from citelab.sources import Source, build_anchors, finalize_citations, parse_markers
+from citelab.contract import Anchor
+from citelab.sources import Marker, Source, build_anchors, finalize_citations, parse_markers
+from citelab.sources import _anchors as anchors_module
+from citelab.sources import _code as code_module
+from citelab.sources import _finalize as finalize_module
+from citelab.sources import _markers as markers_module
+from citelab.sources import _trusted as trusted_module
 
 _FLOOR = re.compile(r"\[\d+\]")
+_EMPTY = re.compile("")
 _WORDS = ["the", "program", "admits", "students", "each", "autumn", "and", "fee", "covers"]
 _WORDS += ["tuition", "while", "housing", "is", "separate", "applicants", "need", "a", "degree"]
 
@@ -64,10 +78,10 @@ def _block(rng: random.Random, lines: list[str]) -> str:
     return " ".join(lines)
 
 
-def best(run: Callable[[], object], repeat: int) -> float:
-    """Best of ``repeat`` runs, garbage collection paused as ``timeit`` does."""
+def best(run: Callable[[], object], repeat_count: int) -> float:
+    """Best of ``repeat_count`` runs, garbage collection paused as ``timeit`` does."""
     times = []
-    for _ in range(repeat):
+    for _ in range(repeat_count):
         gc.collect()
         gc.disable()
         try:
@@ -79,20 +93,84 @@ def best(run: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
-def scenario(name: str, text: str, sources: list[Source], repeat: int) -> None:
+def stages(text: str, sources: list[Source], repeat_count: int) -> list[tuple[str, float]]:
+    """The parts of finalize + anchors, each timed on its own (private functions)."""
+    by_number = finalize_module._by_number(sources)
+    scan = markers_module.scan_markers(text)
+    plan = finalize_module._Plan.make(scan, by_number)
+    rewrite = finalize_module._Rewrite(text, plan)
+    finalized = rewrite.run(remove=True)
+    final = finalize_citations(text, sources)
+    markers = final.markers
+    starts = [marker.start for marker in markers]
+    lows = [0, *(marker.end for marker in markers[:-1])]
+    rows = [anchor.model_dump() for anchor in build_anchors(final)]
+
+    def reread() -> object:
+        return rewrite.reads_back(finalized)
+
+    rows_only: list[tuple[str, Callable[[], object]]] = [
+        ("  number the sources (check, index)", lambda: finalize_module._by_number(sources)),
+        ("  find code (code_ranges)", lambda: code_module.code_ranges(text)),
+        ("  scan markers (incl. code)", lambda: markers_module.scan_markers(text)),
+        ("  plan: renumber, rewrite table", lambda: finalize_module._Plan.make(scan, by_number)),
+        (
+            "  write text, markers, sources",
+            lambda: finalize_module._Rewrite(text, plan).run(remove=True),
+        ),
+        (
+            f"  re-read ({'needed' if rewrite.must_reread() else 'skipped: removals were local'})",
+            reread,
+        ),
+        ("  anchors: claim spans", lambda: anchors_module._claims(final.text, lows, starts)),
+        ("  anchors: Anchor models (direct)", lambda: trusted_module.anchors(rows)),
+    ]
+    return [(label, best(run, repeat_count)) for label, run in rows_only]
+
+
+def unavoidable(text: str, sources: list[Source], repeat_count: int) -> list[tuple[str, float]]:
+    """What the output objects and per-marker regex calls cost on their own."""
+    final = finalize_citations(text, sources)
+    markers = [tuple(marker) for marker in final.markers]
+    rows = [anchor.model_dump() for anchor in build_anchors(final)]
+    adapter = TypeAdapter(list[Anchor])
+    kept = list(final.sources)
+    numbers = list(range(1, len(kept) + 1))
+    starts = [marker[0] for marker in markers]
+    lows = [0, *(marker[1] for marker in markers[:-1])]
+    runs: list[tuple[str, Callable[[], object]]] = [
+        (f"  {len(markers):,} Marker tuples", lambda: list(map(Marker._make, markers))),
+        (
+            f"  {len(kept):,} Source copies (direct)",
+            lambda: trusted_module.renumbered(kept, numbers),
+        ),
+        (
+            f"  {len(kept):,} Source copies (model_copy)",
+            lambda: [
+                s.model_copy(update={"number": n}) for s, n in zip(kept, numbers, strict=True)
+            ],
+        ),
+        (f"  {len(rows):,} Anchor models (direct)", lambda: trusted_module.anchors(rows)),
+        (f"  {len(rows):,} Anchor models (validated)", lambda: adapter.validate_python(rows)),
+        (
+            f"  {len(markers):,} empty regex matches",
+            lambda: list(map(_EMPTY.match, repeat(final.text), lows, starts)),
+        ),
+    ]
+    return [(label, best(run, repeat_count)) for label, run in runs]
+
+
+def scenario(name: str, text: str, sources: list[Source], repeat_count: int) -> float:
     def floor() -> None:
         for _ in _FLOOR.finditer(text):
             pass
 
     finalized = finalize_citations(text, sources)
-    floor_time = best(floor, repeat)
-    parse_time = best(lambda: parse_markers(text), repeat)
+    floor_time = best(floor, repeat_count)
     # What finding code with a real Markdown parser would cost (the scan it replaced).
     markdown = MarkdownIt("commonmark")
-    markdown_time = best(lambda: markdown.parse(text), max(3, repeat // 3))
-    finalize_time = best(lambda: finalize_citations(text, sources), repeat)
-    anchors_time = best(lambda: build_anchors(finalized), repeat)
-    both_time = best(lambda: build_anchors(finalize_citations(text, sources)), repeat)
+    markdown_time = best(lambda: markdown.parse(text), max(3, repeat_count // 3))
+    both_time = best(lambda: build_anchors(finalize_citations(text, sources)), repeat_count)
     anchors = build_anchors(finalized)
     print(
         f"\n{name}: {len(text):,} chars, {len(parse_markers(text)):,} marker groups, "
@@ -101,14 +179,26 @@ def scenario(name: str, text: str, sources: list[Source], repeat: int) -> None:
     )
     rows = [
         ("floor: one re.finditer pass", floor_time),
-        ("parse_markers", parse_time),
+        ("parse_markers", best(lambda: parse_markers(text), repeat_count)),
         ("(markdown-it-py parse alone, compared)", markdown_time),
-        ("finalize_citations", finalize_time),
-        ("build_anchors", anchors_time),
+        ("finalize_citations", best(lambda: finalize_citations(text, sources), repeat_count)),
+        ("build_anchors", best(lambda: build_anchors(finalized), repeat_count)),
         ("finalize_citations + build_anchors", both_time),
+        ("stages:", None),
+        *stages(text, sources, repeat_count),
+        ("unavoidable parts, alone:", None),
+        *unavoidable(text, sources, repeat_count),
     ]
+    groups = len(parse_markers(text))
     for label, seconds in rows:
-        print(f"  {label:<38} {seconds * 1e3:8.2f} ms  {seconds / floor_time:7.1f}x floor")
+        if seconds is None:
+            print(f"  {label}")
+        else:
+            print(
+                f"  {label:<40} {seconds * 1e3:8.2f} ms  {seconds / floor_time:7.1f}x floor"
+                f"  {seconds / groups * 1e6:6.2f} µs/marker"
+            )
+    return both_time / floor_time
 
 
 def main() -> None:
@@ -131,8 +221,11 @@ def main() -> None:
         ("with inline code and a fenced block", answer(*size, dangling=0, code=True, seed=2)),
         ("with code, 1% dangling numbers", answer(*size, dangling=0.01, code=True, seed=3)),
     ]
-    for name, text in scenarios:
-        scenario(name, text, sources, args.repeat)
+    ratios = [scenario(name, text, sources, args.repeat) for name, text in scenarios]
+    print(
+        f"\nfinalize_citations + build_anchors: {ratios[0]:.1f}x the floor on clean text, "
+        f"{ratios[2]:.1f}x with code and 1% dangling numbers (target: 5x)"
+    )
 
 
 if __name__ == "__main__":

@@ -27,26 +27,63 @@ Not citations (left as text):
 
 ``great![1]`` is a citation (an image needs ``(`` or ``[`` after the label). A year in
 brackets, ``[2023]``, fits the grammar and is treated as a (dangling) citation.
+
+How it is read fast (answers run to thousands of markers): one regex split cuts the text
+into *chains*, runs of adjacent bracketed groups of marker characters, which hold every
+candidate. A chain that is one valid group in plain context is a marker as it stands: its
+numbers come from a table (``[n]``) or are read once per distinct text (``[1, 3]``).
+Every other chain (several groups, an invalid group, code overlapping it, or a neighbour
+the rules above look at: ``]``, ``\\``, ``(``, ``[``, ``:``, brackets around) is read
+candidate by candidate with the full rules; chains never touch, so the rules can be applied
+to one chain at a time.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import cache
+from itertools import accumulate, compress, count, repeat
+from operator import is_, itemgetter
+from typing import NamedTuple, cast
 
-from citelab.sources._code import code_ranges, is_escaped
+from citelab.sources._code import Range, code_ranges, is_escaped
 
-__all__ = ["MAX_GROUP_NUMBERS", "Marker", "parse_markers"]
+__all__ = [
+    "MAX_GROUP_NUMBERS",
+    "Marker",
+    "MarkerScan",
+    "group_texts",
+    "one_number_groups",
+    "parse_markers",
+    "scan_markers",
+]
 
 MAX_GROUP_NUMBERS = 50
 """A group naming more numbers than this is not a citation."""
 
-_NUMBER = r"(?:0|[1-9][0-9]{0,3})"
+_DIGITS = 4
+_NUMBER = rf"(?:0|[1-9][0-9]{{0,{_DIGITS - 1}}})"
 _ITEM = rf"{_NUMBER}(?:[-–]{_NUMBER})?"
 _MARKER = re.compile(rf"\[({_ITEM}(?: *, *{_ITEM})*)\]")
 _MARKER_CHARS = frozenset("0123456789 ,-–")
 # Bound on the left/right scans of the bracket check: longer runs cannot form a valid group.
 _CONTEXT_LIMIT = MAX_GROUP_NUMBERS * 10
+
+# Every marker is a bracketed run of marker characters starting with a digit, so adjacent
+# runs of those (a chain) hold every chain of markers; one split finds them all.
+_GROUP = r"\[[0-9][0-9 ,\-–]*\]"
+_CHAINS = re.compile(rf"({_GROUP}(?:{_GROUP})*)")  # unrolled: several times faster than (…)+
+_NUMBER_LIST = re.compile(rf"\[{_NUMBER}(?: *, *{_NUMBER}){{0,{MAX_GROUP_NUMBERS - 1}}}\]")
+# Where a chain may not be a plain citation: a "]" or "\" right before it, or after it a
+# "(", "[" or ":", or marker characters up to a "]" (the bracket check of _is_citation_chain).
+# Two patterns, each opening with a literal: the regex engine then skips ahead fast.
+_HAZARDS = (
+    re.compile(rf"\](?=[\[(:]|[0-9 ,\-–]{{0,{_CONTEXT_LIMIT - 1}}}+\])"),
+    re.compile(r"\\(?=\[)"),
+)
+_INNER = itemgetter(slice(1, -1))
 
 
 class Marker(NamedTuple):
@@ -58,30 +95,155 @@ class Marker(NamedTuple):
     raw: str
 
 
+@dataclass(frozen=True, slots=True)
+class MarkerScan:
+    """A text cut into chains of bracketed groups and the text between them.
+
+    A *plain* chain is one marker as it stands, with its ``numbers``; a *special* one
+    (``numbers`` is ``None``) was read candidate by candidate into ``special``.
+    """
+
+    parts: list[str]
+    """Text between chains at even indices, chains at odd ones: ``"".join(parts)`` is the
+    text."""
+    offsets: list[int]
+    """Where each part starts, and the text's length last."""
+    numbers: list[tuple[int, ...] | None]
+    """Per chain: the numbers of its one marker, or ``None`` when it is special."""
+    special: dict[int, list[Marker]]
+    """Per special chain: the markers it holds (often none), in order."""
+    groups: dict[str, tuple[int, ...] | None]
+    """Per distinct chain text other than ``[n]``: its numbers when it is one marker group,
+    else ``None``."""
+
+    @property
+    def chains(self) -> list[str]:
+        """The text of each chain, in order."""
+        return self.parts[1::2]
+
+    def markers(self) -> list[Marker]:
+        """Every marker, in order."""
+        parts, offsets = self.parts, self.offsets
+        plain = map(
+            tuple.__new__,
+            repeat(Marker),
+            zip(offsets[1::2], offsets[2::2], self.numbers, parts[1::2], strict=False),
+        )
+        markers: list[Marker] = list(plain)
+        # Few chains are special: splice their markers in, from the end so indices hold.
+        for index in sorted(self.special, reverse=True):
+            markers[index : index + 1] = self.special[index]
+        return markers
+
+    def numbers_in_order(self) -> list[tuple[int, ...]]:
+        """Per chain, the numbers its markers name, in written order."""
+        numbers = list(self.numbers)
+        for index, markers in self.special.items():
+            numbers[index] = tuple(n for marker in markers for n in marker.numbers)
+        return cast(list[tuple[int, ...]], numbers)  # every None was replaced
+
+
 def parse_markers(text: str) -> list[Marker]:
     """Every citation marker in ``text``, in order (see the module docstring for the rules)."""
+    return scan_markers(text).markers()
+
+
+def scan_markers(text: str) -> MarkerScan:
+    """Cut ``text`` into chains and read their markers (see :class:`MarkerScan`)."""
+    parts = _CHAINS.split(text)
+    offsets = list(accumulate(map(len, parts), initial=0))
+    chains = parts[1::2]
+    # Most chains are one number, read with one look-up each; the others by distinct text.
+    numbers: list[tuple[int, ...] | None] = list(map(one_number_groups().get, chains))
+    others = list(compress(count(), map(is_, numbers, repeat(None))))
+    groups = _groups({chains[index]: None for index in others})
+    for index in others:
+        numbers[index] = groups[chains[index]]
     code = code_ranges(text)
-    code_index, code_count = 0, len(code)
+    for index in _hazards(text, offsets) | _in_code(code, offsets):
+        numbers[index] = None
+    special = {
+        index: _chain_markers(text, code, offsets[2 * index + 1], offsets[2 * index + 2])
+        for index in compress(count(), map(is_, numbers, repeat(None)))
+    }
+    return MarkerScan(parts, offsets, numbers, special, groups)
+
+
+@cache
+def one_number_groups() -> dict[str, tuple[int, ...]]:
+    """Every one-number group, ``"[0]"`` to ``"[9999]"``, and the numbers it names (a table
+    of 10,000 entries built on first use: reading a group is then one dictionary look-up)."""
+    return {f"[{number}]": (number,) for number in range(10**_DIGITS)}
+
+
+@cache
+def group_texts() -> list[str]:
+    """``group_texts()[n] == f"[{n}]"`` for every number a marker may name."""
+    return list(one_number_groups())
+
+
+def _groups(chains: dict[str, None]) -> dict[str, tuple[int, ...] | None]:
+    """The numbers of each chain that is one valid group (``None`` for the others)."""
+    # Lists of plain numbers (most groups) are read without a Python-level loop.
+    lists = list(filter(_NUMBER_LIST.fullmatch, chains))
+    items = map(str.split, map(_INNER, lists), repeat(","))
+    groups: dict[str, tuple[int, ...] | None] = dict(
+        zip(lists, map(tuple, map(map, repeat(int), items)), strict=True)  # int() skips spaces
+    )
+    for chain in chains.keys() - groups.keys():
+        group = _MARKER.fullmatch(chain)
+        groups[chain] = _numbers(group[1]) if group else None
+    return groups
+
+
+def _hazards(text: str, offsets: list[int]) -> set[int]:
+    """Chains whose neighbours call for the full chain rules (see ``_HAZARDS``)."""
+    found: set[int] = set()
+    for pattern in _HAZARDS:
+        for hazard in pattern.finditer(text):
+            boundary = hazard.end()
+            part = bisect_left(offsets, boundary)
+            if part < len(offsets) - 1 and offsets[part] == boundary:
+                # The part starting here: a chain (its left neighbour) or the text after one.
+                found.add((part - 1) // 2)
+    return found
+
+
+def _in_code(code: list[Range], offsets: list[int]) -> set[int]:
+    """Chains that overlap code."""
+    found: set[int] = set()
+    ends = offsets[2::2]
+    for start, end in code:
+        index = bisect_left(ends, start + 1)  # first chain ending after the code starts
+        while index < len(ends) and offsets[2 * index + 1] < end:
+            found.add(index)
+            index += 1
+    return found
+
+
+def _chain_markers(text: str, code: list[Range], start: int, end: int) -> list[Marker]:
+    """The markers of the chain ``text[start:end]``, candidate by candidate (full rules)."""
+    code_index, code_count = max(bisect_left(code, (start, -1)) - 1, 0), len(code)
     markers: list[Marker] = []
     chain_first, chain_end = 0, -1
-    for match in _MARKER.finditer(text):
-        start, end = match.span()
+    for match in _MARKER.finditer(text, start, end):
+        first, last = match.span()
         if code_count:
-            while code_index < code_count and code[code_index][1] <= start:
+            while code_index < code_count and code[code_index][1] <= first:
                 code_index += 1
-            if code_index < code_count and code[code_index][0] < end:
+            if code_index < code_count and code[code_index][0] < last:
                 continue
-        if start and text[start - 1] == "\\" and is_escaped(text, start):
+        if first and text[first - 1] == "\\" and is_escaped(text, first):
             continue
         items = match[1]
         numbers = (int(items),) if items.isdigit() else _numbers(items)
         if numbers is None:
             continue
-        if start != chain_end:
+        if first != chain_end:
             _close_chain(text, markers, chain_first, chain_end)
             chain_first = len(markers)
-        markers.append(Marker(start, end, numbers, match[0]))
-        chain_end = end
+        markers.append(Marker(first, last, numbers, match[0]))
+        chain_end = last
     _close_chain(text, markers, chain_first, chain_end)
     return markers
 

@@ -16,13 +16,19 @@ Markdown reads the line: when the text moving up would start a block of its own 
 alone on its line (``- [9]``, ``1. [9]``), when two backtick runs would join, and when a
 removed line began a paragraph and the next line would then start a block (an indented line
 would become code).
+
+:func:`keeps_reading` tells when a removal provably changes nothing else: by rule 3, in the
+middle of a line, with an ordinary character left of the join and no ``[`` right of it. The
+line keeps its start, its backticks and its line breaks, so the blocks and code spans stay;
+and the context rules of the other markers (the characters next to a chain, the bracket
+scans over marker characters, backslashes) cannot reach across an ordinary character.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["remove_marker"]
+__all__ = ["in_line", "keeps_reading", "remove_marker"]
 
 _CLOSERS = frozenset(" \t\r\n.,;:!?)]}»”’\"'…*_~")
 _SPACES = re.compile(r"[ \t]*")
@@ -31,6 +37,8 @@ _BLANK_REST = re.compile(r"[ \t\r]*(?:\n|\Z)")
 _BLOCK_START = re.compile(r"[#>=~`|*+_-]|\d{1,9}[.)](?:[ \t]|$)|\[[^\]\n]*\]:", re.M)
 _BLOCK_LINE = re.compile(r" {0,3}(?:[#>=~`|*+_-]|\d{1,9}[.)](?:[ \t]|$))| {0,3}\t| {4}", re.M)
 _BARE_LINE = " \t-+*=_#>~`|.)0123456789"
+# Characters that the marker rules read across: marker characters, brackets, backslash.
+_JOIN_UNSAFE = frozenset("0123456789 ,-–[]\\")
 
 
 def remove_marker(pieces: list[str], text: str, end: int) -> int | None:
@@ -52,6 +60,19 @@ def remove_marker(pieces: list[str], text: str, end: int) -> int | None:
     spaces = _SPACES.match(text, end)
     resume = spaces.end() if spaces else end
     return None if _BLOCK_START.match(text, resume) else resume
+
+
+def in_line(pieces: list[str]) -> bool:
+    """True when other text precedes, on its line, a marker about to be removed (rule 3)."""
+    return _line_so_far(pieces) is None
+
+
+def keeps_reading(pieces: list[str], text: str, resume: int) -> bool:
+    """After an ``in_line`` removal: True when the join left behind (the output's last
+    character, then ``text[resume]``) cannot change how any other marker or code reads."""
+    left = pieces[-1][-1:] if pieces else ""
+    right = text[resume : resume + 1]
+    return bool(left) and not left.isspace() and left not in _JOIN_UNSAFE and right != "["
 
 
 def _remove_line(pieces: list[str], text: str, rest: re.Match[str]) -> int | None:
