@@ -1,12 +1,15 @@
 // The chat: a question form, the turns (question, streamed answer, placeholders, error,
 // suggested-reply chips, feedback) and, optionally, its own Sources list. It draws from a
-// ChatStore at most once per animation frame and acts through a `host`:
+// ChatStore at most once per animation frame, only while its root is on the page, and acts
+// through a `host`:
 //   host.ask(question, followup) → Promise<{error?}>
 //   host.feedback(turn, value, comment?) → Promise<{error?}>
 //   host.settings() → {feedbackEnabled, placeholder, showSources}
 import { BlockView } from "./block_view.js";
 import { provisionalHref, safeTurnId } from "./citations.js";
 import { element, frameScheduler, questionForm, show } from "./dom.js";
+import { QuestionBoxes } from "./focus.js";
+import { subscribeWhileOnPage } from "./presence.js";
 import {
   CITE_EVENT,
   linkCitations,
@@ -29,9 +32,10 @@ export class ChatView {
     this.host = host;
     this.doc = root.ownerDocument;
     this.turnViews = new Map();
+    this.closed = false;
     this.build(sections);
     this.requestDraw = schedule(() => this.draw());
-    this.unsubscribe = store.subscribe(() => this.requestDraw());
+    this.subscription = subscribeWhileOnPage(root, store, () => this.requestDraw());
     this.draw();
   }
 
@@ -67,13 +71,17 @@ export class ChatView {
     this.sections = sectionRoots.map((node) => new ReferencesSection(node));
     this.controllers = this.sections.map((section) => new ReferencesController(section));
     root.addEventListener("click", (event) => this.followCitation(event));
+    this.boxes = new QuestionBoxes(root, this.store, { ask: ask.input, followup: followup.input });
   }
 
   destroy() {
-    this.unsubscribe();
+    this.closed = true;
+    this.subscription.close();
   }
 
   draw() {
+    // Before `subscription` is set, the constructor's own first draw.
+    if (this.closed || this.subscription?.following === false) return;
     const turns = this.store.turns();
     const settings = this.host.settings();
     setIfChanged(this.askForm.input, "placeholder", settings.placeholder ?? "");
@@ -105,6 +113,7 @@ export class ChatView {
       this.followupForm.form,
       Boolean(last && (last.status === "done" || last.status === "error")),
     );
+    this.boxes.restoreFocus();
   }
 
   /** The element citation [number] of a turn points at (the first Sources list's card). */
@@ -124,10 +133,10 @@ export class ChatView {
       return;
     }
     showFormError(form, "");
-    form.input.value = "";
+    this.boxes.setDraft(form.input, "");
     const result = await this.host.ask(question, followup);
     if (result?.error) {
-      form.input.value = question;
+      this.boxes.setDraft(form.input, question);
       showFormError(form, result.error);
     }
   }
@@ -228,9 +237,24 @@ class TurnView {
   }
 
   renderText(turn, relink) {
-    const changed = this.blocks.update(this.stream.update(turn.text));
-    if (relink) this.link(this.answer);
-    else for (const block of changed) this.link(block);
+    const blocks = this.streamed(turn);
+    this.drawnPieces = { list: turn.pieces ?? null, count: turn.pieceCount ?? 0 };
+    if (relink) {
+      this.blocks.update(blocks);
+      this.link(this.answer);
+    } else {
+      this.blocks.update(blocks, (content) => this.link(content));
+    }
+  }
+
+  // Tokens since the last draw are only new pieces of the same list: give the stream those,
+  // not the whole text (reading it costs more the longer the answer; see BlockStream.extend).
+  streamed(turn) {
+    const drawn = this.drawnPieces;
+    if (drawn?.list && turn.pieces === drawn.list && turn.pieceCount >= drawn.count) {
+      return this.stream.extend(turn.pieces.slice(drawn.count, turn.pieceCount).join(""));
+    }
+    return this.stream.update(turn.text);
   }
 
   link(root) {

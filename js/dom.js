@@ -57,5 +57,26 @@ export function questionForm(doc, { className, label, placeholder, button }) {
   error.setAttribute("role", "alert");
   error.hidden = true;
   form.append(labelElement, input, submit, error);
+  submitOnEnter(input);
   return { form, input, submit, error };
+}
+
+/**
+ * Enter (no modifier, not composing) submits the input's form; Shift+Enter inserts a newline
+ * in a textarea and does nothing in a one-line input. Browsers do this for a plain <form>, but
+ * not inside a JupyterLab output, whose notebook shortcuts take Enter (and Shift+Enter runs
+ * the cell): those keys are handled here and go no further.
+ */
+export function submitOnEnter(input) {
+  input.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.isComposing || event.keyCode === 229) return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    event.stopPropagation();
+    if (event.shiftKey) {
+      if (input.localName !== "textarea") event.preventDefault();
+      return;
+    }
+    event.preventDefault();
+    input.form?.requestSubmit();
+  });
 }

@@ -72,10 +72,12 @@ function readReplies(message) {
 
 /**
  * Render `message` into `root` (replacing its content). `onReply(text)` is called when a
- * chip is clicked. Returns `{placed, ignored}` anchor counts.
+ * chip is clicked; `violations` (`[{path, code, message}]`, untrusted text) are listed under
+ * a warning that opens and closes. Returns `{placed, ignored}` anchor counts.
  */
-export function renderMessage(root, message, { onReply = () => {} } = {}) {
+export function renderMessage(root, message, { onReply = () => {}, violations = [] } = {}) {
   const doc = root.ownerDocument;
+  const warnings = violationList(doc, violations, root);
   const { texts, sources, replies, ignored } = readMessage(message);
   const prefix = uniqueId("citelab-msg");
   const sourceIds = new Map(
@@ -102,13 +104,46 @@ export function renderMessage(root, message, { onReply = () => {} } = {}) {
     chips.append(chip);
   }
   show(chips, replies.length > 0);
-  root.replaceChildren(body, list, chips);
+  root.replaceChildren(...(warnings ? [warnings] : []), body, list, chips);
   root.dataset.ignoredAnchors = String(ignored);
   wireHover(root, list);
   // Footnotes and markers point inside this view; move focus there instead of changing the
   // page's location (which JupyterLab would treat as navigation).
   root.onclick = (event) => followInside(root, event);
   return { placed, ignored };
+}
+
+// The contract violations the kernel found, first (they say why the rest may look wrong).
+// Closed by default; a redraw of the same view keeps it open or closed as the person left it.
+function violationList(doc, violations, root) {
+  const problems = (Array.isArray(violations) ? violations : []).filter(
+    (violation) => violation && typeof violation === "object",
+  );
+  if (!problems.length) return null;
+  const details = element(doc, "details", "citelab-violations");
+  details.open = root.querySelector(":scope > .citelab-violations")?.open ?? false;
+  const count = problems.length;
+  const summary = element(
+    doc,
+    "summary",
+    "citelab-violations-summary",
+    `⚠ ${count} contract violation${count === 1 ? "" : "s"}`,
+  );
+  const list = element(doc, "ul", "citelab-violations-list");
+  for (const { path, code, message } of problems) {
+    const item = element(doc, "li", "citelab-violation");
+    item.dataset.code = String(code ?? "");
+    item.append(
+      element(doc, "code", "citelab-violation-path", String(path ?? "$")),
+      doc.createTextNode(" "),
+      element(doc, "span", "citelab-violation-message", String(message ?? "")),
+      doc.createTextNode(" "),
+      element(doc, "span", "citelab-violation-code", `[${String(code ?? "")}]`),
+    );
+    list.append(item);
+  }
+  details.append(summary, list);
+  return details;
 }
 
 function followInside(root, event) {

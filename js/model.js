@@ -26,6 +26,11 @@
  * @property {string|null} log_id
  * @property {{code: string, message: string}|null} error
  * @property {{value: "up"|"down", comment?: string}|null} feedback
+ * @property {number|null} [turn]         The service's turn number (sent back with feedback).
+ * @property {string|null} [trace_id]     The answer's trace id (informational).
+ * @property {boolean} [no_answer]        True hides the feedback buttons.
+ *
+ * @typedef {{path: string, code: string, message: string}} Violation
  */
 
 export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);
@@ -48,7 +53,13 @@ export const SOURCES_TRAITS = Object.freeze({
 
 /** Message view traits (citelab.MessageView). */
 export const MESSAGE_TRAITS = Object.freeze({
-  message: null, // AnswerMessage wire dict
+  message: null, // AnswerMessage wire dict (null when the kernel could not read one)
+  violations: [], // {path, code, message}[]: contract violations the kernel found
+});
+
+/** Every widget model (citelab.Chat, SourcesPanel, MessageView) carries this trait. */
+export const COMMON_TRAITS = Object.freeze({
+  _model_key: null, // string: unique hex id of the model; keys the front-end state per model
 });
 
 /** Kernel → front end custom messages (`type` values). */
@@ -59,7 +70,7 @@ export const KERNEL_MESSAGES = Object.freeze([
   // {turn_id, text, references, suggested_replies, message, conversation_id, turn,
   //  log_id?, trace_id?, no_answer}
   "done",
-  "error", // {turn_id, code, message}
+  "error", // {turn_id, code, message}; code "cancelled": a new question replaced this one
   "ack", // {request_id, error?}
 ]);
 

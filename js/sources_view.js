@@ -3,6 +3,7 @@
 // fills. It answers the chat's cite event by showing the cited card.
 import { safeTurnId } from "./citations.js";
 import { frameScheduler } from "./dom.js";
+import { subscribeWhileOnPage } from "./presence.js";
 import { CITE_EVENT, ReferencesController, ReferencesSection } from "./references.js";
 
 export class SourcesView {
@@ -17,14 +18,21 @@ export class SourcesView {
     root.classList.add("citelab", "citelab-sources-panel");
     this.section = new ReferencesSection(root, { heading });
     this.controller = new ReferencesController(this.section);
+    this.closed = false;
     this.requestDraw = schedule(() => this.draw());
-    this.unsubscribe = store.subscribe(() => this.requestDraw());
-    this.onCite = (event) => this.showCited(event.detail ?? {});
-    root.ownerDocument.addEventListener(CITE_EVENT, this.onCite);
+    const doc = root.ownerDocument;
+    const onCite = (event) => this.showCited(event.detail ?? {});
+    const listen = () => {
+      doc.addEventListener(CITE_EVENT, onCite);
+      return () => doc.removeEventListener(CITE_EVENT, onCite);
+    };
+    this.subscription = subscribeWhileOnPage(root, store, () => this.requestDraw(), listen);
     this.draw();
   }
 
   draw() {
+    // Before `subscription` is set, the constructor's own first draw.
+    if (this.closed || this.subscription?.following === false) return;
     this.controller.sync(this.store.turns());
   }
 
@@ -41,7 +49,7 @@ export class SourcesView {
   }
 
   destroy() {
-    this.unsubscribe();
-    this.root.ownerDocument.removeEventListener(CITE_EVENT, this.onCite);
+    this.closed = true;
+    this.subscription.close();
   }
 }

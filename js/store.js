@@ -28,10 +28,14 @@ export class ChatStore {
     this.live = new Map(); // turn_id → turn, from messages
     this.liveOrder = [];
     this.resetAt = null; // turn_id of the latest new (non-follow-up) question seen live
+    this.retired = new Set(); // turn_ids a new question cleared: their late events are ignored
     this.listeners = new Set();
     this.requests = new Map(); // request_id → {resolve}
     this.nextRequest = 0;
     this.cached = null;
+    // What a person was doing in a view (drafts, the focused question box), so a view that
+    // replaces it carries on: see focus.js.
+    this.ui = { drafts: {}, focus: null };
   }
 
   subscribe(listener) {
@@ -67,6 +71,7 @@ export class ChatStore {
     }
     const apply = EVENTS[message.type];
     if (!apply || message.turn_id === undefined || message.turn_id === null) return;
+    if (this.retired.has(String(message.turn_id))) return;
     apply(this, message);
     this.changed();
   }
@@ -138,6 +143,7 @@ const EVENTS = {
   turn_start(store, message) {
     const turn = newTurn(message);
     if (!turn.followup) {
+      for (const id of store.liveOrder) store.retired.add(id);
       store.live.clear();
       store.liveOrder = [];
       store.resetAt = turn.turn_id;
@@ -154,18 +160,33 @@ const EVENTS = {
   token(store, message) {
     const turn = store.liveTurn(message.turn_id);
     if (isFinal(turn) || typeof message.text !== "string") return;
-    store.putLive({ ...turn, text: turn.text + message.text, status: "streaming" });
+    // The pieces are kept in a list shared by the turn's successive objects (appended to,
+    // never changed): a view that drew `pieceCount` of them draws only the new ones, without
+    // reading the whole text (see TurnView.renderText).
+    const shared = Array.isArray(turn.pieces) && turn.pieces.length === turn.pieceCount;
+    const pieces = shared ? turn.pieces : []; // a new list: views then read the whole text
+    pieces.push(message.text);
+    store.putLive({
+      ...turn,
+      text: turn.text + message.text,
+      status: "streaming",
+      pieces,
+      pieceCount: pieces.length,
+    });
   },
   done(store, message) {
     const turn = store.liveTurn(message.turn_id);
+    const final = typeof message.text === "string";
     store.putLive({
       ...turn,
       status: "done",
-      text: typeof message.text === "string" ? message.text : turn.text,
+      text: final ? message.text : turn.text,
+      ...(final ? { pieces: null, pieceCount: 0 } : {}), // the final text is not an extension
       references: listOf(message.references),
       suggested_replies: listOf(message.suggested_replies),
       conversation_id: message.conversation_id ?? turn.conversation_id,
       log_id: message.log_id ?? null,
+      trace_id: message.trace_id ?? null,
       turn: message.turn ?? null,
       no_answer: Boolean(message.no_answer),
       message: message.message ?? null,
@@ -211,5 +232,7 @@ function normalizeTurn(turn) {
     text: typeof turn.text === "string" ? turn.text : "",
     references: Array.isArray(turn.references) ? turn.references : null,
     suggested_replies: listOf(turn.suggested_replies),
+    pieces: null, // streamed pieces are the live state's own (see EVENTS.token)
+    pieceCount: 0,
   };
 }

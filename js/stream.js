@@ -48,6 +48,20 @@ export class BlockStream {
     return this.blocks;
   }
 
+  /**
+   * Show the previous text plus `piece`. Returns the blocks. Same result as `update(previous
+   * + piece)`, without reading the whole text: checking that a text extends the previous one
+   * costs time in proportion to its length (in Chromium, about 40 µs per update on average
+   * over a 25,000-character answer, twice that at its end), while the rest of an update does
+   * not grow with the answer.
+   */
+  extend(piece) {
+    this.append(piece);
+    this.raw += piece;
+    this.renderTail();
+    return this.blocks;
+  }
+
   append(piece) {
     if (!piece) return;
     let normalized = piece.replace(/\0/g, "\ufffd");

@@ -1,7 +1,8 @@
 // anywidget front end of citelab.Chat. The message listener lives in initialize(), which
-// runs once per model before any view, and the streamed state lives on the model (a store
-// kept beside it): a view rendered late, or a second view opened mid-stream, draws every
-// token. render() only draws from that state.
+// runs once per model before any view, and the streamed state lives in a store kept per model
+// (keyed by the `_model_key` trait: each view gets its own proxy of the model): a view
+// rendered late, or a second view opened mid-stream, draws every token. render() only draws
+// from that store, while its element is on the page.
 import { ChatView } from "./chat_view.js";
 import { CHAT_TRAITS, trait } from "./model.js";
 import { connectStore, storeOf } from "./widget_store.js";
@@ -14,6 +15,7 @@ function render({ model, el }) {
   const store = storeOf(model);
   const send = (message) => model.send(message);
   const host = {
+    // Read at every draw; the store redraws its views when one of these traits changes.
     settings: () => ({
       feedbackEnabled: Boolean(trait(model, "feedback_enabled", CHAT_TRAITS)),
       placeholder: String(trait(model, "placeholder", CHAT_TRAITS)),
@@ -27,14 +29,7 @@ function render({ model, el }) {
       ).ack,
   };
   const view = new ChatView(el, store, host);
-  const redraw = () => view.requestDraw();
-  model.on("change:feedback_enabled", redraw);
-  model.on("change:placeholder", redraw);
-  return () => {
-    view.destroy();
-    model.off("change:feedback_enabled", redraw);
-    model.off("change:placeholder", redraw);
-  };
+  return () => view.destroy();
 }
 
 export default { initialize, render };

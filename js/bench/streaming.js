@@ -1,11 +1,20 @@
-// Streaming-render benchmark, run inside Chromium by benchmarks/bench_streaming.py. Three
-// strategies side by side on the same answer and the same tokens:
+// Streaming-render benchmark, run inside Chromium by benchmarks/bench_streaming.py. The same
+// answer and the same tokens through several renderers, side by side:
 //   naive        re-render everything per token (markdown-it + DOMPurify + innerHTML)
 //   seed         re-parse everything per token, sanitize each block, replace changed blocks
-//   incremental  ours: parse only the unsettled tail, replace only changed blocks
+//   replace      ours before this benchmark's findings: parse only the unsettled tail (after
+//                checking the whole text extends the last one), rebuild changed blocks
+//   incremental  ours: parse only the unsettled tail (given only the new piece), morph the
+//                changed blocks
+//   chat         ours as the widget runs it: the chat view (turn, citation links, Sources
+//                list of 9 cards) drawing from its store, fed the tokens as kernel messages
+//   morphOnly    the morph alone: changed blocks morphed, but the whole text read per update
+//   parseOnly    the parse of ours alone (no DOM), for the breakdown
 import { BlockView } from "../block_view.js";
+import { ChatView } from "../chat_view.js";
 import { markdownToHtml, renderBlocks } from "../markdown.js";
-import { sanitizeToString } from "../sanitize.js";
+import { sanitizeToFragment, sanitizeToString } from "../sanitize.js";
+import { ChatStore } from "../store.js";
 import { BlockStream } from "../stream.js";
 
 const WORDS = (
@@ -56,12 +65,6 @@ export function tokenize(text) {
   return text.match(/\s*[^\s]{1,4}|\s+/g) ?? [];
 }
 
-function timeIt(work) {
-  const start = performance.now();
-  work();
-  return performance.now() - start;
-}
-
 function fresh() {
   document.body.replaceChildren();
   const root = document.createElement("div");
@@ -77,17 +80,28 @@ export function fullRender(text, runs = 15) {
   for (let i = 0; i < runs; i++) {
     root.replaceChildren();
     void root.offsetHeight;
-    times.push(
-      timeIt(() => {
-        root.innerHTML = markdownToHtml(text);
-        void root.offsetHeight;
-      }),
-    );
+    const start = performance.now();
+    root.innerHTML = markdownToHtml(text);
+    void root.offsetHeight;
+    times.push(performance.now() - start);
   }
   return median(times);
 }
 
-const STRATEGIES = {
+// The block view as it was before the morph: a changed block's content is rebuilt.
+class ReplacingBlockView extends BlockView {
+  update(blocks) {
+    blocks.forEach(({ html }, index) => {
+      const item = this.items[index] ?? this.addItem();
+      if (item.html === html) return;
+      item.element.replaceChildren(sanitizeToFragment(html));
+      item.html = html;
+    });
+    while (this.items.length > blocks.length) this.removeItem();
+  }
+}
+
+const RENDERERS = {
   naive() {
     const root = fresh();
     return (text) => {
@@ -112,94 +126,183 @@ const STRATEGIES = {
       shown = blocks;
     };
   },
-  incremental() {
+  replace() {
+    const view = new ReplacingBlockView(fresh());
+    const stream = new BlockStream({ turn: "t1" });
+    return (text) => view.update(stream.update(text));
+  },
+  morphOnly() {
     const view = new BlockView(fresh());
     const stream = new BlockStream({ turn: "t1" });
     return (text) => view.update(stream.update(text));
   },
-  // The parts of ours, for the breakdown: parsing the tail only (no DOM at all).
+  incremental() {
+    const view = new BlockView(fresh());
+    const stream = new BlockStream({ turn: "t1" });
+    return (_text, piece) => view.update(stream.extend(piece));
+  },
+  chat() {
+    const store = new ChatStore();
+    const host = {
+      settings: () => ({ feedbackEnabled: true, placeholder: "Ask", showSources: true }),
+      ask: async () => ({}),
+      feedback: async () => ({}),
+    };
+    // The benchmark draws (per token, or per animation frame) itself.
+    const view = new ChatView(fresh(), store, host, { schedule: () => () => {} });
+    const references = Array.from({ length: 9 }, (_, i) => ({
+      number: i + 1,
+      entity_type: "node",
+      entity_id: String(i + 1),
+      uri: `entity:node/${i + 1}`,
+      title: `Room guide ${i + 1}`,
+      url: `https://library.example/rooms/${i + 1}`,
+      snippet: "Opening hours, seats and how to book.",
+    }));
+    store.receive({ type: "turn_start", turn_id: "t1", question: "Rooms?", followup: false });
+    store.receive({ type: "references", turn_id: "t1", references });
+    return (_text, piece) => {
+      store.receive({ type: "token", turn_id: "t1", text: piece });
+      view.draw();
+    };
+  },
   parseOnly() {
     fresh();
     const stream = new BlockStream({ turn: "t1" });
-    return (text) => stream.update(text);
+    return (_text, piece) => stream.extend(piece);
   },
 };
 
-/** Update after every token; returns per-update times (ms), layout included. */
-export function perToken(strategy, tokens, { limitMs = Infinity, layout = true } = {}) {
-  const update = STRATEGIES[strategy]();
+// A task boundary: each token is its own task, as each comm message or SSE chunk is, so the
+// browser's garbage collector can work between updates instead of inside one long task.
+const channel = new MessageChannel();
+function nextTask() {
+  return new Promise((resolve) => {
+    channel.port1.onmessage = resolve;
+    channel.port2.postMessage(null);
+  });
+}
+
+/**
+ * One update per token, each in its own task; `layout` forces the layout of each update
+ * inside its measurement (nothing else would lay it out: no frame runs between updates).
+ * `split` also times the parse, DOM and layout parts separately. Returns times in ms.
+ * `limitMs` stops a slow renderer early (its totals are then over the tokens it did).
+ */
+export async function perToken(
+  renderer,
+  tokens,
+  { layout = true, split = false, limitMs = Infinity } = {},
+) {
+  const update = RENDERERS[renderer]();
   const root = document.body.firstElementChild;
   const times = [];
+  const starts = []; // ms after the run's performance mark (which Chrome's trace records)
+  const parts = { parse: [], dom: [], layout: [] };
+  const stream = split ? new BlockStream({ turn: "t1" }) : null;
+  const view = split ? new BlockView(root) : null;
+  const mark = performance.mark(`citelab-run-${renderer}`);
   let text = "";
   let spent = 0;
   for (const token of tokens) {
     text += token;
-    const took = timeIt(() => {
-      update(text);
+    await nextTask();
+    const start = performance.now();
+    if (split) {
+      const blocks = stream.extend(token);
+      const parsed = performance.now();
+      view.update(blocks);
+      const drawn = performance.now();
+      void root.offsetHeight;
+      const laid = performance.now();
+      parts.parse.push(parsed - start);
+      parts.dom.push(drawn - parsed);
+      parts.layout.push(laid - drawn);
+    } else {
+      update(text, token);
       if (layout) void root.offsetHeight;
-    });
+    }
+    const took = performance.now() - start;
     times.push(took);
+    starts.push(start - mark.startTime);
     spent += took;
     if (spent > limitMs) break;
   }
-  return times;
+  return { times, starts, parts, mark: mark.name };
 }
 
 /**
  * Tokens arrive at `rate` per second (small bursts on timer tasks, as comm messages come);
- * the view renders once per animation frame. Returns the main-thread time spent rendering,
- * the stream's duration, the longest frame's render, and each token's display latency
- * (arrival → end of the frame that showed it): a renderer that falls behind shows latencies
- * that keep growing.
+ * the view renders once per animation frame, and nothing forces a layout: the browser lays
+ * out and paints as it does for a person. Per frame it returns the update's script time
+ * (`script`) and the frame's main-thread time from the update to the end of the frame's
+ * rendering (`frame`: update + style + layout + paint, measured by a task queued in the
+ * frame that runs after it); per token the display latency (arrival → that frame's end). A
+ * renderer that falls behind shows latencies that keep growing.
  */
-export function coalesced(tokens, rate) {
-  const update = STRATEGIES.incremental();
-  const root = document.body.firstElementChild;
+export function coalesced(tokens, rate, renderer = "incremental") {
+  const update = RENDERERS[renderer]();
+  const mark = performance.mark(`citelab-frames-${renderer}-${rate}`);
   return new Promise((resolve) => {
     const start = performance.now();
     const arrivals = new Float64Array(tokens.length);
     const latencies = [];
+    const script = [];
+    const starts = []; // ms after the run's performance mark, as in perToken
+    const frame = [];
     let delivered = 0;
     let rendered = 0;
     let text = "";
-    let renderTime = 0;
-    let longest = 0;
-    let frames = 0;
+    let piece = ""; // delivered since the last draw
     let queued = false;
-    const frame = () => {
-      queued = false;
-      const took = timeIt(() => {
-        update(text);
-        void root.offsetHeight;
-      });
-      const shown = performance.now();
-      for (; rendered < delivered; rendered++) latencies.push(shown - arrivals[rendered]);
-      renderTime += took;
-      longest = Math.max(longest, took);
-      frames++;
-      if (rendered === tokens.length) {
-        latencies.sort((a, b) => a - b);
-        resolve({
-          renderTime,
-          duration: arrivals[tokens.length - 1] - start,
-          longest,
-          frames,
+    let busy = 0;
+    const finish = () => {
+      latencies.sort((a, b) => a - b);
+      resolve({
+        busy,
+        duration: arrivals[tokens.length - 1] - start,
+        frames: frame.length,
+        script,
+        times: script,
+        starts,
+        mark: mark.name,
+        frame,
+        latency: {
           p50: latencies[Math.floor(latencies.length * 0.5)],
           p95: latencies[Math.floor(latencies.length * 0.95)],
           max: latencies.at(-1),
-        });
-      }
+        },
+      });
+    };
+    const draw = () => {
+      queued = false;
+      const begin = performance.now();
+      update(text, piece);
+      piece = "";
+      script.push(performance.now() - begin);
+      starts.push(begin - mark.startTime);
+      const shown = delivered;
+      const after = new MessageChannel();
+      after.port1.onmessage = () => {
+        const end = performance.now();
+        frame.push(end - begin);
+        busy += end - begin;
+        for (; rendered < shown; rendered++) latencies.push(end - arrivals[rendered]);
+        if (rendered === tokens.length) finish();
+      };
+      after.port2.postMessage(null);
     };
     const produce = () => {
       const now = performance.now();
       const due = Math.min(tokens.length, Math.floor(((now - start) / 1000) * rate));
       while (delivered < due) {
         arrivals[delivered] = now;
+        piece += tokens[delivered];
         text += tokens[delivered++];
       }
       if (!queued && rendered < delivered) {
         queued = true;
-        requestAnimationFrame(frame);
+        requestAnimationFrame(draw);
       }
       // A timer, not a busy loop: tokens come in small bursts, as comm messages do.
       if (delivered < tokens.length) setTimeout(produce, 2);

@@ -1,8 +1,9 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { ChatView } from "../chat_view.js";
 import { frameScheduler } from "../dom.js";
 import { SourcesView } from "../sources_view.js";
 import { ChatStore } from "../store.js";
+import { BlockStream } from "../stream.js";
 import { container, reference, syncSchedule, turnMessages } from "./helpers.js";
 
 function chat({ feedbackEnabled = true, showSources = true, sections = [] } = {}) {
@@ -33,6 +34,36 @@ const ANSWER = "Paris is the capital [1]. It is large [2].\n\n- Seine [1]\n- Lou
 const REFS = [reference(1), reference(2), reference(3)];
 
 describe("chat view", () => {
+  test("while a turn streams, a draw reads only the new pieces, not the whole text", () => {
+    const { store, root } = chat();
+    const update = vi.spyOn(BlockStream.prototype, "update");
+    const extend = vi.spyOn(BlockStream.prototype, "extend");
+    try {
+      const final = ANSWER.replace("Louvre [3]", "Louvre [2]"); // renumbered by finalize
+      const messages = turnMessages("t1", {
+        text: ANSWER,
+        references: REFS,
+        pieces: 9,
+        done: { text: final },
+      });
+      feed(store, messages.slice(0, -1));
+      // Whole texts only before the pieces began: the empty turn, then its first piece.
+      expect(update.mock.calls).toEqual([[""], [messages[2].text]]);
+      expect(extend.mock.calls.map(([piece]) => piece).join("")).toBe(
+        messages
+          .slice(3, -1)
+          .map((m) => m.text)
+          .join(""),
+      );
+      feed(store, messages.slice(-1)); // done: the final text is read whole
+      expect(update.mock.calls).toHaveLength(3);
+      expect(root.querySelector(".citelab-answer").textContent).toContain("Louvre [2]");
+    } finally {
+      update.mockRestore();
+      extend.mockRestore();
+    }
+  });
+
   test("streams the answer, shows sources and links markers to cards", () => {
     const { store, root } = chat();
     feed(store, turnMessages("t1", { text: ANSWER, references: REFS, pieces: 9 }));

@@ -26,6 +26,27 @@ export class FakeModel {
     this.handlers.get(name)?.delete(handler);
   }
 
+  /**
+   * A new proxy of this model, as anywidget hands to initialize() and to each render(): a
+   * different object every time, whose listeners `dispose()` removes (a view's end).
+   */
+  proxy() {
+    const added = new Set();
+    return {
+      get: (name) => this.get(name),
+      set: (name, value) => this.set(name, value),
+      send: (message) => this.send(message),
+      on: (name, handler) => {
+        added.add([name, handler]);
+        this.on(name, handler);
+      },
+      off: (name, handler) => this.off(name, handler),
+      dispose: () => {
+        for (const [name, handler] of added) this.off(name, handler);
+      },
+    };
+  }
+
   emit(name, ...args) {
     for (const handler of [...(this.handlers.get(name) ?? [])]) handler(...args);
   }
@@ -119,3 +140,36 @@ export function badScheme(value) {
   const match = /^([a-z][a-z0-9+.-]*):/i.exec(cleaned);
   return Boolean(match) && !["http", "https", "mailto"].includes(match[1].toLowerCase());
 }
+
+// Documents where settling is subtle: every prefix must render as a full render would.
+export const TRICKY = {
+  "heading after a paragraph": "Foo\n#\n\nPara one\n# Heading\n\nPara two [1]\n",
+  "ordered list grows across blank lines": "1. a\n\n2. b\n\n3. c\n\n2\n\nAfter the list.\n",
+  "nested loose list": "- a\n  - b\n\n  c\n- d\n\ntext\n\n- e\n\n  - f\n",
+  "definitions after their use": [
+    "See [docs] and [x][y].",
+    "",
+    "More text [1].",
+    "",
+    '[docs]: https://example.org/docs "Docs"',
+    "[y]: /relative",
+    "",
+    "End [docs] [y].",
+    "",
+  ].join("\n"),
+  "definition title on the next line": "[a] and [b]\n\n[a]: /u\n'title\n\nstill'\n\n[b]: /v\n\nz\n",
+  "fenced code with blank lines":
+    "```js\nconst a = 1;\n\nconst b = [1];\n```\n\nAfter [1].\n\n~~~\nopen fence\n\n",
+  tables: "| a | b |\n|:-:|--:|\n| 1 | 2 [3] |\n\n| c |\n\nnot | a table\n",
+  "setext headings": "Title\n=====\n\nText\n---\n\nMore\n\n***\n\nLast",
+  "indented code": "    code\n\n    more\n\ntext\n\n     deeper\n",
+  blockquotes: "> quote\ncontinued\n\n> new\n\n>\n\nx",
+  "crlf and cr": "a\r\n\r\nb\r\n\r\n- c\r\n- d\r\re\r\rf",
+  citations:
+    "Claim [1][2]. Range [2-4], list [1, 3].\n\nCode `[5]` link [1](http://x) foot [^1] ![2].\n",
+  "raw html": "<script>alert(1)</script>\n\n<b>x</b> [1]\n\n<div>\n\nblock\n</div>\n",
+  "emphasis across blocks": "**bold\n\ntext** and *more\n\n_x_\n",
+  "list after heading without blank": "# H\n- a\n- b\n\n## H2\n1) x\n2) y\n\nend",
+  "long paragraph then list": `${"word ".repeat(60)}\n\n- one [1]\n- two [2]\n\n${"more ".repeat(40)}`,
+  "nul and odd whitespace": "a\u0000b\n\n \t\n\nc\u00a0[1]\n",
+};

@@ -24,6 +24,7 @@ describe("chat store", () => {
       conversation_id: "c1",
       turn: 1,
       log_id: "log-1",
+      trace_id: "trace-1",
       message: {},
       no_answer: false,
     });
@@ -31,9 +32,27 @@ describe("chat store", () => {
       status: "done",
       conversation_id: "c1",
       log_id: "log-1",
+      trace_id: "trace-1",
       references: [{ title: "Final" }],
       suggested_replies: [{ label: "More" }],
     });
+  });
+
+  test("a streaming turn's pieces are one shared list; each turn object counts its own", () => {
+    const store = new ChatStore();
+    store.receive({ type: "turn_start", turn_id: "t1", question: "Q", followup: false });
+    store.receive({ type: "token", turn_id: "t1", text: "Fees " });
+    const early = store.turns()[0];
+    store.receive({ type: "token", turn_id: "t1", text: "are due." });
+    const later = store.turns()[0];
+    expect(later.pieces).toBe(early.pieces);
+    expect([early.pieceCount, later.pieceCount]).toEqual([1, 2]);
+    expect(later.pieces.slice(0, later.pieceCount).join("")).toBe(later.text);
+    store.receive({ type: "done", turn_id: "t1", text: "Fees are due [1].", references: [] });
+    expect(store.turns()[0]).toMatchObject({ pieces: null, pieceCount: 0 });
+    // A snapshot never brings pieces of its own, whatever the kernel sends.
+    store.setSnapshot([{ turn_id: "t9", status: "streaming", text: "x", pieces: ["y"] }]);
+    expect(store.snapshot[0]).toMatchObject({ pieces: null, pieceCount: 0 });
   });
 
   test("tokens after done, unknown types and malformed messages are ignored", () => {
@@ -64,6 +83,22 @@ describe("chat store", () => {
     store.receive({ type: "error", turn_id: "t2", code: "conflict", message: "Agent disabled" });
     expect(store.turns().map((t) => t.status)).toEqual(["done", "error"]);
     expect(store.turns()[1].error).toEqual({ code: "conflict", message: "Agent disabled" });
+  });
+
+  test("a new question cancels the streaming one, whose late events change nothing", () => {
+    const store = new ChatStore();
+    store.receive({ type: "turn_start", turn_id: "t1", question: "Slow?", followup: false });
+    store.receive({ type: "token", turn_id: "t1", text: "Half an ans" });
+    // The kernel's order: the cancelled turn's error, then the new question's turn_start.
+    const cancelled = { code: "cancelled", message: "The question was cancelled." };
+    store.receive({ type: "error", turn_id: "t1", ...cancelled });
+    expect(store.turns()[0]).toMatchObject({ status: "error", error: cancelled });
+    store.receive({ type: "turn_start", turn_id: "t2", question: "Fast?", followup: false });
+    store.receive({ type: "token", turn_id: "t1", text: "swer" }); // flushed late: ignored
+    expect(store.turns().map((t) => [t.turn_id, t.status])).toEqual([["t2", "pending"]]);
+    // The trait's record of the cancelled turn (synced before the new one) is not shown.
+    store.setSnapshot([{ turn_id: "t1", status: "error", error: cancelled, text: "Half an ans" }]);
+    expect(store.turns().map((t) => t.turn_id)).toEqual(["t2"]);
   });
 
   test("the trait snapshot shows turns from before a reload; live state wins for its turns", () => {

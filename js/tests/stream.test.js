@@ -1,39 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { renderBlocks } from "../markdown.js";
 import { BlockStream } from "../stream.js";
-
-// Documents where settling is subtle: every prefix must render as a full render would.
-const TRICKY = {
-  "heading after a paragraph": "Foo\n#\n\nPara one\n# Heading\n\nPara two [1]\n",
-  "ordered list grows across blank lines": "1. a\n\n2. b\n\n3. c\n\n2\n\nAfter the list.\n",
-  "nested loose list": "- a\n  - b\n\n  c\n- d\n\ntext\n\n- e\n\n  - f\n",
-  "definitions after their use": [
-    "See [docs] and [x][y].",
-    "",
-    "More text [1].",
-    "",
-    '[docs]: https://example.org/docs "Docs"',
-    "[y]: /relative",
-    "",
-    "End [docs] [y].",
-    "",
-  ].join("\n"),
-  "definition title on the next line": "[a] and [b]\n\n[a]: /u\n'title\n\nstill'\n\n[b]: /v\n\nz\n",
-  "fenced code with blank lines":
-    "```js\nconst a = 1;\n\nconst b = [1];\n```\n\nAfter [1].\n\n~~~\nopen fence\n\n",
-  tables: "| a | b |\n|:-:|--:|\n| 1 | 2 [3] |\n\n| c |\n\nnot | a table\n",
-  "setext headings": "Title\n=====\n\nText\n---\n\nMore\n\n***\n\nLast",
-  "indented code": "    code\n\n    more\n\ntext\n\n     deeper\n",
-  blockquotes: "> quote\ncontinued\n\n> new\n\n>\n\nx",
-  "crlf and cr": "a\r\n\r\nb\r\n\r\n- c\r\n- d\r\re\r\rf",
-  citations:
-    "Claim [1][2]. Range [2-4], list [1, 3].\n\nCode `[5]` link [1](http://x) foot [^1] ![2].\n",
-  "raw html": "<script>alert(1)</script>\n\n<b>x</b> [1]\n\n<div>\n\nblock\n</div>\n",
-  "emphasis across blocks": "**bold\n\ntext** and *more\n\n_x_\n",
-  "list after heading without blank": "# H\n- a\n- b\n\n## H2\n1) x\n2) y\n\nend",
-  "long paragraph then list": `${"word ".repeat(60)}\n\n- one [1]\n- two [2]\n\n${"more ".repeat(40)}`,
-  "nul and odd whitespace": "a\u0000b\n\n \t\n\nc\u00a0[1]\n",
-};
+import { TRICKY } from "./helpers.js";
 
 function streamEveryPrefix(text, turn = "t1") {
   const stream = new BlockStream({ turn });
@@ -74,6 +42,33 @@ describe("streaming one character at a time equals a full render of every prefix
         expect(got).toEqual(renderBlocks(text.slice(0, end), { turn: "t1" }));
       }
     }
+  });
+});
+
+describe("extending by pieces", () => {
+  test.each(Object.entries(TRICKY))("%s: extend equals update, piece by piece", (_name, text) => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    const extended = new BlockStream({ turn: "t1" });
+    for (let end = 0; end < text.length; ) {
+      const next = Math.min(text.length, end + 1 + Math.floor(random() * 9));
+      const got = extended.extend(text.slice(end, next)).map((block) => block.html);
+      expect(got).toEqual(renderBlocks(text.slice(0, next), { turn: "t1" }));
+      end = next;
+    }
+  });
+
+  test("an update after extending still tells an extension from a new text", () => {
+    const stream = new BlockStream();
+    stream.extend("Fees are due ");
+    stream.extend("in May [2].");
+    stream.update("Fees are due in May [1]."); // the final text, renumbered: not an extension
+    expect(stream.blocks.map((block) => block.html).join("")).toBe(
+      renderBlocks("Fees are due in May [1].").join(""),
+    );
   });
 });
 

@@ -38,13 +38,22 @@ HARNESS = """<!doctype html>
 <body><main id="chat"></main><aside id="panel"></aside><section id="message"></section>
 <script type="module">
 class FakeModel {
-  constructor(traits) { this.traits = traits; this.handlers = {}; this.sent = []; }
+  constructor(traits) {
+    this.traits = {_model_key: crypto.randomUUID().replaceAll("-", ""), ...traits};
+    this.handlers = {};
+    this.sent = [];
+  }
   get(name) { return this.traits[name]; }
   set(name, value) { this.traits[name] = value; this.emit("change:" + name); }
   on(name, handler) { (this.handlers[name] ??= new Set()).add(handler); }
   off(name, handler) { this.handlers[name]?.delete(handler); }
-  emit(name, ...args) { for (const handler of this.handlers[name] ?? []) handler(...args); }
+  emit(name, ...args) { for (const handler of [...this.handlers[name] ?? []]) handler(...args); }
   send(message) { this.sent.push(message); }
+  // anywidget gives initialize() and every render() a proxy object of their own.
+  proxy() {
+    return {get: (n) => this.get(n), set: (n, v) => this.set(n, v), send: (m) => this.send(m),
+            on: (n, h) => this.on(n, h), off: (n, h) => this.off(n, h)};
+  }
 }
 const chat = (await import("/static/widget_chat.js")).default;
 const sources = (await import("/static/widget_sources.js")).default;
@@ -52,11 +61,17 @@ const message = (await import("/static/widget_message.js")).default;
 const chatModel = new FakeModel(
   {turns: [], feedback_enabled: true, placeholder: "Ask", show_sources: true});
 const panelModel = new FakeModel({turns: [], heading: "Panel sources"});
-chat.initialize({model: chatModel});
-sources.initialize({model: panelModel});
-chat.render({model: chatModel, el: document.getElementById("chat")});
-sources.render({model: panelModel, el: document.getElementById("panel")});
+chat.initialize({model: chatModel.proxy()});
+sources.initialize({model: panelModel.proxy()});
+chat.render({model: chatModel.proxy(), el: document.getElementById("chat")});
+sources.render({model: panelModel.proxy(), el: document.getElementById("panel")});
 window.chatModel = chatModel;
+window.openChatView = () => {
+  const el = document.createElement("div");
+  el.className = "second-view";
+  document.body.append(el);
+  chat.render({model: chatModel.proxy(), el});
+};
 window.play = async (messages, delay) => {
   for (const m of messages) {
     chatModel.emit("msg:custom", m);
@@ -64,10 +79,10 @@ window.play = async (messages, delay) => {
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 };
-window.showMessage = (wire) => {
-  const model = new FakeModel({message: wire});
-  message.initialize({model});
-  message.render({model, el: document.getElementById("message")});
+window.showMessage = (wire, violations = []) => {
+  const model = new FakeModel({message: wire, violations});
+  message.initialize({model: model.proxy()});
+  message.render({model: model.proxy(), el: document.getElementById("message")});
   window.messageModel = model;
 };
 window.harnessReady = true;
@@ -224,7 +239,7 @@ def test_chat_streams_links_sources_and_asks_from_a_chip(session: Session) -> No
     assert feedback[0]["value"] == "up"
 
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "chat.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / "frontend-chat.png"), full_page=True)
 
 
 def test_keyboard_reaches_the_question_box_and_the_chips(session: Session) -> None:
@@ -288,4 +303,60 @@ def test_message_view_highlights_cited_spans_with_emoji_offsets(session: Session
     assert page.locator("#message mark.citelab-cited-active").count() == 1
     assert page.locator("#message .citelab-footnote a").inner_text() == "2"
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator("#message").screenshot(path=str(ARTIFACTS / "message.png"))
+    page.locator("#message").screenshot(path=str(ARTIFACTS / "frontend-message.png"))
+
+
+def test_a_view_opened_mid_stream_through_another_proxy_shows_every_token(
+    session: Session,
+) -> None:
+    page = session.page
+    messages = turn_messages()
+    half = len(messages) // 2
+    page.evaluate("([messages]) => window.play(messages, 0)", [messages[:half]])
+    page.evaluate("window.openChatView()")
+    same = """() => {
+      const [first, second] = [...document.querySelectorAll('.citelab-answer')];
+      return second && second.textContent.includes('Evening study rooms')
+        && second.textContent === first.textContent;
+    }"""
+    page.wait_for_function(same)
+    assert page.locator(".second-view .citelab-turn").get_attribute("data-status") == "streaming"
+    page.evaluate("([messages]) => window.play(messages, 0)", [messages[half:]])
+    page.wait_for_selector('.second-view .citelab-turn[data-status="done"]')
+    first = page.locator("#chat .citelab-answer").inner_text()
+    assert page.locator(".second-view .citelab-answer").inner_text() == first
+
+
+def test_message_view_lists_violations_under_a_warning_that_opens(session: Session) -> None:
+    page = session.page
+    wire = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Fees are due in May [1]."},
+            {"type": "resource_link", "uri": "entity:node/5", "name": "fees", "title": "Fees"},
+        ],
+    }
+    violations = [
+        {
+            "path": 'content[0]._meta["drupal.org/ai.citations"][0].sourceUri',
+            "code": "unknown_source",
+            "message": "<img src=x onerror=window.pwned=1> is not a listed source",
+        },
+        {"path": "content[1].annotations", "code": "missing_field", "message": "no priority"},
+    ]
+    page.evaluate(
+        "([wire, violations]) => window.showMessage(wire, violations)", [wire, violations]
+    )
+    warning = page.locator("#message details.citelab-violations")
+    summary = warning.locator("summary")
+    assert summary.inner_text() == "⚠ 2 contract violations"
+    items = warning.locator("li.citelab-violation")
+    assert not items.first.is_visible()  # closed until opened
+    summary.click()
+    assert items.first.is_visible()
+    assert "<img src=x onerror=window.pwned=1> is not a listed source" in items.first.inner_text()
+    assert page.locator("#message img").count() == 0
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#message li.citelab-source").count() == 1  # the message still shows
+    summary.press("Enter")  # a keyboard closes it again
+    assert not items.first.is_visible()

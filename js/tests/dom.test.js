@@ -1,0 +1,84 @@
+import { describe, expect, test } from "vitest";
+import { questionForm, submitOnEnter } from "../dom.js";
+import { container } from "./helpers.js";
+
+// A form as the chat builds it, recording its submits and the keydowns that reach the page.
+function form({ textarea = false } = {}) {
+  const built = questionForm(document, {
+    className: "f",
+    label: "Question",
+    placeholder: "",
+    button: "Ask",
+  });
+  const submits = [];
+  built.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submits.push(built.form.querySelector("input, textarea").value);
+  });
+  let input = built.input;
+  if (textarea) {
+    input = document.createElement("textarea");
+    built.input.replaceWith(input);
+    submitOnEnter(input);
+  }
+  const root = container();
+  root.append(built.form);
+  const reached = []; // what the notebook's shortcut handler (on the document) would see
+  const onKey = (event) => reached.push(event.key + (event.shiftKey ? "+shift" : ""));
+  document.addEventListener("keydown", onKey);
+  const press = (key, options = {}) => {
+    const init = { key, bubbles: true, cancelable: true, ...options };
+    const event = new KeyboardEvent("keydown", init);
+    input.dispatchEvent(event);
+    return event;
+  };
+  const done = () => document.removeEventListener("keydown", onKey);
+  return { input, submits, reached, press, done };
+}
+
+describe("Enter in a question box", () => {
+  test("Enter submits the form, and the notebook does not see the key", () => {
+    const box = form();
+    box.input.value = "When are fees due?";
+    const event = box.press("Enter");
+    expect(box.submits).toEqual(["When are fees due?"]);
+    expect(event.defaultPrevented).toBe(true);
+    expect(box.reached).toEqual([]);
+    box.done();
+  });
+
+  test("Shift+Enter adds a newline in a textarea, nothing in a one-line input; no submit", () => {
+    const area = form({ textarea: true });
+    const inArea = area.press("Enter", { shiftKey: true });
+    expect(inArea.defaultPrevented).toBe(false); // the browser inserts the newline
+    expect(area.submits).toEqual([]);
+    expect(area.reached).toEqual([]); // and the notebook does not run the cell
+    area.done();
+    const line = form();
+    const inLine = line.press("Enter", { shiftKey: true });
+    expect(inLine.defaultPrevented).toBe(true);
+    expect(line.submits).toEqual([]);
+    expect(line.reached).toEqual([]);
+    line.done();
+  });
+
+  test("Enter in a textarea submits too", () => {
+    const area = form({ textarea: true });
+    area.input.value = "two\nlines";
+    area.press("Enter");
+    expect(area.submits).toEqual(["two\nlines"]);
+    area.done();
+  });
+
+  test("composing text (an input method) and modified keys are left alone", () => {
+    const box = form();
+    const composing = box.press("Enter", { isComposing: true });
+    const ime = box.press("Enter", { keyCode: 229 });
+    const ctrl = box.press("Enter", { ctrlKey: true });
+    const other = box.press("a");
+    expect(box.submits).toEqual([]);
+    for (const event of [composing, ime, ctrl, other]) expect(event.defaultPrevented).toBe(false);
+    expect(box.reached).toEqual(["Enter", "Enter", "Enter", "a"]);
+    box.done();
+  });
+});

@@ -1,0 +1,212 @@
+"""The chat's keyboard, focus and redraw behaviour in a real JupyterLab (Debian's chromium).
+
+Things only JupyterLab does, and that a harness page cannot show: its notebook shortcuts take
+Enter and Shift+Enter from an output, and when a turn ends (the kernel rewrites the output's
+static HTML) it redraws the output with a new view and never closes the old one. Uses the
+private JupyterLab of ``tests/browser/_lab.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from browser._lab import Lab, start_lab
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 30_000
+FIRST = "When are tuition fees due?"
+SECOND = "How do I apply for a scholarship?"
+
+SETUP = """\
+from citelab.agent import default_agents
+from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.models import ExtractiveModel
+from citelab.widget import Chat
+
+service = AnswerService(
+    default_agents(), store=MemoryConversationStore(), logs=MemoryLogStore(),
+    models={"extractive": ExtractiveModel(piece_delay=0.01)}, index_dir="indexes",
+)
+chat = Chat(service)
+chat"""
+CELLS = [SETUP, "chat  # a second view of the same chat, in another cell"]
+
+# The turns a chat view shows: [question, status] pairs.
+TURNS = """(root) => [...root.querySelectorAll('.citelab-turn')].map(
+  (turn) => [turn.querySelector('.citelab-question').textContent, turn.dataset.status])"""
+CURRENT_VIEW = """([cell]) => document.querySelectorAll('.jp-Notebook .jp-Cell')[cell]
+  .querySelector('.citelab-chat')"""
+FOCUS = """() => {
+  const active = document.activeElement;
+  const cell = active?.closest('.jp-Cell');
+  return {
+    box: active?.closest('form')?.className ?? null,
+    cell: cell ? [...document.querySelectorAll('.jp-Notebook .jp-Cell')].indexOf(cell) : null,
+  };
+}"""
+
+
+def notebook_json() -> str:
+    cells: list[dict[str, Any]] = [
+        {
+            "cell_type": "code",
+            "id": f"cell-{i}",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": source,
+        }
+        for i, source in enumerate(CELLS)
+    ]
+    kernelspec = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    notebook = {
+        "cells": cells,
+        "metadata": {"kernelspec": kernelspec},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(notebook)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    pytest.importorskip("jupyterlab")
+    running = start_lab(tmp_path_factory.mktemp("lab"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    home = tmp_path_factory.mktemp("chromium")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "TMPDIR": str(home)}
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
+        )
+        yield launched
+        launched.close()
+
+
+class Notebook:
+    """The notebook open in one JupyterLab tab; records requests and page errors."""
+
+    def __init__(self, browser: Any, lab: Lab, name: str) -> None:
+        self.page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("websocket", lambda socket: self.requests.append(socket.url))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.goto(lab.notebook_url(name))
+        self.page.get_by_role("button", name="Python 3 (ipykernel) | Idle", exact=True).wait_for()
+        self.cells = self.page.locator(".jp-Notebook .jp-Cell")
+
+    def run_cell(self, index: int) -> None:
+        self.cells.nth(index).locator(".jp-InputArea-editor").click()
+        self.page.keyboard.press("Shift+Enter")
+
+    def wait_turns(self, cell: int, turns: list[list[str]]) -> None:
+        """Wait until the chat view in ``cell`` shows these [question, status] turns."""
+        condition = f"([cell, turns]) => JSON.stringify(({TURNS})(({CURRENT_VIEW})([cell]))) "
+        condition += "=== JSON.stringify(turns)"
+        self.page.wait_for_function(condition, arg=[cell, turns])
+
+    def focus(self) -> dict[str, Any]:
+        state: dict[str, Any] = self.page.evaluate(FOCUS)
+        return state
+
+    def execution_counts(self) -> list[str]:
+        """The prompts of the notebook's own cells (running the last one adds an empty one)."""
+        prompts = self.cells.locator(".jp-InputPrompt").all_inner_texts()
+        return [prompt.strip() for prompt in prompts[: len(CELLS)]]
+
+    def close(self) -> None:
+        self.page.close()
+        outside = [
+            url
+            for url in self.requests
+            if urlsplit(url).scheme not in ("data", "blob")
+            and urlsplit(url).hostname != "127.0.0.1"
+        ]
+        assert outside == [], f"the page left loopback: {outside}"
+        assert self.errors == [], f"page errors: {self.errors}"
+
+
+@pytest.fixture
+def notebook(browser: Any, lab: Lab) -> Iterator[Notebook]:
+    (lab.root / "keys.ipynb").write_text(notebook_json(), encoding="utf-8")
+    opened = Notebook(browser, lab, "keys.ipynb")
+    yield opened
+    opened.close()
+
+
+def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebook) -> None:
+    page, cells = notebook.page, notebook.cells
+    notebook.run_cell(0)
+    cells.nth(0).locator(".citelab-chat").wait_for()
+    notebook.run_cell(1)
+    cells.nth(1).locator(".citelab-chat").wait_for()
+    counts = notebook.execution_counts()
+
+    # Enter in the question box asks (the notebook's own Enter shortcut does not take it).
+    page.evaluate(f"window.firstView = ({CURRENT_VIEW})([0])")
+    box = cells.nth(0).locator("form.citelab-ask input")
+    box.click()
+    page.keyboard.type(FIRST)
+    page.keyboard.press("Enter")
+    notebook.wait_turns(0, [[FIRST, "done"]])
+    notebook.wait_turns(1, [[FIRST, "done"]])
+
+    # The turn's end rewrote the outputs' HTML: JupyterLab drew the chat again with new views.
+    page.wait_for_function("() => window.firstView.isConnected === false")
+    # The question box of the view that took the old one's place has the focus back; the other
+    # view of the chat (cell 1) did not take it.
+    page.wait_for_function(f"() => ({FOCUS})().box === 'citelab-ask'")
+    assert notebook.focus() == {"box": "citelab-ask", "cell": 0}
+
+    # Typed straight away (the focus is there), Shift+Enter neither asks nor runs the cell.
+    page.keyboard.type(SECOND)
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_timeout(300)
+    assert notebook.execution_counts() == counts
+    notebook.wait_turns(0, [[FIRST, "done"]])
+    page.keyboard.press("Enter")
+    notebook.wait_turns(0, [[SECOND, "done"]])
+    notebook.wait_turns(1, [[SECOND, "done"]])
+    assert notebook.execution_counts() == counts
+
+    # The view replaced when the first turn ended stopped following the chat when it left the
+    # page (it may not have drawn that turn's last frame): it never drew the second question.
+    old_view = page.evaluate(f"() => ({TURNS})(window.firstView)")
+    assert [question for question, _ in old_view] == [FIRST]
+
+    # The follow-up box asks on Enter too.
+    followup = cells.nth(0).locator("form.citelab-followup input")
+    followup.click()
+    page.keyboard.type("And the deadline?")
+    page.keyboard.press("Enter")
+    notebook.wait_turns(0, [[SECOND, "done"], ["And the deadline?", "done"]])
+    assert notebook.execution_counts() == counts

@@ -1,0 +1,45 @@
+"""``js/model.js`` mirrors the widgets' synced traits: a trait added on one side only fails."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from citelab.widget import Chat, MessageView, SourcesPanel
+from citelab.widget._display import StaticFallbackWidget
+
+MODEL_JS = Path(__file__).resolve().parents[2] / "js" / "model.js"
+
+
+def declared(name: str) -> set[str]:
+    """The keys of ``export const <name> = Object.freeze({...})`` in model.js."""
+    found = re.search(
+        rf"export const {name} = Object\.freeze\(\{{(.*?)\n\}}\);",
+        MODEL_JS.read_text(encoding="utf-8"),
+        re.S,
+    )
+    assert found is not None, f"model.js declares no {name}"
+    return set(re.findall(r"^\s+(\w+):", found.group(1), re.M))
+
+
+@pytest.mark.parametrize(
+    ("constant", "widget"),
+    [
+        ("CHAT_TRAITS", Chat),
+        ("SOURCES_TRAITS", SourcesPanel),
+        ("MESSAGE_TRAITS", MessageView),
+        ("COMMON_TRAITS", StaticFallbackWidget),
+    ],
+)
+def test_each_widgets_synced_traits_are_declared(
+    constant: str, widget: type[StaticFallbackWidget]
+) -> None:
+    assert declared(constant) == set(widget.class_own_traits(sync=True))
+
+
+def test_the_parser_sees_a_missing_trait() -> None:
+    assert "turns" in declared("CHAT_TRAITS")
+    with pytest.raises(AssertionError, match="declares no NO_SUCH_TRAITS"):
+        declared("NO_SUCH_TRAITS")
