@@ -2,20 +2,31 @@
 
 1. Scoring throughput with the lexical judge: cases per second over generated cases (every
    built-in scorer, and the two citation scorers alone), with the ratio between them.
-2. Runner efficiency against ``citelab serve-model`` (the extractive model behind the OpenAI
-   API, in its own process, over real HTTP, 200 ms added to every call): achieved throughput
-   over the ideal one (every call taking exactly the latency, ``concurrency`` calls always in
-   flight), at concurrency 32 and 8. Beside it, the same number of bare model calls through
-   the same adapter (no agent, no runner): the ceiling any runner can reach on this machine,
-   and the runner's share of it.
+2. Runner efficiency (issue #5) against ``citelab serve-model`` (the extractive model behind
+   the OpenAI API, in its own process as a real endpoint would be, over real HTTP, 200 ms
+   added to every call), at concurrency 32 and 8: achieved wall time against the ideal one,
+   as ``ideal / achieved`` (1.0 is perfect; the target is 0.9 at concurrency 32).
 
-Run: ``.venv/bin/python benchmarks/bench_evals.py [--quick]``.
+   The ideal is the runner's own schedule with nothing but the latency: cases start in order
+   as one of the ``concurrency`` slots frees, and a case holds its slot for one latency per
+   model call it made (cases that search again make two). With equal rounds this is
+   ceil(cases / concurrency) waves.
+
+   Side by side: the runner with whole completions (its default, nothing watches an
+   evaluation's tokens) and with streamed ones; and the same number of bare model calls
+   through the same adapter (no agent, no runner), whole and streamed: the ceiling any
+   runner can reach on this machine. Each line also gives the client's CPU per case (this
+   process), the server's CPU per call, and the load average when the figure was taken:
+   on two cores shared with other jobs, CPU per case is what decides the figure.
+
+Run: ``.venv/bin/python benchmarks/bench_evals.py [--quick] [--repeat N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import os
 import random
@@ -24,8 +35,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.evals import (
     Case,
     CaseRecord,
@@ -38,7 +53,7 @@ from citelab.evals import (
     run,
     score_records,
 )
-from citelab.models import Message, OpenAIModel, collect
+from citelab.models import ExtractiveModel, Message, OpenAIModel, collect
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 _WORDS = [f"w{index}" for index in range(400)]
@@ -130,20 +145,34 @@ def _questions(count: int) -> list[dict[str, object]]:
     return [{"id": f"q{i}", **firsts[i % len(firsts)]} for i in range(count)]
 
 
+def ideal_seconds(rounds: Sequence[int], concurrency: int, latency: float) -> float:
+    """The runner's schedule if every model call took exactly ``latency`` and nothing else
+    took any time: units start in order as a slot frees, each holding it ``rounds`` calls."""
+    free_at = [0.0] * min(concurrency, len(rounds))
+    end = 0.0
+    for count in rounds:
+        start = heapq.heappop(free_at)
+        finish = start + count * latency
+        heapq.heappush(free_at, finish)
+        end = max(end, finish)
+    return end
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) a process used so far; None where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class _ServedModel:
     """``citelab serve-model`` in its own process (as a real endpoint would be), stopped by pid."""
 
     def __init__(self, latency_ms: float) -> None:
-        command = [
-            sys.executable,
-            "-m",
-            "citelab",
-            "serve-model",
-            "--port",
-            "0",
-            "--latency-ms",
-            str(latency_ms),
-        ]
+        command = [sys.executable, "-m", "citelab", "serve-model", "--port", "0"]
+        command += ["--latency-ms", str(latency_ms)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         found = re.search(r"(http://\S+)", self.process.stdout.readline())
@@ -151,6 +180,9 @@ class _ServedModel:
             self.process.terminate()
             raise RuntimeError("citelab serve-model did not announce its address")
         self.base_url = found.group(1)
+
+    def cpu_seconds(self) -> float | None:
+        return _cpu_seconds(self.process.pid)
 
     def __enter__(self) -> _ServedModel:
         return self
@@ -160,76 +192,192 @@ class _ServedModel:
         self.process.wait(timeout=10)
 
 
-async def _raw_calls(base_url: str, calls: int, concurrency: int) -> float:
-    """Seconds for ``calls`` bare model calls, ``concurrency`` at a time (no agent, no runner)."""
-    model = OpenAIModel("extractive", base_url=base_url)
-    messages: list[Message] = [
-        {
-            "role": "system",
-            "content": '<sources>\n<source number="1" uri="entity:a/1" '
-            'title="Fees">\nFees are due in May.\n</source>\n</sources>',
-        },
-        {"role": "user", "content": "When are fees due?"},
-    ]
-    gate = asyncio.Semaphore(concurrency)
+@dataclass
+class _Figure:
+    """One measured line: what ran, how long it took against the ideal, and the CPU it cost."""
 
-    async def one() -> None:
-        async with gate:
-            await collect(model.stream(messages))
+    what: str
+    concurrency: int
+    cases: int
+    calls: int
+    seconds: float
+    ideal: float
+    client_cpu: float
+    server_cpu: float | None
+    load: float = field(default_factory=lambda: os.getloadavg()[0])
 
-    await asyncio.gather(*(one() for _ in range(concurrency)))  # warm the connections
-    began = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(calls)))
-    seconds = time.perf_counter() - began
-    await model.aclose()
-    return seconds
+    @property
+    def efficiency(self) -> float:
+        return self.ideal / self.seconds
+
+    def line(self) -> str:
+        server = "n/a" if self.server_cpu is None else f"{self.server_cpu * 1000 / self.calls:.2f}"
+        return (
+            f"{self.what:<27}{self.concurrency:>5}{self.cases or '-':>7}{self.calls:>7}"
+            f"{self.seconds:>10.2f}{self.ideal:>8.2f}{self.efficiency:>8.2f}"
+            f"{self.client_cpu * 1000 / (self.cases or self.calls):>11.2f}"
+            f"{server:>11}{self.client_cpu / self.seconds:>7.2f}{self.load:>7.1f}"
+        )
 
 
-def runner_efficiency(cases: int, latency_ms: float, concurrencies: list[int]) -> None:
-    with _ServedModel(latency_ms) as server, tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
+_HEADER = (
+    f"{'what':<27}{'conc':>5}{'cases':>7}{'calls':>7}{'achieved':>10}{'ideal':>8}{'eff.':>8}"
+    f"{'client ms':>11}{'server ms':>11}{'busy':>7}{'load':>7}\n"
+    f"{'':<27}{'':>5}{'':>7}{'':>7}{'s':>10}{'s':>8}{'':>8}{'per case*':>11}{'per call':>11}"
+    f"{'client':>7}{'1 min':>7}"
+)
+
+
+class _Runs:
+    """The suite runs against one served model, in one folder of cases."""
+
+    def __init__(self, root: Path, server: _ServedModel, cases: int) -> None:
+        self.root = root
+        self.server = server
+        self.cases = cases
         (root / "cases.jsonl").write_text(
             "".join(json.dumps(case) + "\n" for case in _questions(cases)), encoding="utf-8"
         )
-        # Warm up first: imports (the openai SDK), index loading and first connections are
-        # one-time costs, not the runner's steady state.
-        _run_suite(root, server.base_url, 4, "warmup")
-        for concurrency in concurrencies:
-            calls, seconds = _run_suite(root, server.base_url, concurrency, f"c{concurrency}")
-            ideal = calls * latency_ms / 1000 / concurrency
-            raw = asyncio.run(_raw_calls(server.base_url, calls, concurrency))
-            print(
-                f"runner, serve-model +{latency_ms:.0f} ms, concurrency {concurrency:2d}: {cases} "
-                f"cases ({calls} model calls) in {seconds:5.2f} s, ideal {ideal:5.2f} s: "
-                f"efficiency {ideal / seconds:.2f}"
-            )
-            print(
-                f"  the same {calls} bare model calls (no agent, no runner): {raw:5.2f} s, "
-                f"efficiency {ideal / raw:.2f}; runner / bare calls: {raw / seconds:.2f}"
-            )
-    print(f"  (load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        self.runs = 0
+
+    def suite(self, concurrency: int, *, stream_calls: bool, latency: float) -> _Figure:
+        self.runs += 1
+        name = f"run{self.runs}"
+        suite = self.root / f"{name}.toml"
+        suite.write_text(
+            f'name = "{name}"\ndatasets = ["cases.jsonl"]\nconcurrency = {concurrency}\n'
+            'scorers = ["no_answer"]\nmodels = [{ spec = "openai:extractive", '
+            f'label = "served", options = {{ base_url = "{self.server.base_url}" }} }}]\n',
+            encoding="utf-8",
+        )
+        out = self.root / f"out-{name}"
+        server = self.server.cpu_seconds()
+        result = run(suite, out_dir=out, progress=False, cache=False, stream_calls=stream_calls)
+        # The server's CPU while the whole run ran: it has no work but the model calls.
+        server_cpu = _delta(server, self.server.cpu_seconds())
+        log = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        rounds = result.turns.assign(order=result.turns["case_id"].str[1:].astype(int))
+        per_case = rounds.groupby("order")["rounds"].sum().sort_index().tolist()
+        return _Figure(
+            f"runner, {'streamed' if stream_calls else 'whole'} calls",
+            concurrency,
+            self.cases,
+            sum(per_case),
+            float(log["execution_seconds"]),
+            ideal_seconds(per_case, concurrency, latency),
+            float(log["execution_cpu_seconds"]),
+            server_cpu,
+        )
 
 
-def _run_suite(root: Path, base_url: str, concurrency: int, name: str) -> tuple[int, float]:
-    suite = root / f"{name}.toml"
-    suite.write_text(
-        f'name = "{name}"\ndatasets = ["cases.jsonl"]\nconcurrency = {concurrency}\n'
-        f'scorers = ["no_answer"]\nmodels = [{{ spec = "openai:extractive", label = "served", '
-        f'options = {{ base_url = "{base_url}" }} }}]\n',
-        encoding="utf-8",
+def _delta(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+async def _first_round_prompts(count: int) -> list[list[Message]]:
+    """What the runner's first model calls send: the same questions through the service."""
+    questions = _questions(count)
+    service = AnswerService(models={"extractive": ExtractiveModel()}, **_memory_stores())
+    prompts: list[list[Message]] = []
+    for case in questions[: min(count, 24)]:
+        turns = case["turns"]
+        assert isinstance(turns, list)
+        answer = await service.answer(str(case["agent"]), str(turns[0]["question"]))
+        prompts.append(answer.rounds[0].messages)
+    await service.aclose()
+    return prompts
+
+
+def _memory_stores() -> dict[str, Any]:
+    return {"store": MemoryConversationStore(), "logs": MemoryLogStore()}
+
+
+async def _bare_calls(
+    server: _ServedModel,
+    prompts: list[list[Message]],
+    calls: int,
+    concurrency: int,
+    latency: float,
+    *,
+    stream: bool,
+) -> _Figure:
+    """``calls`` bare model calls, ``concurrency`` at a time (no agent, no runner)."""
+    model = OpenAIModel("extractive", base_url=server.base_url, stream=stream)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(index: int) -> None:
+        async with gate:
+            await collect(model.stream(prompts[index % len(prompts)]))
+
+    await asyncio.gather(*(one(i) for i in range(concurrency)))  # open the connections
+    client, server_cpu = time.process_time(), server.cpu_seconds()
+    began = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(calls)))
+    seconds = time.perf_counter() - began
+    figure = _Figure(
+        f"bare calls, {'streamed' if stream else 'whole'}",
+        concurrency,
+        0,
+        calls,
+        seconds,
+        ideal_seconds([1] * calls, concurrency, latency),
+        time.process_time() - client,
+        _delta(server_cpu, server.cpu_seconds()),
     )
-    out = root / f"out-{name}"
-    result = run(suite, out_dir=out, progress=False, cache=False)
-    log = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    return int(result.turns["rounds"].sum()), float(log["execution_seconds"])
+    await model.aclose()
+    return figure
+
+
+def runner_efficiency(cases: int, latency_ms: float, concurrencies: list[int], repeat: int) -> None:
+    latency = latency_ms / 1000
+    print(
+        f"\nrunner efficiency: serve-model in its own process, +{latency_ms:.0f} ms per call; "
+        "efficiency = ideal / achieved"
+    )
+    with _ServedModel(latency_ms) as server, tempfile.TemporaryDirectory() as folder:
+        runs = _Runs(Path(folder), server, cases)
+        prompts = asyncio.run(_first_round_prompts(cases))
+        # Warm up: imports (the openai SDK), index loading and first connections are one-time
+        # costs, not the runner's steady state.
+        runs.suite(4, stream_calls=False, latency=latency)
+        print(_HEADER)
+        best: dict[tuple[str, int], _Figure] = {}
+        for concurrency in concurrencies:
+            for attempt in range(repeat):
+                figures = [
+                    runs.suite(concurrency, stream_calls=False, latency=latency),
+                    runs.suite(concurrency, stream_calls=True, latency=latency),
+                ]
+                calls = figures[0].calls
+                for stream in (False, True):
+                    figures.append(
+                        asyncio.run(
+                            _bare_calls(server, prompts, calls, concurrency, latency, stream=stream)
+                        )
+                    )
+                for figure in figures:
+                    print(figure.line() + (f"   (run {attempt + 1})" if repeat > 1 else ""))
+                    key = (figure.what, concurrency)
+                    if key not in best or figure.efficiency > best[key].efficiency:
+                        best[key] = figure
+        if repeat > 1:
+            print("best of each:")
+            for figure in best.values():
+                print(figure.line())
+    print(
+        "  * bare calls: per call. busy: the share of one core the client used while it ran; "
+        f"{os.cpu_count()} cores; load: the 1-minute load average when the line was taken."
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
+    parser.add_argument("--repeat", type=int, default=None, help="runs of each runner figure")
     args = parser.parse_args()
     scoring_throughput(1_000 if args.quick else 10_000)
-    runner_efficiency(64 if args.quick else 256, 200.0, [32, 8])
+    repeat = args.repeat or (1 if args.quick else 3)
+    runner_efficiency(64 if args.quick else 256, 200.0, [32, 8], repeat)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,16 @@
 """How much each model layer costs per call, measured side by side in one run.
 
-Compares, on the same invented sources and questions:
-  extractive (direct)            the offline model, streamed and collected in-process
-  perturbed(extractive)          the fault injector wrapped around it
-  openai SDK -> serve-model      the same model over loopback HTTP, streamed (SSE)
-  openai SDK -> serve-model      the same, non-streamed JSON
-Ratios are against the direct extractive call.
+Compares, on the same invented sources and questions, one call after another:
+  extractive (direct)              the offline model, streamed and collected in-process
+  perturbed(extractive)            the fault injector wrapped around it
+  SDK typed parse, SSE / JSON      the same model behind ``serve-model`` (its own process, over
+                                   loopback HTTP), read through the ``openai`` SDK's own
+                                   ``chat.completions.create`` (pydantic objects per chunk):
+                                   how :class:`OpenAIModel` used to read answers
+  OpenAIModel, SSE / JSON          the adapter as it is: the SDK sends, the body is parsed
+                                   with ``json.loads`` (``stream=True`` / ``stream=False``)
+Columns: wall ms per call, the client's CPU ms per call (this process) and the server's
+(the serve-model process); the ratio is wall time against the direct extractive call.
 
     .venv/bin/python benchmarks/bench_models.py [--quick]
 """
@@ -14,9 +19,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
+import re
+import subprocess
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from citelab.models import (
     ExtractiveModel,
@@ -25,9 +38,8 @@ from citelab.models import (
     OpenAIModel,
     PerturbedModel,
     collect,
-    serve_in_thread,
 )
-from citelab.sources._block import BlockSource, render_sources_block
+from citelab.sources._block import BlockSource, NumberedSource, render_sources_block
 
 WORDS = [
     "library",
@@ -53,7 +65,7 @@ WORDS = [
 ]
 
 
-def _sources(rng: random.Random, count: int) -> list[BlockSource]:
+def _sources(rng: random.Random, count: int) -> list[NumberedSource]:
     def sentence() -> str:
         return " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "."
 
@@ -75,31 +87,110 @@ def _conversations(calls: int, sources: int) -> list[list[Message]]:
     ]
 
 
-async def _per_call(model: Model, conversations: list[list[Message]]) -> float:
-    started = time.perf_counter()
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) a process used so far; None where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class _Served:
+    base_url: str
+    pid: int
+
+
+@contextmanager
+def _served_model() -> Iterator[_Served]:
+    """``citelab serve-model`` in its own process, so client and server CPU are told apart."""
+    command = [sys.executable, "-m", "citelab", "serve-model", "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        found = re.search(r"(http://\S+)", process.stdout.readline())
+        if found is None:
+            raise RuntimeError("citelab serve-model did not announce its address")
+        yield _Served(found.group(1), process.pid)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@dataclass
+class _Row:
+    name: str
+    wall: float
+    client: float
+    server: float | None
+
+
+Call = Callable[[list[Message]], Awaitable[Any]]
+
+
+async def _per_call(name: str, call: Call, conversations: list[list[Message]], pid: int) -> _Row:
+    for messages in conversations[:2]:  # warm: imports, the connection
+        await call(messages)
+    client, server = time.process_time(), _cpu_seconds(pid)
+    began = time.perf_counter()
     for messages in conversations:
-        await collect(model.stream(messages))
-    return (time.perf_counter() - started) / len(conversations)
+        await call(messages)
+    wall = time.perf_counter() - began
+    client = time.process_time() - client
+    after = _cpu_seconds(pid)
+    served = None if server is None or after is None else (after - server) / len(conversations)
+    return _Row(name, wall / len(conversations), client / len(conversations), served)
 
 
-async def _measure(calls: int, sources: int) -> list[tuple[str, float]]:
+def _model_call(model: Model) -> Call:
+    return lambda messages: collect(model.stream(messages))
+
+
+def _sdk_call(client: Any, *, stream: bool) -> Call:
+    """The SDK's own typed parse: ``chat.completions.create`` and its pydantic objects."""
+
+    async def call(messages: list[Message]) -> str:
+        if not stream:
+            completion = await client.chat.completions.create(model="extractive", messages=messages)
+            return str(completion.choices[0].message.content)
+        pieces: list[str] = []
+        chunks = await client.chat.completions.create(
+            model="extractive", messages=messages, stream=True
+        )
+        async with chunks:
+            async for chunk in chunks:
+                pieces.extend(c.delta.content or "" for c in chunk.choices)
+        return "".join(pieces)
+
+    return call
+
+
+async def _measure(calls: int, sources: int) -> list[_Row]:
+    import openai
+
     conversations = _conversations(calls, sources)
     extractive = ExtractiveModel()
     perturbed = PerturbedModel(extractive, {"wrong": 0.1, "dropped": 0.1}, seed=1)
-    rows: list[tuple[str, Callable[[], Awaitable[float]]]] = [
-        ("extractive (direct)", lambda: _per_call(extractive, conversations)),
-        ("perturbed(extractive)", lambda: _per_call(perturbed, conversations)),
+    own = os.getpid()
+    rows = [
+        await _per_call("extractive (direct)", _model_call(extractive), conversations, own),
+        await _per_call("perturbed(extractive)", _model_call(perturbed), conversations, own),
     ]
-    results = [(name, await run()) for name, run in rows]
-    with serve_in_thread(extractive) as server:
+    with _served_model() as served:
+        sdk = openai.AsyncOpenAI(base_url=served.base_url, api_key="local", max_retries=0)
+        for label, streaming in (("SSE", True), ("JSON", False)):
+            name = f"SDK typed parse, {label}"
+            call = _sdk_call(sdk, stream=streaming)
+            rows.append(await _per_call(name, call, conversations, served.pid))
+        await sdk.close()
         for label, streaming in (("SSE", True), ("JSON", False)):
             async with OpenAIModel(
-                "extractive", base_url=server.base_url, stream=streaming, max_retries=0
-            ) as client:
-                await _per_call(client, conversations[:2])  # warm the connection
-                name = f"openai SDK -> serve-model ({label})"
-                results.append((name, await _per_call(client, conversations)))
-    return results
+                "extractive", base_url=served.base_url, stream=streaming, max_retries=0
+            ) as model:
+                name = f"OpenAIModel, {label}"
+                rows.append(await _per_call(name, _model_call(model), conversations, served.pid))
+    return rows
 
 
 def main() -> None:
@@ -107,12 +198,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a small run (a few seconds)")
     args = parser.parse_args()
     calls, sources = (20, 5) if args.quick else (200, 20)
-    results = asyncio.run(_measure(calls, sources))
-    base = results[0][1]
-    print(f"{calls} calls, {sources} sources of 6 sentences each")
-    print(f"{'layer':42} {'ms/call':>9} {'ratio':>7}")
-    for name, seconds in results:
-        print(f"{name:42} {seconds * 1000:9.2f} {seconds / base:6.2f}x")
+    rows = asyncio.run(_measure(calls, sources))
+    base = rows[0].wall
+    print(f"{calls} calls one after another, {sources} sources of 6 sentences each")
+    print(f"{'layer':30} {'ms/call':>9} {'client ms':>10} {'server ms':>10} {'ratio':>7}")
+    for row in rows:
+        server = (
+            "-"
+            if row.server is None or row.name.startswith(("extr", "pert"))
+            else (f"{row.server * 1000:.2f}")
+        )
+        print(
+            f"{row.name:30} {row.wall * 1000:9.2f} {row.client * 1000:10.2f} {server:>10} "
+            f"{row.wall / base:6.2f}x"
+        )
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

@@ -6,17 +6,25 @@
    - extractive: the offline model, its own time measured around every delta and subtracted;
    - instant: a model that answers at once citing [1]..[10] (no subtraction needed);
    each with in-memory stores and with the default SQLite stores. Median and p99.
-2. 200 concurrent answers through the service against ``serve-model`` (the extractive model
-   over loopback HTTP, the real ``openai`` SDK) with 200 ms of latency added to every model
-   call: wall time versus the ideal (the most model rounds any answer needed x the latency).
+2. 200 concurrent answers through the service (issue #4) against ``serve-model`` (the
+   extractive model in its own process, over loopback HTTP, the real ``openai`` SDK) with
+   200 ms of latency added to every model call: wall time versus the ideal, as a ratio. All
+   answers start at once, so the ideal is the longest critical path: the most model rounds
+   any answer needed x the latency. Side by side: model calls streamed (the default) and
+   whole (``model_options = {"stream": false}``, for answers nobody watches token by token),
+   and the same first-round calls alone through the adapter (no pipeline). Each line gives
+   the client's CPU per answer, its CPU floor (the client's CPU seconds over the ideal: the
+   ratio one core could not beat even with every wait overlapped), the server's CPU per call
+   and the load average when it was taken.
 
-    .venv/bin/python benchmarks/bench_pipeline.py [--quick]
+    .venv/bin/python benchmarks/bench_pipeline.py [--quick] [--repeat N]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -24,6 +32,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +57,6 @@ from citelab.models import (
     ToolChoice,
     ToolSpec,
     collect,
-    serve_in_thread,
 )
 from citelab.sources import RetrievalSettings
 
@@ -151,70 +159,155 @@ async def overhead(kind: str, model_name: str, count: int, folder: Path) -> dict
     }
 
 
-async def raw_calls(base_url: str, shown: list[list[Message]]) -> float:
-    """The same model calls (the messages the service sent) over the SDK, no pipeline."""
-    model = OpenAIModel("extractive", base_url=base_url, api_key="local", max_retries=0)
-    await collect(model.stream(shown[0]))
-    started = time.perf_counter()
-    await asyncio.gather(*(collect(model.stream(messages)) for messages in shown))
-    elapsed = time.perf_counter() - started
-    await model.aclose()
-    return elapsed
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) a process used so far; None where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class ModelServer:
+    """``citelab serve-model`` in a process of its own (as a real endpoint would be)."""
+
+    base_url: str
+    pid: int
+
+    def cpu_seconds(self) -> float | None:
+        return _cpu_seconds(self.pid)
 
 
 @contextmanager
-def model_server(where: str, latency_ms: float) -> Iterator[str]:
-    """The extractive model behind ``serve-model``: in a thread of this process, or in a
-    process of its own (so its CPU work does not compete with the client for one GIL)."""
-    if where == "thread":
-        with serve_in_thread(ExtractiveModel(), latency_ms=latency_ms) as server:
-            yield server.base_url
-        return
+def model_server(latency_ms: float) -> Iterator[ModelServer]:
+    """The extractive model behind ``serve-model``, in a process of its own (so its CPU work
+    does not compete with the client for one GIL); stopped by pid."""
     command = [sys.executable, "-m", "citelab", "serve-model", "--port", "0"]
     command += ["--latency-ms", str(latency_ms)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         announced = process.stdout.readline()  # "... serving model 'extractive' at <url>"
-        yield announced.rsplit(" at ", 1)[1].strip()
+        yield ModelServer(announced.rsplit(" at ", 1)[1].strip(), process.pid)
     finally:
         process.terminate()
         process.wait(timeout=10)
 
 
-async def concurrent(count: int, latency_ms: float, folder: Path, where: str) -> dict[str, float]:
-    with model_server(where, latency_ms) as base_url:
-        agent = AgentConfig(
-            name="remote",
+@dataclass
+class Burst:
+    """One burst of concurrent answers (or bare calls): its wall time against the ideal."""
+
+    what: str
+    count: int
+    calls: int
+    wall: float
+    ideal: float
+    client_cpu: float
+    server_cpu: float | None
+    load: float = field(default_factory=lambda: os.getloadavg()[0])
+
+    def line(self) -> str:
+        server = "n/a" if self.server_cpu is None else f"{self.server_cpu * 1000 / self.calls:.2f}"
+        return (
+            f"{self.what:<26}{self.count:>6}{self.calls:>7}{self.wall:>9.2f}{self.ideal:>7.2f}"
+            f"{self.wall / self.ideal:>8.2f}x{self.client_cpu * 1000 / self.count:>10.2f}"
+            f"{self.client_cpu / self.ideal:>8.2f}x{server:>10}{self.client_cpu / self.wall:>7.2f}"
+            f"{self.load:>6.1f}"
+        )
+
+
+BURST_HEADER = (
+    f"{'what':<26}{'count':>6}{'calls':>7}{'wall':>9}{'ideal':>7}{'ratio':>9}{'client':>10}"
+    f"{'CPU':>9}{'server':>10}{'busy':>7}{'load':>6}\n"
+    f"{'':<26}{'':>6}{'':>7}{'s':>9}{'s':>7}{'':>9}{'ms/each':>10}{'floor':>9}{'ms/call':>10}"
+    f"{'client':>7}{'1 min':>6}"
+)
+
+
+class Measured:
+    """Client and server CPU spent between its creation and :meth:`stop`."""
+
+    def __init__(self, server: ModelServer) -> None:
+        self.server = server
+        self.client = time.process_time()
+        self.server_start = server.cpu_seconds()
+        self.began = time.perf_counter()
+
+    def stop(self) -> tuple[float, float, float | None]:
+        wall = time.perf_counter() - self.began
+        client = time.process_time() - self.client
+        after = self.server.cpu_seconds()
+        server = None if after is None or self.server_start is None else after - self.server_start
+        return wall, client, server
+
+
+async def answers_burst(
+    service: AnswerService, server: ModelServer, asked: list[str], agent: str, latency: float
+) -> tuple[Burst, list[list[Message]]]:
+    """Every question at once through the service; also returns the first-round prompts."""
+    measured = Measured(server)
+    answers = await asyncio.gather(*(service.answer(agent, q) for q in asked))
+    wall, client, server_cpu = measured.stop()
+    calls = sum(len(answer.rounds) for answer in answers)
+    ideal = max(len(answer.rounds) for answer in answers) * latency
+    label = f"service, {agent} calls"
+    burst = Burst(label, len(asked), calls, wall, ideal, client, server_cpu)
+    return burst, [answer.rounds[0].messages for answer in answers]
+
+
+async def bare_burst(
+    server: ModelServer, shown: list[list[Message]], latency: float, *, stream: bool
+) -> Burst:
+    """The same first-round calls at once through the adapter alone (model + HTTP only)."""
+    model = OpenAIModel("extractive", base_url=server.base_url, api_key="local", stream=stream)
+    await asyncio.gather(*(collect(model.stream(messages)) for messages in shown))  # connect
+    measured = Measured(server)
+    await asyncio.gather(*(collect(model.stream(messages)) for messages in shown))
+    wall, client, server_cpu = measured.stop()
+    await model.aclose()
+    label = f"bare calls, {'streamed' if stream else 'whole'}"
+    return Burst(label, len(shown), len(shown), wall, latency, client, server_cpu)
+
+
+def remote_agents(base_url: str) -> dict[str, AgentConfig]:
+    """The university agent behind the served model, its calls streamed and whole."""
+    return {
+        name: AgentConfig(
+            name=name,
             corpus="university",
             model="openai:extractive",
-            model_options={"base_url": base_url, "api_key": "local", "max_retries": 0},
+            model_options={"base_url": base_url, "api_key": "local", "stream": name == "streamed"},
             retrieval=RetrievalSettings(max_results=10, entity_cap=5),
         )
-        database = folder / f"concurrent-{where}.sqlite3"
-        async with AnswerService(
-            {"remote": agent}, index_dir=folder / "indexes", database=database
-        ) as service:
-            await service.answer("remote", "What are the tuition fees?")  # warm up
-            asked = questions("university", count)
-            started = time.perf_counter()
-            answers = await asyncio.gather(*(service.answer("remote", q) for q in asked))
-            wall = time.perf_counter() - started
-        raw = await raw_calls(base_url, [a.rounds[0].messages for a in answers])
-    most_rounds = max(len(answer.rounds) for answer in answers)
-    ideal = most_rounds * latency_ms / 1000
-    return {
-        "wall_s": wall,
-        "ideal_s": ideal,
-        "ratio": wall / ideal,
-        "raw_s": raw,
-        "raw_ratio": raw / (latency_ms / 1000),
-        "most_rounds": most_rounds,
-        "mean_rounds": statistics.mean(len(a.rounds) for a in answers),
+        for name in ("streamed", "whole")
     }
 
 
-async def main(quick: bool) -> None:
+async def concurrent(count: int, latency_ms: float, folder: Path, repeat: int) -> list[Burst]:
+    latency = latency_ms / 1000
+    bursts: list[Burst] = []
+    with model_server(latency_ms) as server:
+        database = folder / "concurrent.sqlite3"
+        async with AnswerService(
+            remote_agents(server.base_url), index_dir=folder / "indexes", database=database
+        ) as service:
+            asked = questions("university", count)
+            for agent in ("streamed", "whole"):  # warm up: imports, index, connections
+                await answers_burst(service, server, asked, agent, latency)
+            for _ in range(repeat):
+                for agent in ("streamed", "whole"):
+                    burst, shown = await answers_burst(service, server, asked, agent, latency)
+                    bursts.append(burst)
+                    print(burst.line())
+                for stream in (True, False):
+                    bursts.append(await bare_burst(server, shown, latency, stream=stream))
+                    print(bursts[-1].line())
+    return bursts
+
+
+async def main(quick: bool, repeat: int) -> None:
     per_corpus = 10 if quick else 60
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -235,22 +328,26 @@ async def main(quick: bool) -> None:
         sqlite = rows[("instant", "sqlite")]["median_ms"]
         print(f"sqlite / memory stores (instant model, median): {sqlite / base:.2f}x")
         count = 40 if quick else 200
-        for where in ("thread", "process"):
-            result = await concurrent(count, 200.0, folder, where)
-            print(f"\n{count} concurrent answers, serve-model in a {where}, +200 ms per model call")
-            print(
-                f"  service:  wall {result['wall_s']:.2f} s vs ideal {result['ideal_s']:.2f} s "
-                f"({result['most_rounds']:.0f} round(s) max, {result['mean_rounds']:.2f} mean) "
-                f"-> ratio {result['ratio']:.2f}x"
-            )
-            print(
-                f"  bare SDK: the same {count} first-round calls alone {result['raw_s']:.2f} s "
-                f"vs ideal 0.20 s -> ratio {result['raw_ratio']:.2f}x (model + HTTP only)"
-            )
-            print(f"  service / bare SDK: {result['wall_s'] / result['raw_s']:.2f}x")
+        print(
+            f"\n{count} concurrent answers, serve-model in its own process, +200 ms per model "
+            "call; ratio = wall / ideal"
+        )
+        print(BURST_HEADER)
+        bursts = await concurrent(count, 200.0, folder, repeat)
+        if repeat > 1:
+            print("best of each:")
+            for what in dict.fromkeys(burst.what for burst in bursts):
+                print(min((b for b in bursts if b.what == what), key=lambda b: b.wall).line())
+        print(
+            "  client ms/each: CPU per answer (bare: per call); CPU floor: the client's CPU "
+            "seconds / the ideal;\n  busy: the share of one core the client used; "
+            f"{os.cpu_count()} cores; load: the 1-minute load average when the line was taken."
+        )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small run")
-    asyncio.run(main(parser.parse_args().quick))
+    parser.add_argument("--repeat", type=int, default=None, help="bursts of each kind")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.quick, arguments.repeat or (1 if arguments.quick else 3)))

@@ -5,11 +5,13 @@ Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool ca
 Errors use OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``: a bad request is
 400, an unknown model 404, a failing model 500 (mid-stream: an ``error`` event, which the
 ``openai`` SDK raises as ``APIError``). Suggested replies are not part of the OpenAI API and
-are not sent. ``latency_ms`` delays every call before it starts (for benchmarks and timeout
-tests).
+are not sent. ``latency_ms`` delays every call before it starts, once, with an asynchronous
+sleep (for benchmarks and timeout tests). A stream sends one SSE event per delta, and the
+events the model makes at once share one write (see :func:`_coalesced`).
 
 :func:`serve_in_thread` runs the app on a free loopback port in a background thread and
-returns a handle with the ``base_url`` to give the SDK.
+returns a handle with the ``base_url`` to give the SDK (:func:`serve_app_in_thread` does the
+same for any ASGI app).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from citelab._errors import InvalidInput, ModelError
 from citelab.models._types import (
@@ -54,10 +57,13 @@ __all__ = [
     "is_loopback",
     "listening_socket",
     "run_server",
+    "serve_app_in_thread",
     "serve_in_thread",
 ]
 
 _STARTUP_SECONDS = 10.0
+_BACKLOG = 2048
+"""Connections waiting to be accepted: uvicorn's own default, room for a burst of hundreds."""
 
 
 class ChatRequest(BaseModel):
@@ -151,27 +157,24 @@ class _Endpoint:
         return _error(404, message, "invalid_request_error", code="model_not_found")
 
 
-@dataclass
 class _Chunks:
-    """Builds the chunks of one streamed completion."""
+    """Writes the chunks of one streamed completion.
 
-    model: str
-    id: str = ""
-    created: int = 0
+    Every chunk shares its id, model and creation time, so that part of the JSON is written
+    once and each chunk only serializes its delta.
+    """
 
-    def __post_init__(self) -> None:
-        self.id = f"chatcmpl-{uuid.uuid4().hex}"
-        self.created = int(time.time())
+    def __init__(self, model: str) -> None:
+        head = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+        self._prefix = "data: " + _dumps(head)[:-1] + ',"choices":[{"index":0,"delta":'
 
     def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> str:
-        body = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-        }
-        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+        return f'{self._prefix}{_dumps(delta)},"finish_reason":{_dumps(finish_reason)}}}]}}\n\n'
 
     def of(self, delta: ModelDelta) -> str | None:
         if isinstance(delta, TextDelta):
@@ -181,6 +184,10 @@ class _Chunks:
         if isinstance(delta, FinishDelta):
             return self.chunk({}, delta.reason)
         return None  # suggested replies have no place in the OpenAI API
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool_call_piece(delta: ToolCallDelta) -> dict[str, Any]:
@@ -207,7 +214,9 @@ def _sse_response(chunks: _Chunks, first: ModelDelta, rest: AsyncIterator[ModelD
         yield "data: [DONE]\n\n"
 
     return StreamingResponse(
-        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        _coalesced(events()),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache"},
     )
 
 
@@ -215,6 +224,52 @@ async def _chained(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> AsyncI
     yield first
     async for delta in rest:
         yield delta
+
+
+_END = object()
+
+
+async def _coalesced(events: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The events, several to a write when they are ready at once.
+
+    Each write costs the server (and the reader) far more than the bytes in it. Events that
+    the model produces without waiting for anything (an offline model, or a burst of tokens)
+    are joined: after an event arrives, the loop turns once more, and what arrived meanwhile
+    goes out with it. An event that took time of its own goes out alone, as soon as it is
+    ready, so streaming keeps its pace. Every event stays a separate SSE event.
+    """
+    queue: asyncio.Queue[object] = asyncio.Queue()
+
+    async def produce() -> None:
+        try:
+            async for event in events:
+                queue.put_nowait(event)
+        finally:
+            queue.put_nowait(_END)
+
+    producer = asyncio.create_task(produce())
+    try:
+        while (batch := await _next_batch(queue)) is not None:
+            yield batch
+        await producer  # re-raises what broke the producer, if anything
+    finally:
+        producer.cancel()
+
+
+async def _next_batch(queue: asyncio.Queue[object]) -> str | None:
+    """The events ready now (waiting for the first), or None at the end."""
+    batch: list[str] = []
+    item = await queue.get()
+    while item is not _END:
+        batch.append(str(item))
+        if queue.empty():
+            await asyncio.sleep(0)  # one turn of the loop: let a ready producer go on
+            if queue.empty():
+                break
+        item = queue.get_nowait()
+    if item is _END:
+        queue.put_nowait(_END)  # seen again by the next call, which then ends
+    return "".join(batch) if batch else None
 
 
 def _completion(model: str, turn: ModelTurn) -> dict[str, Any]:
@@ -266,7 +321,7 @@ def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(_BACKLOG)
     except OSError:
         sock.close()
         raise
@@ -308,7 +363,7 @@ class RunningServer:
         self.stop()
 
 
-def _uvicorn_server(app: Starlette) -> Any:
+def _uvicorn_server(app: ASGIApp) -> Any:
     import uvicorn
 
     config = uvicorn.Config(
@@ -321,8 +376,14 @@ def serve_in_thread(
     model: Model, *, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0.0
 ) -> RunningServer:
     """Serve ``model`` in a daemon thread; returns once the server accepts connections."""
+    return serve_app_in_thread(build_app(model, latency_ms=latency_ms), host=host, port=port)
+
+
+def serve_app_in_thread(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
+    """Serve any app as :func:`serve_in_thread` serves a model (tests use it for servers
+    that misbehave on purpose)."""
     sock = listening_socket(host, port)
-    server = _uvicorn_server(build_app(model, latency_ms=latency_ms))
+    server = _uvicorn_server(app)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="citelab-serve-model", daemon=True
     )
