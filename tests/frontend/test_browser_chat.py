@@ -7,8 +7,6 @@ origin; a fake anywidget model in the page plays the kernel's event stream.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,15 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "src" / "citelab" / "static"
 ARTIFACTS = ROOT / "test-artifacts"
 ORIGIN = "http://127.0.0.1:8765"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 HARNESS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>citelab harness</title>
@@ -141,22 +130,6 @@ def turn_messages() -> list[dict[str, Any]]:
         }
     )
     return messages
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    home = tmp_path_factory.mktemp("chromium")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "TMPDIR": str(home)}
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
-        )
-        yield launched
-        launched.close()
 
 
 class Session:

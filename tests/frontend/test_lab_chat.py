@@ -9,8 +9,6 @@ private JupyterLab of ``tests/browser/_lab.py``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,15 +19,6 @@ from browser._lab import Lab, start_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TIMEOUT_MS = 30_000
 FIRST = "When are tuition fees due?"
 SECOND = "How do I apply for a scholarship?"
@@ -91,22 +80,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     running = start_lab(tmp_path_factory.mktemp("lab"))
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    home = tmp_path_factory.mktemp("chromium")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "TMPDIR": str(home)}
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
-        )
-        yield launched
-        launched.close()
 
 
 class Notebook:

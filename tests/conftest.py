@@ -1,0 +1,20 @@
+"""Fixtures shared by every test package."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from citelab._browser import chromium_executable, launched_chromium
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Debian's headless chromium through Playwright (skips when it is not installed)."""
+    if chromium_executable() is None:
+        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
+    pytest.importorskip("playwright.sync_api")
+    with launched_chromium(tmp_path_factory.mktemp("chromium")) as launched:
+        yield launched
