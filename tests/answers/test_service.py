@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from citelab.contract import SOURCE_URL_KEY, validate_message
 from citelab.corpus import Reader
 from citelab.events import DoneEvent, Reference
 from citelab.models import ScriptedModel, message_text
+from citelab.retrieval import RagSearch
 from citelab.sources import RetrievalSettings
 
 from .conftest import Clock, ServiceFactory, scripted, scripted_agent
@@ -450,3 +452,58 @@ async def test_a_service_with_default_stores_writes_sqlite_in_its_database(
         assert isinstance(other.store, SQLiteConversationStore)
         assert isinstance(other.logs, SQLiteLogStore)
         assert (await other.logs.newest_for_runner(answer.runner_id)) is not None
+
+
+# --- preparing, and searching in the loop ---------------------------------------------------------
+
+
+class PreparedModel(ScriptedModel):
+    """A scripted model that counts how often the service asked it to prepare."""
+
+    prepared = 0
+
+    async def prepare(self) -> None:
+        self.prepared += 1
+
+
+async def test_prepare_opens_the_named_agents_models_before_any_question(
+    make_service: ServiceFactory,
+) -> None:
+    model = PreparedModel([{"text": "It is 180 ECTS [1]."}], name="scripted")
+    service = make_service(scripted_agent(), models={"scripted": model})
+    await service.prepare(["scripted"])
+    assert model.prepared == 1
+    assert model.seen == []  # nothing was asked
+    answer = await service.answer("scripted", QUESTION)
+    assert [s.uri for s in answer.sources] == [BSC]
+
+
+async def test_prepare_refuses_unknown_and_disabled_agents(make_service: ServiceFactory) -> None:
+    service = make_service(scripted_agent(enabled=False), models={"scripted": scripted()})
+    with pytest.raises(NotFound, match="agent 'ghost' not found"):
+        await service.prepare(["ghost"])
+    with pytest.raises(Conflict, match="not enabled for answers"):
+        await service.prepare(["scripted"])
+    await service.prepare()  # every agent that can answer: the disabled one is left out
+
+
+async def test_searching_in_the_loop_gives_the_same_answers_as_in_threads(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searched_in: list[int] = []
+    search = RagSearch.run
+
+    def recording(self: RagSearch, *args: Any) -> dict[str, Any]:
+        searched_in.append(threading.get_ident())
+        return search(self, *args)
+
+    monkeypatch.setattr(RagSearch, "run", recording)
+    threaded, inline = make_service(), make_service(tool_threads=False)
+    for agent, question, reader in CASES:
+        first = await threaded.answer(agent, question, user=reader)
+        assert searched_in.pop() != threading.get_ident()
+        second = await inline.answer(agent, question, user=reader)
+        assert searched_in.pop() == threading.get_ident()
+        assert second.text == first.text
+        assert [s.uri for s in second.sources] == [s.uri for s in first.sources]
+        assert [r.returned for r in second.forced] == [r.returned for r in first.forced]

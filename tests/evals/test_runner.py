@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -77,10 +78,15 @@ class CountingModel:
     calls = 0
     running = 0
     most = 0
+    prepared: ClassVar[list[int]] = []
+    """The number of calls made when each ``prepare`` came."""
 
     def __init__(self) -> None:
         self.name = "counting"
         self.inner = ExtractiveModel()
+
+    async def prepare(self) -> None:
+        CountingModel.prepared.append(CountingModel.calls)
 
     async def stream(
         self,
@@ -107,6 +113,7 @@ def suite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Registered for this test only: the registry is global and other tests list it.
     monkeypatch.setitem(_registry._FACTORIES, "counting", CountingModel)
     CountingModel.calls = CountingModel.running = CountingModel.most = 0
+    CountingModel.prepared = []
     (tmp_path / "cases.jsonl").write_text(
         "".join(json.dumps(case) + "\n" for case in CASES), encoding="utf-8"
     )
@@ -140,6 +147,11 @@ def test_a_run_writes_every_output_and_bounds_concurrency(suite_file: Path) -> N
     assert stability["no_tool_rewrite"] < 1.0  # the seed's bug, reproduced
     run_log = json.loads((out / "run.json").read_text())
     assert run_log["units"] == {"total": 6, "ran": 6, "resumed": 0}
+    # Set-up (indexes, model clients) came before the first case and is timed on its own.
+    assert CountingModel.prepared
+    assert set(CountingModel.prepared) == {0}
+    assert 0 <= run_log["setup_seconds"] < run_log["seconds"]
+    assert 0 < run_log["execution_seconds"] < run_log["seconds"]
     assert run_log["versions"]["citelab"]
     assert run_log["scorers"][0]["judge"]["name"] == "lexical"
     assert run_log["findings"][0]["holds"] is True

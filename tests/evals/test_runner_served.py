@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from citelab.cli import main
 from citelab.evals import run
 from citelab.models import ExtractiveModel, RunningServer, build_app
 from citelab.models._server import serve_app_in_thread
@@ -124,3 +125,16 @@ def test_a_model_spec_that_says_stream_keeps_its_choice(
     assert all(seen)
     assert log["stream_calls"] is False
     assert log["model_streaming"] == {"served": True}
+
+
+def test_the_command_line_can_stream_the_calls(
+    tmp_path: Path, server: RunningServer, flags: StreamFlags
+) -> None:
+    flags.seen.clear()
+    out = tmp_path / "out"
+    suite = _suite(tmp_path, server)
+    arguments = ["eval", "--suite", str(suite), "--out", str(out), "--quiet", "--no-cache"]
+    assert main([*arguments, "--stream-calls"]) == 0
+    assert flags.seen
+    assert all(flags.seen)
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["stream_calls"] is True

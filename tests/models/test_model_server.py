@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -9,14 +10,21 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from citelab.cli import main
-from citelab.models import ExtractiveModel, RunningServer, ScriptedModel, serve_in_thread
+from citelab.models import (
+    ExtractiveModel,
+    ModelDelta,
+    RunningServer,
+    ScriptedModel,
+    serve_in_thread,
+)
 from citelab.models._server import is_loopback, listening_socket
 
 from ._builders import DATA_SCIENCE, FEES, RAG_SEARCH, system, user
@@ -133,11 +141,35 @@ def test_a_failing_model_is_500_or_an_error_event() -> None:
     assert "[DONE]" not in events
 
 
-def test_latency_is_added_to_every_call() -> None:
-    with serve_in_thread(ExtractiveModel(), latency_ms=300) as running:
+class ThinkingModel(ExtractiveModel):
+    """The extractive model, taking ``seconds`` before it answers."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ModelDelta]:
+        await asyncio.sleep(self.seconds)
+        async for delta in super().stream(*args, **kwargs):
+            yield delta
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_latency_is_how_long_every_call_takes_the_models_time_included(stream: bool) -> None:
+    # 0.4 s of latency with a model that takes 0.3 s: about 0.4 s, not 0.7 s (the model's
+    # time is part of an endpoint's latency, so requests that arrive together end together).
+    body = {"model": "extractive", "messages": ANSWERABLE, "stream": stream}
+    with serve_in_thread(ThinkingModel(0.3), latency_ms=400) as running:
+        _post(running, body)  # connect first
         started = time.monotonic()
-        assert _post(running, {"model": "extractive", "messages": ANSWERABLE}).status_code == 200
-        assert time.monotonic() - started >= 0.3
+        response = _post(running, body)
+        took = time.monotonic() - started
+    assert response.status_code == 200
+    assert 0.4 <= took < 0.65
+    with serve_in_thread(ThinkingModel(0.3)) as running:
+        started = time.monotonic()
+        assert _post(running, body).status_code == 200
+        assert time.monotonic() - started >= 0.3  # no latency: the model's own time
 
 
 def test_loopback_is_recognised() -> None:

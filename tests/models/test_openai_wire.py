@@ -248,3 +248,20 @@ async def test_calls_reuse_a_few_kept_alive_connections(streaming: bool) -> None
     assert sequential <= set(peers.seen[3:])
     assert {turn.text for turn in turns} == {turns[0].text}
     assert turns[0].text.startswith("Tuition fees")
+
+
+@pytest.mark.anyio
+async def test_prepare_opens_the_clients_without_calling_and_calls_then_work() -> None:
+    peers = Peers(build_app(ExtractiveModel()))
+    messages: list[Message] = [system(FEES), user("How much are tuition fees?")]
+    with serve_app_in_thread(peers) as running:
+        async with OpenAIModel("extractive", base_url=running.base_url, max_retries=0) as model:
+            await model.prepare()
+            await model.prepare()  # twice is once
+            opened = model._clients[asyncio.get_running_loop()]
+            assert len(opened) == len(set(map(id, opened))) > 1
+            assert peers.seen == []  # nothing went over the wire
+            turns = await asyncio.gather(*(collect(model.stream(messages)) for _ in range(4)))
+            assert model._clients[asyncio.get_running_loop()] == opened  # no client added
+    assert len(peers.seen) == 4
+    assert {turn.text for turn in turns} == {turns[0].text}

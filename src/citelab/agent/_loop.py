@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -96,17 +96,22 @@ async def run_agent(
     on_references: ReferencesCallback | None = None,
     hooks: Sequence[AgentHook] = (),
     seed: int | None = None,
+    tool_threads: bool = True,
 ) -> AgentRun:
     """Run one turn of the agent over ``messages`` (history and question, no system message).
 
     ``force_search`` runs the context's rag_search tool with that query before the first
     round (the service does this on a conversation's first turn). ``hooks`` are added to the
-    two citation hooks. Raises :class:`ModelError` when the model fails or exceeds
-    ``max_rounds``.
+    two citation hooks. ``tool_threads`` runs source tools in a worker thread, so the event
+    loop stays free for other requests while one searches (a server's case); without it they
+    run in the loop, which costs less CPU where nothing else waits on the loop but more model
+    calls (an evaluation run: the GIL serializes a search either way). Raises
+    :class:`ModelError` when the model fails or exceeds ``max_rounds``.
     """
     if max_rounds < 1:
         raise InvalidInput(f"max_rounds must be at least 1, got {max_rounds}")
     loop = _Loop(context, model, ordered([*default_hooks(), *hooks]), seed)
+    loop.tool_threads = tool_threads
     loop.references, loop.on_token = _References(on_references), on_token
     with run_scope(context):
         if force_search is not None:
@@ -142,6 +147,14 @@ class _Loop:
         self.on_token: TokenCallback | None = None
         self.pieces: list[str] = []
         self.system_prompt = ""
+        self.tool_threads = True
+
+    async def _call_tool(
+        self, tool: SourceTool, arguments: Mapping[str, Any] | str
+    ) -> dict[str, Any]:
+        if self.tool_threads:
+            return await asyncio.to_thread(tool.run, arguments, self.context.reader)
+        return tool.run(arguments, self.context.reader)
 
     async def run(self, conversation: list[Message], max_rounds: int) -> AgentRun:
         for index in range(1, max_rounds + 1):
@@ -166,7 +179,7 @@ class _Loop:
         record = ToolCallRecord(
             call_id="forced", name=tool.name, arguments=raw_message(arguments), forced=True
         )
-        output = await asyncio.to_thread(tool.run, arguments, self.context.reader)
+        output = await self._call_tool(tool, arguments)
         absorb_tool_output(self.context, tool, arguments, output, record)
         self.context.forced.append(record)
 
@@ -251,7 +264,7 @@ class _Loop:
     async def _run_tool(self, tool: SourceTool, call: ToolCall, record: ToolCallRecord) -> None:
         try:
             arguments = call.parsed_arguments()
-            output = await asyncio.to_thread(tool.run, arguments, self.context.reader)
+            output = await self._call_tool(tool, arguments)
         except (InvalidInput, ModelError) as exc:
             record.error = str(exc)
             return

@@ -30,7 +30,7 @@ import asyncio
 import concurrent.futures
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,7 +112,10 @@ class AnswerService:
     ``index_dir`` is where search indexes go (default: next to each corpus file, or the cache
     folder when that is read-only). A conversation expires ``ttl_seconds`` after its last
     turn. ``scorer`` scores traces on feedback (default: Langfuse when configured in the
-    environment). Use ``async with`` (or :meth:`aclose`) to close what the service opened.
+    environment). ``tool_threads=False`` runs searches in the event loop instead of a worker
+    thread (see :func:`~citelab.agent.run_agent`; evaluation runs use it). Use ``async with``
+    (or :meth:`aclose`) to close what the service opened; :meth:`prepare` loads what the
+    agents need before the first question does.
     """
 
     def __init__(
@@ -129,6 +132,7 @@ class AnswerService:
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
         max_question_chars: int = MAX_QUESTION_CHARS,
         scorer: TraceScorer | None = None,
+        tool_threads: bool = True,
     ) -> None:
         self.agents: dict[str, AgentConfig] = dict(
             agents if agents is not None else default_agents()
@@ -146,6 +150,7 @@ class AnswerService:
         self.clock = clock or time.time
         self.ttl_seconds = ttl_seconds
         self.max_question_chars = max_question_chars
+        self.tool_threads = tool_threads
         self._runtimes = Runtimes(models=models, corpora=corpora, index_dir=index_dir)
         self.feedback = FeedbackLogger(
             self.agents, self.store, self.logs, clock=self.clock, scorer=scorer
@@ -182,6 +187,7 @@ class AnswerService:
                 on_token=on_token,
                 on_references=on_references,
                 seed=seed,
+                tool_threads=self.tool_threads,
             )
         except Exception as exc:
             await self._log_failure(turn, exc)
@@ -212,6 +218,18 @@ class AnswerService:
         """The conversation record, under the same owner rules as answering."""
         record = await self.store.load(conversation_id)
         return authorize(record, conversation_id, user or Reader.anonymous(), self.clock())
+
+    async def prepare(self, agents: Iterable[str] | None = None) -> None:
+        """Load what ``agents`` (default: every one that can answer) need to answer: corpora,
+        search indexes (built when missing), models; so the first questions do not wait for
+        it. Raises as :meth:`answer` would for an unknown or disabled agent."""
+        if agents is None:
+            agents = [n for n, c in self.agents.items() if c.enabled and c.retrieval is not None]
+        for name in agents:
+            runtime = await self._runtimes.get(self._gate(name))
+            prepare = getattr(runtime.model, "prepare", None)  # optional, as aclose is
+            if prepare is not None:
+                await prepare()
 
     async def aclose(self) -> None:
         """Close what the service opened itself: the models it built, its SQLite stores."""

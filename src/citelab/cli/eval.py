@@ -51,6 +51,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="ask the models every time (for timing them)"
     )
+    parser.add_argument(
+        "--stream-calls",
+        action="store_true",
+        help="stream the calls of models that can also answer whole (OpenAI-compatible ones "
+        "answer whole by default in evaluations: nothing watches their tokens)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -77,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             progress=not args.quiet,
             cache=not args.no_cache,
+            stream_calls=args.stream_calls,
         )
     _print_summary(result.to_pandas("variant"))
     _print_findings(out)

@@ -73,6 +73,12 @@ class CachedModel:
             yield delta
         _write(path, deltas)
 
+    async def prepare(self) -> None:
+        """Let the wrapped model open what it needs before the first call (``prepare``)."""
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            await prepare()
+
     async def aclose(self) -> None:
         """Close the wrapped model's connections, when it holds any (``aclose``)."""
         close = getattr(self.inner, "aclose", None)

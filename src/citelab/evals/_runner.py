@@ -32,7 +32,7 @@ import importlib.metadata
 import json
 import platform
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -199,7 +199,12 @@ async def run_async(
     out = Path(out_dir) if out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
     executor = _Executor(
-        plan, out, concurrency or suite.concurrency, progress, cache, stream_calls=stream_calls
+        plan,
+        out,
+        concurrency or suite.concurrency,
+        progress,
+        cache,
+        stream_calls=stream_calls,
     )
     records = await executor.run()
     result = score_records(
@@ -349,8 +354,12 @@ class _Executor:
         self.services: dict[tuple[str, str], AnswerService] = {}
         self.resumed = 0
         self.ran = 0
+        self.setup_seconds = 0.0
+        """Wall time spent loading what the units need (corpora, search indexes, model
+        clients) before the first one started."""
         self.seconds = 0.0
-        """Wall time spent running units (models, retrieval, finalize), without scoring."""
+        """Wall time spent running units (models, retrieval, finalize), without set-up or
+        scoring."""
         self.cpu_seconds = 0.0
         """CPU time this process spent meanwhile: against ``seconds``, how busy the run kept
         it (a run whose client is busy all the time is bound by its CPU, not the models)."""
@@ -361,52 +370,64 @@ class _Executor:
         self._readable: dict[tuple[str, Reader], str] = {}
 
     async def run(self) -> list[CaseRecord]:
+        from tqdm.auto import tqdm
+
         recorded = _read_records(self.out / _RECORDS)
         done = {u.key: recorded[u.key] for u in self.plan.units if u.key in recorded}
         self.resumed = len(done)
         pending = [u for u in self.plan.units if u.key not in done]
-        if pending:
-            began, cpu = time.perf_counter(), time.process_time()
-            self._load_corpora()
-            try:
-                with _long_lived_frozen():
-                    fresh = await self._run_units(pending)
-            finally:
-                # Connections belong to this event loop: close them before it ends.
-                for model in self.models.values():
-                    await model.aclose()
-            done.update(fresh)
-            self.seconds = time.perf_counter() - began
-            self.cpu_seconds = time.process_time() - cpu
-        return [done[unit.key] for unit in self.plan.units]
-
-    async def _run_units(self, units: list[_Unit]) -> dict[str, CaseRecord]:
-        from tqdm.auto import tqdm
-
-        semaphore = asyncio.Semaphore(self.concurrency)
-        results: dict[str, CaseRecord] = {}
+        if not pending:
+            return [done[unit.key] for unit in self.plan.units]
         bar = tqdm(
-            total=len(units),
+            total=len(pending),
             desc=f"eval {self.plan.suite.name}",
             unit="case",
             disable=not self.progress,
         )
-        with (self.out / _RECORDS).open("a", encoding="utf-8") as sink:
+        with bar, (self.out / _RECORDS).open("a", encoding="utf-8") as sink:
 
-            async def one(unit: _Unit) -> None:
-                async with semaphore:
-                    record = await self._run_unit(unit)
+            def keep(record: CaseRecord) -> None:
+                # Written at once, so an interrupted run resumes after it.
                 sink.write(record.model_dump_json() + "\n")
                 sink.flush()
-                results[unit.key] = record
+                done[record.key] = record
                 self.ran += 1
                 bar.update(1)
 
-            try:
-                await asyncio.gather(*(one(unit) for unit in units))
-            finally:
-                bar.close()
-        return results
+            await self._run(pending, keep)
+        return [done[unit.key] for unit in self.plan.units]
+
+    async def _run(self, units: list[_Unit], keep: Callable[[CaseRecord], None]) -> None:
+        """Set up (timed on its own), then run ``units``, giving each record to ``keep``."""
+        began = time.perf_counter()
+        self._load_corpora()
+        try:
+            await self._prepare(units)
+            self.setup_seconds = time.perf_counter() - began
+            began, cpu = time.perf_counter(), time.process_time()
+            with _long_lived_frozen():
+                await self._run_units(units, keep)
+            self.seconds = time.perf_counter() - began
+            self.cpu_seconds = time.process_time() - cpu
+        finally:
+            # Connections belong to this event loop: close them before it ends.
+            for model in self.models.values():
+                await model.aclose()
+
+    async def _prepare(self, units: list[_Unit]) -> None:
+        """Open every service the units use, with their agents' indexes and models."""
+        for variant, spec, agents in _services_used(units):
+            await self._service(variant, spec).prepare(agents)
+
+    async def _run_units(self, units: list[_Unit], keep: Callable[[CaseRecord], None]) -> None:
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def one(unit: _Unit) -> None:
+            async with semaphore:
+                record = await self._run_unit(unit)
+            keep(record)
+
+        await asyncio.gather(*(one(unit) for unit in units))
 
     async def _run_unit(self, unit: _Unit) -> CaseRecord:
         service = self._service(unit.variant, unit.model)
@@ -489,6 +510,9 @@ class _Executor:
                 logs=MemoryLogStore(),
                 models={label: self._model(spec)},
                 corpora=self.corpora,
+                # Nothing but model calls waits on this loop: a search in a worker thread
+                # would only add two thread hops per call (the GIL serializes it anyway).
+                tool_threads=False,
             )
         return self.services[key]
 
@@ -503,6 +527,16 @@ class _Executor:
             folder = self.out / "cache" / "models"
             self.models[spec.name] = CachedModel(inner, folder, namespace, enabled=self.cache)
         return self.models[spec.name]
+
+
+def _services_used(units: list[_Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
+    """Each (variant, model) pair the units run, with the agents its cases ask, in order."""
+    used: dict[tuple[str, str], tuple[Variant, ModelSpec, dict[str, None]]] = {}
+    for unit in units:
+        key = (unit.variant.name, unit.model.name)
+        entry = used.setdefault(key, (unit.variant, unit.model, {}))
+        entry[2][unit.case.agent] = None
+    return [(variant, spec, list(agents)) for variant, spec, agents in used.values()]
 
 
 @contextlib.contextmanager
@@ -640,21 +674,21 @@ def _read_records(path: Path) -> dict[str, CaseRecord]:
 
 
 def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str, Any]:
-    cache = {
-        name: {"hits": model.hits, "misses": model.misses}
-        for name, model in executor.models.items()
-    }
     return {
         **_static_config(plan),
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "finished_at": _now(),
         "seconds": round(time.time() - started, 2),
         "units": {"total": len(plan.units), "ran": executor.ran, "resumed": executor.resumed},
+        "setup_seconds": round(executor.setup_seconds, 3),
         "execution_seconds": round(executor.seconds, 3),
         "execution_cpu_seconds": round(executor.cpu_seconds, 3),
         "concurrency": executor.concurrency,
         "model_cache_enabled": executor.cache,
-        "model_cache": cache,
+        "model_cache": {
+            name: {"hits": model.hits, "misses": model.misses}
+            for name, model in executor.models.items()
+        },
         "stream_calls": executor.stream_calls,
         "model_streaming": dict(executor.streaming),
     }

@@ -5,9 +5,13 @@ Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool ca
 Errors use OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``: a bad request is
 400, an unknown model 404, a failing model 500 (mid-stream: an ``error`` event, which the
 ``openai`` SDK raises as ``APIError``). Suggested replies are not part of the OpenAI API and
-are not sent. ``latency_ms`` delays every call before it starts, once, with an asynchronous
-sleep (for benchmarks and timeout tests). A stream sends one SSE event per delta, and the
-events the model makes at once share one write (see :func:`_coalesced`).
+are not sent. ``latency_ms`` is how long every call takes at least, as a remote endpoint's
+latency would be: the answer (a stream's first event) is held until that long after the
+request came in, the model's own time included, with an asynchronous sleep (for benchmarks
+and timeout tests). Requests that arrive together are then answered together, however long
+this one process took to compute them in turn, as a remote endpoint serving them in parallel
+would. A stream sends one SSE event per delta, and the events the model makes at once share
+one write (see :func:`_coalesced`).
 
 :func:`serve_in_thread` runs the app on a free loopback port in a background thread and
 returns a handle with the ``base_url`` to give the SDK (:func:`serve_app_in_thread` does the
@@ -129,21 +133,23 @@ class _Endpoint:
         return JSONResponse(self._card())
 
     async def chat_completions(self, request: Request) -> Response:
+        began = time.perf_counter()
         try:
             chat = ChatRequest.model_validate(json.loads(await request.body()))
         except ValueError as exc:  # invalid JSON, or pydantic's ValidationError
             return _error(400, _describe(exc), "invalid_request_error")
         if chat.model != self.model.name:
             return self._unknown_model(chat.model)
-        await asyncio.sleep(self.latency)
         deltas = self.model.stream(
             chat.messages, chat.tools, tool_choice=chat.tool_choice, seed=chat.seed
         )
         try:
             if chat.stream:
                 first = await anext(deltas)
+                await self._hold(began)
                 return _sse_response(_Chunks(self.model.name), first, deltas)
             turn = await collect(deltas)
+            await self._hold(began)
         except InvalidInput as exc:
             return _error(400, str(exc), "invalid_request_error")
         except StopAsyncIteration:
@@ -151,6 +157,12 @@ class _Endpoint:
         except ModelError as exc:
             return _error(500, str(exc), "server_error")
         return JSONResponse(_completion(self.model.name, turn))
+
+    async def _hold(self, began: float) -> None:
+        """Wait until the call has taken ``latency`` (at once when it already has)."""
+        remaining = self.latency - (time.perf_counter() - began)
+        if remaining > 0:
+            await asyncio.sleep(remaining)
 
     def _unknown_model(self, name: str) -> Response:
         message = f"The model {name!r} does not exist; this server serves {self.model.name!r}"
