@@ -337,8 +337,8 @@ async def _bare_calls(
 def runner_efficiency(cases: int, latency_ms: float, concurrencies: list[int], repeat: int) -> None:
     latency = latency_ms / 1000
     print(
-        f"\nrunner efficiency: serve-model in its own process, +{latency_ms:.0f} ms per call; "
-        "efficiency = ideal / achieved"
+        f"\nrunner efficiency: serve-model in its own process, every call taking "
+        f"{latency_ms:.0f} ms; efficiency = ideal / achieved"
     )
     with _ServedModel(latency_ms) as server, tempfile.TemporaryDirectory() as folder:
         runs = _Runs(Path(folder), server, cases)

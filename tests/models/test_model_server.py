@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from citelab import ConfigError
 from citelab.cli import main
 from citelab.models import (
     ExtractiveModel,
@@ -192,7 +193,7 @@ def test_keep_alive_requests_are_not_held_back_by_nagle(server: RunningServer) -
 
 
 def test_a_busy_port_is_reported() -> None:
-    with listening_socket() as taken, pytest.raises(OSError, match="in use"):
+    with listening_socket() as taken, pytest.raises(ConfigError, match="in use"):
         listening_socket(port=taken.getsockname()[1])
 
 

@@ -31,7 +31,10 @@ def register(subparsers: Any) -> None:
     )
     add_address_arguments(parser, port=8008)
     parser.add_argument(
-        "--latency-ms", type=float, default=0.0, help="delay added to every call (benchmarks)"
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="how long every call takes at least, the model's own time included (benchmarks)",
     )
     parser.set_defaults(func=run)
 

@@ -21,15 +21,10 @@ same for any ASGI app).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
-import socket
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from types import TracebackType
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -40,6 +35,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from citelab._errors import InvalidInput, ModelError
+from citelab._net import ServerThread, is_loopback, listening_socket, netloc, serve_forever
 from citelab.models._types import (
     FinishDelta,
     Message,
@@ -64,10 +60,6 @@ __all__ = [
     "serve_app_in_thread",
     "serve_in_thread",
 ]
-
-_STARTUP_SECONDS = 10.0
-_BACKLOG = 2048
-"""Connections waiting to be accepted: uvicorn's own default, room for a burst of hundreds."""
 
 
 class ChatRequest(BaseModel):
@@ -312,76 +304,21 @@ def _describe(exc: ValueError) -> str:
 
 
 # --- running it ------------------------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """True when ``host`` names this machine only (127.0.0.0/8, ::1 or localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
-    """A listening TCP socket on ``host``; port 0 picks a free port (read it back)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
-    # without it every keep-alive response waits ~40 ms on Nagle and delayed ACKs.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(_BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    return sock
+# The socket and uvicorn handling is citelab._net's, shared with the answer server.
 
 
 def base_url(host: str, port: int) -> str:
     """The OpenAI base URL of a server on ``host:port`` (ends in ``/v1``)."""
-    return f"http://[{host}]:{port}/v1" if ":" in host else f"http://{host}:{port}/v1"
+    return f"http://{netloc(host, port)}/v1"
 
 
-@dataclass
-class RunningServer:
-    """A server running in a background thread; stop it with :meth:`stop` or ``with``."""
-
-    host: str
-    port: int
-    _server: Any
-    _thread: threading.Thread
+class RunningServer(ServerThread):
+    """A model server running in a background thread; stop it with :meth:`stop` or ``with``."""
 
     @property
     def base_url(self) -> str:
         """The URL to give an OpenAI client (ends in ``/v1``)."""
         return base_url(self.host, self.port)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=_STARTUP_SECONDS)
-
-    def __enter__(self) -> RunningServer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-
-def _uvicorn_server(app: ASGIApp) -> Any:
-    import uvicorn
-
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=2
-    )
-    return uvicorn.Server(config)
 
 
 def serve_in_thread(
@@ -394,17 +331,7 @@ def serve_in_thread(
 def serve_app_in_thread(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
     """Serve any app as :func:`serve_in_thread` serves a model (tests use it for servers
     that misbehave on purpose)."""
-    sock = listening_socket(host, port)
-    server = _uvicorn_server(app)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="citelab-serve-model", daemon=True
-    )
-    thread.start()
-    _wait_until(lambda: bool(server.started) or not thread.is_alive())
-    if not server.started:
-        sock.close()
-        raise ModelError(f"the model server on {host}:{port} did not start")
-    return RunningServer(host, sock.getsockname()[1], server, thread)
+    return RunningServer.start(app, host=host, port=port, name="citelab-serve-model")
 
 
 def run_server(
@@ -417,15 +344,9 @@ def run_server(
 ) -> None:
     """Serve ``model`` in the foreground until interrupted; ``announce`` gets the base URL
     once the port is bound (port 0 picks a free one)."""
-    sock = listening_socket(host, port)
-    announce(base_url(host, sock.getsockname()[1]))
-    try:
-        _uvicorn_server(build_app(model, latency_ms=latency_ms)).run(sockets=[sock])
-    finally:
-        sock.close()
-
-
-def _wait_until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + _STARTUP_SECONDS
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    serve_forever(
+        build_app(model, latency_ms=latency_ms),
+        host=host,
+        port=port,
+        announce=lambda bound: announce(base_url(host, bound)),
+    )
