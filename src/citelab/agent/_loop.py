@@ -104,8 +104,8 @@ async def run_agent(
     round (the service does this on a conversation's first turn). ``hooks`` are added to the
     two citation hooks. ``tool_threads`` runs source tools in a worker thread, so the event
     loop stays free for other requests while one searches (a server's case); without it they
-    run in the loop, which costs less CPU where nothing else waits on the loop but more model
-    calls (an evaluation run: the GIL serializes a search either way). Raises
+    run in the loop, which costs less CPU where nothing but model calls waits on the loop (an
+    evaluation run: the GIL serializes a search either way). Raises
     :class:`ModelError` when the model fails or exceeds ``max_rounds``.
     """
     if max_rounds < 1:
