@@ -3,15 +3,18 @@
 // animation runs once). A block whose HTML changed (the growing tail) is brought to its new
 // content by changing only what differs (morph.js): a paragraph that grew by a word keeps its
 // nodes and gets the characters appended, which the browser lays out in about a third of the
-// time it takes for a rebuilt paragraph (benchmarks/bench_streaming.py).
+// time it takes for a rebuilt paragraph (benchmarks/bench_streaming.py). When the block only
+// grew by plain text at its end, the text is appended without a parse or a sanitize at all
+// (append.js): most token updates are that.
 //
 // Wrappers sit in chunks of CHUNK blocks. When the tail grows, the browser lays out the
 // container again; with one flat list of wrappers that walks every block of the answer, with
 // chunks it walks the chunks and the last chunk's blocks, so the cost of a token stays flat.
 // A wrapper never moves between chunks (moving would lose a selection and restart its
 // animation). Chunks are plain blocks, so margins collapse through them as before.
+import { appendedText, appendToBlock } from "./append.js";
 import { morphChildren } from "./morph.js";
-import { sanitizeToFragment } from "./sanitize.js";
+import { sanitizeBlock } from "./sanitize.js";
 
 const CHUNK = 16;
 
@@ -19,8 +22,9 @@ export class BlockView {
   /** @param {HTMLElement} container */
   constructor(container) {
     this.container = container;
-    this.items = []; // {element, html}
+    this.items = []; // {element, html, untouched}
     this.chunks = [];
+    this.stats = { appended: 0 }; // updates done by appending text (tests, benchmarks)
   }
 
   /**
@@ -34,14 +38,27 @@ export class BlockView {
     blocks.forEach(({ html }, index) => {
       const item = this.items[index] ?? this.addItem();
       if (item.html === html) return;
-      const content = sanitizeToFragment(html);
-      prepare?.(content);
-      morphChildren(item.element, content);
+      if (!this.appendText(item, html)) {
+        const { fragment, untouched } = sanitizeBlock(html);
+        prepare?.(fragment);
+        morphChildren(item.element, fragment);
+        item.untouched = untouched;
+      }
       item.html = html;
       changed.push(item.element);
     });
     while (this.items.length > blocks.length) this.removeItem();
     return changed;
+  }
+
+  // The block only grew by plain text at its end: append it (see append.js), no sanitize.
+  // `prepare` has nothing to do then: plain text holds no link.
+  appendText(item, html) {
+    if (!item.untouched) return false;
+    const appended = appendedText(item.html, html);
+    if (!appended || !appendToBlock(item.element, appended)) return false;
+    this.stats.appended++;
+    return true;
   }
 
   /** The block wrappers, in order. */
@@ -61,7 +78,7 @@ export class BlockView {
     const element = doc.createElement("div");
     element.className = "citelab-block";
     this.chunks.at(-1).append(element);
-    const item = { element, html: null };
+    const item = { element, html: null, untouched: false };
     this.items.push(item);
     return item;
   }

@@ -31,11 +31,15 @@ export function frameScheduler(draw, win = globalThis.window) {
 }
 
 let ids = 0;
+// Each bundle (chat, sources panel, message view) holds its own copy of this module, and so
+// its own counter: a random part per copy keeps the ids of two bundles in one page apart
+// (a chat's Sources card and a panel's card for the same source would otherwise share one).
+const COPY = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
 
 /** A document-unique id with a readable prefix. */
 export function uniqueId(prefix) {
   ids += 1;
-  return `${prefix}-${ids}`;
+  return `${prefix}-${COPY}-${ids}`;
 }
 
 /** A labelled text input inside a form with a submit button. */

@@ -3,15 +3,18 @@
 // anchors (`_meta["drupal.org/ai.citations"]`) become highlighted cited spans, each followed
 // by a footnote marker linking to its source; suggested replies become chips. Without
 // `_meta` the source list still shows. Anchors that do not hold (unknown sourceUri, offsets
-// out of range, citedText not equal to the slice) are ignored and counted.
+// out of range, citedText not equal to the slice) are ignored and counted. A source whose
+// `_meta["citelab/url"]` is a URL the front end links (urls.js) opens that web page, and shows
+// its uri (the source's identity) after the link.
 import { element, show, uniqueId } from "./dom.js";
 import { renderBlocks } from "./markdown.js";
 import { codePointIndex, toUtf16 } from "./offsets.js";
-import { openLinksInNewTab, sourceTitle } from "./references.js";
+import { openLinksInNewTab, referenceHref, sourceTitle } from "./references.js";
 import { sanitizeToFragment } from "./sanitize.js";
 
 export const CITATIONS_KEY = "drupal.org/ai.citations";
 export const SUGGESTED_REPLIES_KEY = "drupal.org/ai.suggested_replies";
+export const SOURCE_URL_KEY = "citelab/url";
 
 /** Read a wire dict into `{texts: [{text, anchors}], sources, replies, ignored}`. */
 export function readMessage(message) {
@@ -20,7 +23,7 @@ export function readMessage(message) {
     .filter((block) => block?.type === "resource_link" && typeof block.uri === "string")
     .map((block, order) => ({ block, order, priority: priorityOf(block) }))
     .sort((a, b) => b.priority - a.priority || a.order - b.order)
-    .map(({ block }, index) => ({ ...block, number: index + 1 }));
+    .map(({ block }, index) => ({ ...block, number: index + 1, webUrl: webUrlOf(block) }));
   const numberOf = new Map();
   for (const source of sources)
     if (!numberOf.has(source.uri)) numberOf.set(source.uri, source.number);
@@ -33,6 +36,17 @@ export function readMessage(message) {
       return { text: block.text, anchors };
     });
   return { texts, sources, replies: readReplies(message), ignored };
+}
+
+/**
+ * The web page a resource_link opens: its `_meta["citelab/url"]`, checked again here (the
+ * message is untrusted, whoever validated it), or null when it is absent or not a URL the
+ * front end links.
+ */
+export function webUrlOf(block) {
+  const meta = block?._meta;
+  const url = meta && typeof meta === "object" ? meta[SOURCE_URL_KEY] : undefined;
+  return typeof url === "string" ? referenceHref({ url }) : null;
 }
 
 function priorityOf(block) {
@@ -180,7 +194,11 @@ function sourceList(doc, sources, sourceIds) {
     item.id = sourceIds.get(source.number);
     item.tabIndex = -1;
     item.dataset.source = String(source.number);
-    item.append(sourceTitle(doc, { title: source.title, name: source.name, uri: source.uri }));
+    const { title, name, uri, webUrl } = source;
+    item.append(sourceTitle(doc, { title, name, uri, url: webUrl ?? undefined }));
+    if (webUrl && webUrl !== uri) {
+      item.append(" ", element(doc, "code", "citelab-source-uri", uri));
+    }
     if (typeof source.description === "string" && source.description.trim()) {
       item.append(element(doc, "p", "citelab-source-snippet", source.description));
     }

@@ -3,6 +3,7 @@
 // elements. One card per source across turns: a source seen again (same referenceKey) gets
 // no second card, and its citation number points at the earlier card.
 import { safeTurnId } from "./citations.js";
+import { uniqueId } from "./dom.js";
 import { isAllowedUrl, isFragmentUrl } from "./urls.js";
 
 const LINK_REL = "noopener noreferrer";
@@ -46,8 +47,6 @@ export function openLinksInNewTab(root) {
   }
 }
 
-let sections = 0;
-
 export class ReferencesSection {
   /**
    * @param {HTMLElement} root  an element to fill (a heading and an ordered list)
@@ -56,7 +55,7 @@ export class ReferencesSection {
   constructor(root, { heading = "Sources" } = {}) {
     const doc = root.ownerDocument;
     this.root = root;
-    this.idPrefix = `citelab-src${++sections}`;
+    this.idPrefix = uniqueId("citelab-src");
     root.classList.add("citelab-sources");
     const title = doc.createElement("h3");
     title.className = "citelab-sources-heading";

@@ -72,6 +72,23 @@ export function sanitizeToFragment(html) {
   return purifier().sanitize(html);
 }
 
+/**
+ * Sanitize one block's HTML: `{fragment, untouched}`, where `untouched` says the sanitizer
+ * removed nothing (no element, no attribute), so the fragment is exactly what the HTML parses
+ * to, plus the link attributes every link gets. Streaming relies on it (see append.js).
+ */
+export function sanitizeBlock(html) {
+  const instance = purifier();
+  const fragment = instance.sanitize(html);
+  return { fragment, untouched: instance.removed.every(isWalkRoot) };
+}
+
+// DOMPurify parses a string into a new document and walks from its <body>, which it then
+// lists as removed (its children are what it returns). Any other entry is a real removal.
+function isWalkRoot(entry) {
+  return entry.element?.nodeName === "BODY" && !entry.attribute;
+}
+
 /** Sanitize an HTML string into an HTML string. */
 export function sanitizeToString(html) {
   const box = globalThis.document.createElement("div");

@@ -2,16 +2,19 @@
 // runs once per model before any view, and the streamed state lives in a store kept per model
 // (keyed by the `_model_key` trait: each view gets its own proxy of the model): a view
 // rendered late, or a second view opened mid-stream, draws every token. render() only draws
-// from that store, while its element is on the page.
+// from that store, while its element is on the page. A live view hides the static copy the
+// kernel displays after it (static_copy.js).
 import { ChatView } from "./chat_view.js";
 import { CHAT_TRAITS, trait } from "./model.js";
-import { connectStore, storeOf } from "./widget_store.js";
+import { hideStaticCopies } from "./static_copy.js";
+import { connectStore, modelKey, storeOf } from "./widget_store.js";
 
 function initialize({ model }) {
   return connectStore(model);
 }
 
 function render({ model, el }) {
+  hideStaticCopies(el.ownerDocument, modelKey(model));
   const store = storeOf(model);
   const send = (message) => model.send(message);
   const host = {

@@ -6,7 +6,8 @@ import { frameScheduler } from "./dom.js";
 import { renderMessage } from "./message_view.js";
 import { MESSAGE_TRAITS, trait } from "./model.js";
 import { subscribeWhileOnPage } from "./presence.js";
-import { connectState, stateOf } from "./widget_store.js";
+import { hideStaticCopies } from "./static_copy.js";
+import { connectState, modelKey, stateOf } from "./widget_store.js";
 
 /** The traits a message view draws, and the views to tell when they change. */
 class MessageState {
@@ -52,6 +53,7 @@ function initialize({ model }) {
 }
 
 function render({ model, el }) {
+  hideStaticCopies(el.ownerDocument, modelKey(model)); // a live view shows it: see static_copy.js
   const state = stateOf(model, createState, wireState);
   // renderMessage replaces the content of its root: it gets one of its own, so the element
   // that watches whether the view is on the page stays.

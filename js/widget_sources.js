@@ -2,13 +2,15 @@
 // to the panel as the same custom messages, and mirrors the chat's `turns` trait.
 import { SOURCES_TRAITS, trait } from "./model.js";
 import { SourcesView } from "./sources_view.js";
-import { connectStore, storeOf } from "./widget_store.js";
+import { hideStaticCopies } from "./static_copy.js";
+import { connectStore, modelKey, storeOf } from "./widget_store.js";
 
 function initialize({ model }) {
   return connectStore(model); // listen from the start: no event is lost before a view
 }
 
 function render({ model, el }) {
+  hideStaticCopies(el.ownerDocument, modelKey(model)); // a live view shows it: see static_copy.js
   const view = new SourcesView(el, storeOf(model), {
     heading: String(trait(model, "heading", SOURCES_TRAITS)),
   });

@@ -82,3 +82,12 @@ describe("Enter in a question box", () => {
     box.done();
   });
 });
+
+test("ids from two copies of the module (two bundles in one page) never collide", async () => {
+  const { uniqueId: first } = await import("../dom.js?copy=1");
+  const { uniqueId: second } = await import("../dom.js?copy=2");
+  expect(first).not.toBe(second); // two module instances, each with its own counter
+  const ids = [first("citelab-src"), second("citelab-src"), first("citelab-src")];
+  expect(new Set(ids).size).toBe(3);
+  for (const id of ids) expect(id).toMatch(/^citelab-src-[a-z0-9]{6}-\d+$/);
+});

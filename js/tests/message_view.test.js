@@ -264,3 +264,92 @@ describe("aligning rendered text with its source", () => {
     }
   });
 });
+
+describe('a source\'s web page (_meta["citelab/url"])', () => {
+  const URL_KEY = "citelab/url";
+
+  function renderSource(uri, meta) {
+    const root = container();
+    const source = link(uri, "Fees", 1, meta === undefined ? {} : { _meta: meta });
+    renderMessage(root, message("Fees are due in May [1].", null, [source]));
+    return root.querySelector(".citelab-source");
+  }
+
+  test("links to the web page in a new tab and shows the uri after the link", () => {
+    const item = renderSource("entity:node/5", { [URL_KEY]: "https://uni.example/fees" });
+    const title = item.querySelector("a.citelab-source-title");
+    expect(title.getAttribute("href")).toBe("https://uni.example/fees");
+    expect(title.getAttribute("target")).toBe("_blank");
+    expect(title.getAttribute("rel")).toBe("noopener noreferrer");
+    expect(title.textContent).toBe("Fees");
+    expect(item.querySelector("code.citelab-source-uri").textContent).toBe("entity:node/5");
+    expect(title.nextElementSibling).toBe(item.querySelector("code"));
+  });
+
+  test("a relative web page is linked too", () => {
+    const item = renderSource("entity:node/5", { [URL_KEY]: "/fees?lang=en" });
+    expect(item.querySelector("a").getAttribute("href")).toBe("/fees?lang=en");
+  });
+
+  test("the same URL as the uri shows no second copy of it", () => {
+    const item = renderSource("https://uni.example/fees", { [URL_KEY]: "https://uni.example/fees" });
+    expect(item.querySelector("a").getAttribute("href")).toBe("https://uni.example/fees");
+    expect(item.querySelector("code")).toBeNull();
+  });
+
+  test.each([
+    ["javascript:", "javascript:alert(1)"],
+    ["javascript: in capitals", "JavaScript:alert(1)"],
+    ["data:", "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="],
+    ["vbscript:", "vbscript:msgbox(1)"],
+    ["a tab inside the scheme", "java\tscript:alert(1)"],
+    ["a newline inside the scheme", "java\nscript:alert(1)"],
+    ["leading spaces and controls", " \u0000\u001f javascript:alert(1)"],
+    ["a no-break space before it", "\u00a0javascript:alert(1)"],
+    ["only whitespace", "   "],
+    ["empty", ""],
+    ["a fragment", "#top"],
+    ["a number", 42],
+    ["an object", { href: "https://uni.example/fees" }],
+    ["an array", ["https://uni.example/fees"]],
+    ["null", null],
+  ])("%s: falls back to the uri", (_name, url) => {
+    for (const [uri, href] of [
+      ["entity:node/5", null],
+      ["https://uni.example/node/5", "https://uni.example/node/5"],
+    ]) {
+      const item = renderSource(uri, { [URL_KEY]: url });
+      const title = item.querySelector(".citelab-source-title");
+      expect(title.getAttribute("href")).toBe(href);
+      expect(item.querySelector("code")).toBeNull();
+      for (const node of item.querySelectorAll("[href]")) {
+        expect(node.getAttribute("href")).not.toMatch(/script|data:/i);
+      }
+    }
+  });
+
+  test.each([
+    ["absent", undefined],
+    ["a string", "https://uni.example/fees"],
+    ["null", null],
+    ["an array", [{ [URL_KEY]: "https://uni.example/fees" }]],
+  ])("_meta %s: falls back to the uri", (_name, meta) => {
+    const item = renderSource("https://uni.example/node/5", meta);
+    expect(item.querySelector("a").getAttribute("href")).toBe("https://uni.example/node/5");
+    expect(item.querySelector("code")).toBeNull();
+  });
+
+  test("an entity is never decoded: it stays a relative URL on the page's own scheme", () => {
+    const item = renderSource("entity:node/5", { [URL_KEY]: "javascript&colon;alert(1)" });
+    const href = item.querySelector("a").getAttribute("href");
+    expect(href).toBe("javascript&colon;alert(1)");
+    expect(new URL(href, "https://uni.example/page").protocol).toBe("https:");
+  });
+
+  test("a hostile uri shown next to a safe web page stays text", () => {
+    const uri = '"><img src=x onerror=alert(1)>';
+    const item = renderSource(uri, { [URL_KEY]: "https://uni.example/fees" });
+    expect(item.querySelector("code").textContent).toBe(uri);
+    expect(item.querySelector("img")).toBeNull();
+  });
+});

@@ -2,6 +2,7 @@
 // scheme outside http(s)/mailto, no tag or attribute outside the allowlists — checked for
 // each layer on its own and for the whole path into the page.
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import ALLOWLISTS from "../allowlists.json";
 import { ChatView } from "../chat_view.js";
@@ -52,14 +53,12 @@ const OURS = [
   "[x](mailto:a@b.c?body=<script>)",
 ];
 
+// The list the Python tests use too. Read by path: a URL (jsdom's, under vitest) is refused by
+// readFileSync, which once made this list go untested in silence.
 function fixtureVectors() {
-  const url = new URL("../../fixtures/xss_vectors.json", import.meta.url);
-  try {
-    const data = JSON.parse(readFileSync(url, "utf8"));
-    return Array.isArray(data) ? data : (data.vectors ?? []);
-  } catch {
-    return []; // the shared list is optional here; our own list always runs
-  }
+  const path = join(import.meta.dirname, "..", "..", "fixtures", "xss_vectors.json");
+  const data = JSON.parse(readFileSync(path, "utf8"));
+  return Array.isArray(data) ? data : data.vectors;
 }
 
 const VECTORS = [...new Set([...OURS, ...fixtureVectors()])];
@@ -81,9 +80,11 @@ function parse(html) {
   return root;
 }
 
-test("there are at least 30 vectors", () => {
+test("there are at least 30 vectors, ours and the shared fixture's", () => {
   expect(OURS.length).toBeGreaterThanOrEqual(30);
-  expect(VECTORS.length).toBeGreaterThanOrEqual(OURS.length);
+  const shared = fixtureVectors();
+  expect(shared.length).toBeGreaterThanOrEqual(30);
+  for (const vector of shared) expect(VECTORS).toContain(vector);
 });
 
 describe.each(VECTORS)("%j", (vector) => {
@@ -147,6 +148,7 @@ describe.each(VECTORS)("%j", (vector) => {
           title: vector,
           description: vector,
           annotations: { priority: 1 },
+          _meta: { "citelab/url": vector },
         },
       ],
       _meta: { "drupal.org/ai.suggested_replies": [{ label: vector, message: vector }] },

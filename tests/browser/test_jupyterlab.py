@@ -23,12 +23,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 # anywidget hands initialize() and each render() a different proxy of one model; the front end
-# keeps the streamed turns per model, so it must key them by the kernel's `_model_key` trait.
-# Until the bundle does, a view opened mid-stream misses the tokens sent before it (the final
-# `done` heals the text): those two checks are then expected failures, named in the reason.
-SHARED_STORE = "_model_key" in (ROOT / "src" / "citelab" / "static" / "widget_chat.js").read_text(
-    encoding="utf-8"
-)
+# keys the streamed turns by the kernel's `_model_key` trait, so a view opened mid-stream shows
+# every token sent before it, without waiting for the final `done`.
 MID_STREAM_MS = 5_000
 QUESTION = "When are tuition fees due?"
 TIMEOUT_MS = 30_000
@@ -166,16 +162,10 @@ class LabPage:
         self.page.get_by_role("button", name="Python 3 (ipykernel) | Idle", exact=True).wait_for()
         self.cells = self.page.locator(".jp-Notebook .jp-Cell")
         self.timeout_error = timeout_error
-        self.gaps: list[str] = []
 
     def expect_mid_stream(self, cell: int, text: str) -> None:
-        """A view shows every token streamed so far (see SHARED_STORE)."""
-        try:
-            self.wait_view(cell, ["streaming"], text, timeout=MID_STREAM_MS)
-        except AssertionError as exc:
-            if SHARED_STORE:
-                raise
-            self.gaps.append(str(exc))
+        """A view shows every token streamed so far, while the answer is still streaming."""
+        self.wait_view(cell, ["streaming"], text, timeout=MID_STREAM_MS)
 
     def run_cell(self, index: int) -> None:
         self.cells.nth(index).locator(".jp-InputArea-editor").click()
@@ -318,5 +308,3 @@ def test_the_chat_streams_links_sources_and_asks_from_a_chip(browser: Any, lab: 
     assert normalized(early["texts"][0]) == final
 
     tab.close()
-    if tab.gaps:
-        pytest.xfail("front end keys its store by anywidget's proxy: " + " | ".join(tab.gaps))

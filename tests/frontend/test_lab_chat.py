@@ -1,9 +1,11 @@
 """The chat's keyboard, focus and redraw behaviour in a real JupyterLab (Debian's chromium).
 
 Things only JupyterLab does, and that a harness page cannot show: its notebook shortcuts take
-Enter and Shift+Enter from an output, and when a turn ends (the kernel rewrites the output's
-static HTML) it redraws the output with a new view and never closes the old one. Uses the
-private JupyterLab of ``tests/browser/_lab.py``.
+Enter and Shift+Enter from an output; when the kernel rewrites an output, it renders it again
+(a widget output gets a new view) and never closes the old view. So the kernel rewrites only
+the static copy it displays after each live view, never the view's own output: a turn's end
+leaves the live view (its DOM, focus, selection) alone. Uses the private JupyterLab of
+``tests/browser/_lab.py``.
 """
 
 from __future__ import annotations
@@ -35,13 +37,41 @@ service = AnswerService(
 )
 chat = Chat(service)
 chat"""
-CELLS = [SETUP, "chat  # a second view of the same chat, in another cell"]
+CELLS = [
+    SETUP,
+    "chat  # a second view of the same chat, in another cell",
+    # An output holding a live view that the kernel does rewrite: JupyterLab renders it again.
+    "from IPython.display import display, update_display\n"
+    "bundle, metadata = chat._repr_mimebundle_()\n"
+    "display(bundle, metadata=metadata, raw=True, display_id='rewritten')",
+    "update_display(bundle, metadata=metadata, raw=True, display_id='rewritten')",
+]
 
-# The turns a chat view shows: [question, status] pairs.
-TURNS = """(root) => [...root.querySelectorAll('.citelab-turn')].map(
+# The turns a chat view shows: [question, status] pairs (null while there is no view).
+TURNS = """(root) => root && [...root.querySelectorAll('.citelab-turn')].map(
   (turn) => [turn.querySelector('.citelab-question').textContent, turn.dataset.status])"""
 CURRENT_VIEW = """([cell]) => document.querySelectorAll('.jp-Notebook .jp-Cell')[cell]
   .querySelector('.citelab-chat')"""
+# Note whether JupyterLab ever shows its "Loading widget..." in a cell: it does when it renders
+# a widget output again.
+WATCH_RELOADS = """([cell]) => {
+  const area = document.querySelectorAll('.jp-Notebook .jp-Cell')[cell]
+    .querySelector('.jp-OutputArea');
+  const reloads = (window.citelabReloads ??= {});
+  reloads[cell] = 0;
+  new MutationObserver((changes) => {
+    for (const change of changes)
+      for (const node of change.addedNodes)
+        if (node.textContent?.includes('Loading widget')) reloads[cell] += 1;
+  }).observe(area, {subtree: true, childList: true, characterData: true});
+}"""
+# The static copies in a cell: their text, and whether they (and their rows) are shown.
+STATIC_COPIES = """([cell]) => [...document.querySelectorAll('.jp-Notebook .jp-Cell')[cell]
+  .querySelectorAll('.citelab-static')].map((copy) => ({
+    text: copy.textContent,
+    shown: getComputedStyle(copy).display !== 'none',
+    rowShown: getComputedStyle(copy.closest('.jp-OutputArea-child')).display !== 'none',
+  }))"""
 FOCUS = """() => {
   const active = document.activeElement;
   const cell = active?.closest('.jp-Cell');
@@ -146,6 +176,7 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
 
     # Enter in the question box asks (the notebook's own Enter shortcut does not take it).
     page.evaluate(f"window.firstView = ({CURRENT_VIEW})([0])")
+    page.evaluate(WATCH_RELOADS, [0])
     box = cells.nth(0).locator("form.citelab-ask input")
     box.click()
     page.keyboard.type(FIRST)
@@ -153,10 +184,17 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
     notebook.wait_turns(0, [[FIRST, "done"]])
     notebook.wait_turns(1, [[FIRST, "done"]])
 
-    # The turn's end rewrote the outputs' HTML: JupyterLab drew the chat again with new views.
-    page.wait_for_function("() => window.firstView.isConnected === false")
-    # The question box of the view that took the old one's place has the focus back; the other
-    # view of the chat (cell 1) did not take it.
+    # The turn's end rewrote the static copy (what an export shows) and left the live view
+    # alone: the same element, never reloaded; the copy stays hidden while a view runs.
+    condition = f"([cell, text]) => ({STATIC_COPIES})([cell]).some((c) => c.text.includes(text))"
+    for cell in (0, 1):
+        page.wait_for_function(condition, arg=[cell, FIRST])
+        copies = page.evaluate(STATIC_COPIES, [cell])
+        assert [(copy["shown"], copy["rowShown"]) for copy in copies] == [(False, False)]
+    assert page.evaluate(f"() => ({CURRENT_VIEW})([0]) === window.firstView")
+    assert page.evaluate("() => window.firstView.isConnected")
+    assert page.evaluate("() => window.citelabReloads[0]") == 0
+    # The question box keeps the focus; the other view of the chat (cell 1) did not take it.
     page.wait_for_function(f"() => ({FOCUS})().box === 'citelab-ask'")
     assert notebook.focus() == {"box": "citelab-ask", "cell": 0}
 
@@ -170,16 +208,29 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
     notebook.wait_turns(0, [[SECOND, "done"]])
     notebook.wait_turns(1, [[SECOND, "done"]])
     assert notebook.execution_counts() == counts
+    assert page.evaluate(f"() => ({CURRENT_VIEW})([0]) === window.firstView")
 
-    # The view replaced when the first turn ended stopped following the chat when it left the
-    # page (it may not have drawn that turn's last frame): it never drew the second question.
-    old_view = page.evaluate(f"() => ({TURNS})(window.firstView)")
-    assert [question for question, _ in old_view] == [FIRST]
+    # An output holding a live view that the kernel rewrites: JupyterLab renders it again with
+    # a new view and never closes the old one, which stops following the chat when it leaves
+    # the page.
+    notebook.run_cell(2)
+    notebook.wait_turns(2, [[SECOND, "done"]])
+    page.evaluate(f"window.replacedView = ({CURRENT_VIEW})([2])")
+    page.evaluate(WATCH_RELOADS, [2])
+    notebook.run_cell(3)
+    page.wait_for_function("() => window.replacedView.isConnected === false")
+    assert page.evaluate("() => window.citelabReloads[2]") > 0  # what the watch above sees
+    notebook.wait_turns(2, [[SECOND, "done"]])
+    counts = notebook.execution_counts()
 
-    # The follow-up box asks on Enter too.
+    # The follow-up box asks on Enter too; the replaced view never draws that turn.
     followup = cells.nth(0).locator("form.citelab-followup input")
     followup.click()
     page.keyboard.type("And the deadline?")
     page.keyboard.press("Enter")
-    notebook.wait_turns(0, [[SECOND, "done"], ["And the deadline?", "done"]])
+    both = [[SECOND, "done"], ["And the deadline?", "done"]]
+    notebook.wait_turns(0, both)
+    notebook.wait_turns(2, both)
     assert notebook.execution_counts() == counts
+    old_view = page.evaluate(f"() => ({TURNS})(window.replacedView)")
+    assert [question for question, _ in old_view] == [SECOND]

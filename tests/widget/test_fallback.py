@@ -1,4 +1,4 @@
-"""The static fallback: sanitized HTML next to the widget view, kept current in the outputs."""
+"""The static fallback: sanitized HTML of the widget in an output of its own, kept current."""
 
 from __future__ import annotations
 
@@ -105,7 +105,11 @@ async def test_displayed_outputs_are_updated_when_a_turn_ends(
     published: list[dict[str, Any]] = []
 
     def publish(
-        data: dict[str, Any], metadata: dict[str, Any], display_id: str, *, update: bool
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        display_id: str | None = None,
+        *,
+        update: bool = False,
     ) -> None:
         published.append({"data": data, "id": display_id, "update": update})
 
@@ -119,16 +123,30 @@ async def test_displayed_outputs_are_updated_when_a_turn_ends(
     chat._ipython_display_()
     chat._ipython_display_()
     panel._ipython_display_()
-    assert [p["update"] for p in published] == [False, False, False]
-    shown = [p["id"] for p in published]
+    # Each display is two outputs: the live view, then the static copy (its own display id).
+    assert [p["update"] for p in published] == [False] * 6
+    views, copies = published[0::2], published[1::2]
+    for view, widget in zip(views, (chat, chat, panel), strict=True):
+        assert view["data"][WIDGET_MIME]["model_id"] == widget.model_id
+        assert view["data"]["text/html"] == ""
+        assert view["id"] is None
+    for copy, widget in zip(copies, (chat, chat, panel), strict=True):
+        assert set(copy["data"]) == {"text/html"}
+        assert (
+            f'class="citelab-static citelab-static-{widget._model_key}"'
+            in copy["data"]["text/html"]
+        )
+    shown = [copy["id"] for copy in copies]
     assert len(set(shown)) == 3
 
     await chat.ask("What does a semester cost?")
     updates = [p for p in published if p["update"]]
+    # Only the static copies are rewritten: JupyterLab would render a rewritten live view
+    # output again, with a new view.
     assert sorted(p["id"] for p in updates) == sorted(shown)
     for update in updates:
+        assert set(update["data"]) == {"text/html"}
         assert "What does a semester cost?" in update["data"]["text/html"]
-        assert WIDGET_MIME in update["data"]
 
     assert "Every student pays a semester fee" in updates[0]["data"]["text/html"]
     before = len(published)
@@ -141,3 +159,19 @@ async def test_displayed_outputs_are_updated_when_a_turn_ends(
     chat.update_outputs = False
     await chat.ask("What does a semester cost?")
     assert len(published) == count
+
+
+def test_the_static_copy_wraps_the_static_html_and_names_its_widget(
+    make_service: ServiceFactory,
+) -> None:
+    service = make_service(
+        AgentConfig(name="scripted", model="scripted", retrieval=RetrievalSettings()),
+        models={"scripted": scripted({"text": "x"})},
+    )
+    chat = Chat(service, agent="scripted")
+    copy = chat.static_copy_html()
+    assert copy == (
+        f'<div class="citelab-static citelab-static-{chat._model_key}">{chat.static_html()}</div>'
+    )
+    assert len(chat._model_key) == 32
+    assert int(chat._model_key, 16) >= 0  # hex: the front end refuses any other key

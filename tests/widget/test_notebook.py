@@ -1,5 +1,5 @@
 """A real kernel runs a notebook headless (nbclient): the widget state saved in the notebook
-holds the finished turns, and the output's static HTML was updated to the answer."""
+holds the finished turns, and the static copy output was updated to the answer."""
 
 from __future__ import annotations
 
@@ -70,10 +70,15 @@ def test_a_notebook_keeps_the_finished_turns_in_its_widget_state(
     assert panel["turns"] == turns
     assert panel["heading"] == "Fee sources"
 
-    # The outputs were rewritten when the turns ended: an export shows the conversation.
-    chat_output = notebook.cells[0].outputs[-1]["data"]
-    assert "application/vnd.jupyter.widget-view+json" in chat_output
-    assert QUESTION in chat_output["text/html"]
-    assert turns[0]["references"][0]["title"] in chat_output["text/html"]
-    panel_output = notebook.cells[1].outputs[-1]["data"]
-    assert "Fee sources" in panel_output["text/html"]
+    # Each widget is two outputs: the live view, then its static copy. The copies were
+    # rewritten when the turns ended (an export shows the conversation); the views were not.
+    view, copy = (output["data"] for output in notebook.cells[0].outputs)
+    assert "application/vnd.jupyter.widget-view+json" in view
+    assert view["text/html"] == ""
+    assert set(copy) == {"text/html"}
+    assert QUESTION in copy["text/html"]
+    assert turns[0]["references"][0]["title"] in copy["text/html"]
+    assert f"citelab-static-{chat['_model_key']}" in copy["text/html"]
+    panel_view, panel_copy = (output["data"] for output in notebook.cells[1].outputs)
+    assert "application/vnd.jupyter.widget-view+json" in panel_view
+    assert "Fee sources" in panel_copy["text/html"]
