@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,3 +136,30 @@ def _wait_ready(lab: Lab, timeout: float) -> None:
     raise RuntimeError(
         f"JupyterLab did not answer within {timeout} s:\n{lab.log.read_text()[-3000:]}"
     )
+
+
+def notebook_json(cells: Sequence[str]) -> str:
+    """An nbformat 4.5 notebook of code cells (Python 3 kernel), as JSON text."""
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell-{index}",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": source,
+            }
+            for index, source in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+            }
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(notebook)

@@ -8,7 +8,6 @@ started before any view existed, and check that every token is there, without ti
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 
 from citelab._browser import guard_loopback
 
-from ._lab import Lab
+from ._lab import Lab, notebook_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -124,28 +123,6 @@ def normalized(text: str) -> str:
     return " ".join(text.split())
 
 
-def notebook_json() -> str:
-    cells: list[dict[str, Any]] = [
-        {
-            "cell_type": "code",
-            "id": f"cell-{i}",
-            "metadata": {},
-            "outputs": [],
-            "execution_count": None,
-            "source": source,
-        }
-        for i, source in enumerate(CELLS)
-    ]
-    kernelspec = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    notebook = {
-        "cells": cells,
-        "metadata": {"kernelspec": kernelspec},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    return json.dumps(notebook)
-
-
 class LabPage:
     """One JupyterLab tab, recording every request and every page error."""
 
@@ -224,7 +201,7 @@ class LabPage:
 
 
 def test_the_chat_streams_links_sources_and_asks_from_a_chip(browser: Any, lab: Lab) -> None:
-    (lab.root / "chat.ipynb").write_text(notebook_json(), encoding="utf-8")
+    (lab.root / "chat.ipynb").write_text(notebook_json(CELLS), encoding="utf-8")
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     tab = LabPage(browser, lab, "chat.ipynb", PlaywrightTimeout)

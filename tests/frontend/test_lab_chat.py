@@ -10,14 +10,13 @@ leaves the live view (its DOM, focus, selection) alone. Uses the private Jupyter
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from browser._lab import Lab, start_lab
+from browser._lab import Lab, notebook_json, start_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -82,28 +81,6 @@ FOCUS = """() => {
 }"""
 
 
-def notebook_json() -> str:
-    cells: list[dict[str, Any]] = [
-        {
-            "cell_type": "code",
-            "id": f"cell-{i}",
-            "metadata": {},
-            "outputs": [],
-            "execution_count": None,
-            "source": source,
-        }
-        for i, source in enumerate(CELLS)
-    ]
-    kernelspec = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    notebook = {
-        "cells": cells,
-        "metadata": {"kernelspec": kernelspec},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    return json.dumps(notebook)
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     pytest.importorskip("jupyterlab")
@@ -160,7 +137,7 @@ class Notebook:
 
 @pytest.fixture
 def notebook(browser: Any, lab: Lab) -> Iterator[Notebook]:
-    (lab.root / "keys.ipynb").write_text(notebook_json(), encoding="utf-8")
+    (lab.root / "keys.ipynb").write_text(notebook_json(CELLS), encoding="utf-8")
     opened = Notebook(browser, lab, "keys.ipynb")
     yield opened
     opened.close()
