@@ -7,5 +7,7 @@ export default defineConfig({
     include: ["js/tests/**/*.test.js"],
     environment: "jsdom",
     setupFiles: ["js/tests/setup.js"],
+    // Correctness tests, not timed ones: a loaded 2-core CI machine must not fail them.
+    testTimeout: 60_000,
   },
 });
