@@ -25,6 +25,13 @@ function render({ model, el }) {
       showSources: Boolean(trait(model, "show_sources", CHAT_TRAITS)),
     }),
     ask: (question, followup) => store.request({ type: "ask", question, followup }, send).ack,
+    stop: () => store.request({ type: "stop" }, send).ack,
+    newConversation: async () => {
+      const result = await store.request({ type: "new_conversation" }, send).ack;
+      if (!result.error) store.reset();
+      return result;
+    },
+    document: (reference) => store.request({ type: "document", uri: reference.uri }, send).ack,
     feedback: (turn, value, comment) =>
       store.request(
         { type: "feedback", turn_id: turn.turn_id, value, ...(comment ? { comment } : {}) },
@@ -32,7 +39,30 @@ function render({ model, el }) {
       ).ack,
   };
   const view = new ChatView(el, store, host);
-  return () => view.destroy();
+  const watch = watchConnection(el, store);
+  return () => {
+    watch.disconnect();
+    view.destroy();
+  };
+}
+
+export const DISCONNECTED_MESSAGE =
+  "The kernel restarted or stopped, so this chat cannot answer any more. " +
+  "Run its cell again for a new chat.";
+
+// JupyterLab's widget manager marks a view whose model lost its kernel (a restart, a shut
+// down kernel) with the class `jupyter-widgets-disconnected` on the view's element.
+function watchConnection(el, store) {
+  const check = () => {
+    if (el.classList.contains("jupyter-widgets-disconnected")) {
+      store.setDisconnected(DISCONNECTED_MESSAGE);
+    }
+  };
+  const win = el.ownerDocument.defaultView;
+  const observer = new win.MutationObserver(check);
+  observer.observe(el, { attributes: true, attributeFilter: ["class"] });
+  check();
+  return observer;
 }
 
 export default { initialize, render };
