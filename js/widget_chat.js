@@ -9,8 +9,20 @@ import { CHAT_TRAITS, trait } from "./model.js";
 import { hideStaticCopies } from "./static_copy.js";
 import { connectStore, modelKey, storeOf } from "./widget_store.js";
 
+// What the widget manager says when the model loses its kernel: a restart or shutdown sets
+// the model's comm dead (`comm_live_update`: a model's comm only ever goes from live to
+// dead), a closed comm says `comm:close`. Either way nothing answers any more.
+const LOST_EVENTS = ["comm_live_update", "comm:close"];
+
 function initialize({ model }) {
-  return connectStore(model);
+  const cleanup = connectStore(model);
+  const store = storeOf(model);
+  const lost = () => store.setDisconnected(DISCONNECTED_MESSAGE);
+  for (const name of LOST_EVENTS) model.on(name, lost);
+  return () => {
+    for (const name of LOST_EVENTS) model.off(name, lost);
+    cleanup();
+  };
 }
 
 function render({ model, el }) {

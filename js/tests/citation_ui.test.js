@@ -349,6 +349,20 @@ describe("chat controls", () => {
     cleanup();
   });
 
+  test("the widget notices its model's comm going dead (a kernel restart)", async () => {
+    const model = new FakeModel({ turns: [], _model_key: "d".repeat(32) });
+    const cleanup = widgetChat.initialize({ model: model.proxy() });
+    const el = container();
+    const dispose = widgetChat.render({ model: model.proxy(), el });
+    model.emit("comm_live_update");
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    expect(el.querySelector(".citelab-notice").textContent).toBe(DISCONNECTED_MESSAGE);
+    expect(el.querySelector(".citelab-ask button").disabled).toBe(true);
+    dispose();
+    cleanup();
+    expect(model.listenerCount("comm_live_update")).toBe(0);
+  });
+
   test("the widget's Stop and New conversation are requests the kernel acks", async () => {
     const model = new FakeModel({ turns: [], _model_key: "e".repeat(32) });
     const cleanup = widgetChat.initialize({ model: model.proxy() });
