@@ -105,9 +105,9 @@ export class ChatView {
   // Stop (while an answer streams) and New conversation (once there is one).
   buildControls() {
     const { doc } = this;
-    const element_ = element(doc, "div", "citelab-controls");
-    element_.setAttribute("role", "group");
-    element_.setAttribute("aria-label", "Conversation");
+    const bar = element(doc, "div", "citelab-controls");
+    bar.setAttribute("role", "group");
+    bar.setAttribute("aria-label", "Conversation");
     const stop = iconButton(doc, "stop", "Stop", "citelab-stop");
     stop.addEventListener("click", () => this.act(this.host.stop, "Stopping…"));
     const fresh = iconButton(doc, "plus", "New conversation", "citelab-new");
@@ -116,8 +116,8 @@ export class ChatView {
     status.setAttribute("role", "status");
     if (!this.host.stop) stop.remove();
     if (!this.host.newConversation) fresh.remove();
-    element_.append(stop, fresh, status);
-    return { element: element_, stop, fresh, status };
+    bar.append(stop, fresh, status);
+    return { element: bar, stop, fresh, status };
   }
 
   async act(action, busy) {
