@@ -35,7 +35,7 @@ from citelab.widget import Chat
 
 service = AnswerService(
     default_agents(), store=MemoryConversationStore(), logs=MemoryLogStore(),
-    models={"extractive": ExtractiveModel(piece_delay=0.03)}, index_dir="indexes",
+    models={"extractive": ExtractiveModel(piece_delay=0.1)}, index_dir="indexes",
 )
 chat = Chat(service, agent="university")
 chat"""
