@@ -145,7 +145,7 @@ def _offset(starts: dict[int, int], content_index: int | None, citation: int) ->
         return min(starts.values(), default=0)  # no index: the first text block
     if content_index not in starts:
         raise InvalidInput(
-            f"citations[{citation}]: content_index {content_index} names no text block"
+            f"citations[{citation}]: content_index {content_index} names no text item"
         )
     return starts[content_index]
 
