@@ -19,6 +19,15 @@
 
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
 from citelab.evals._cache import CachedModel
+from citelab.evals._calibrate import (
+    ALCE_PUBLISHED_AGREEMENT,
+    DEFAULT_LABELS,
+    LabelledPair,
+    calibrate,
+    calibration_table,
+    category_accuracy,
+    load_labels,
+)
 from citelab.evals._citation_scorers import (
     CitationPrecision,
     CitationRecall,
@@ -119,8 +128,10 @@ from citelab.evals._statements import (
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 __all__ = [
+    "ALCE_PUBLISHED_AGREEMENT",
     "ANSWER_FORMATS",
     "DEFAULT_JUDGE_PROMPT",
+    "DEFAULT_LABELS",
     "AnchorValidity",
     "AnswerFormat",
     "CachedModel",
@@ -143,6 +154,7 @@ __all__ = [
     "GoldTurn",
     "Judge",
     "LLMJudge",
+    "LabelledPair",
     "Level",
     "LexicalJudge",
     "ModelSpec",
@@ -172,6 +184,9 @@ __all__ = [
     "build_judge",
     "build_scorer",
     "build_scorers",
+    "calibrate",
+    "calibration_table",
+    "category_accuracy",
     "check_dataset",
     "citation_precision",
     "citation_recall",
@@ -186,6 +201,7 @@ __all__ = [
     "gold_sources",
     "judge_names",
     "load_dataset",
+    "load_labels",
     "load_suite",
     "no_answer",
     "numbering_stability",

@@ -116,7 +116,8 @@ def _alce_answer(data: Any, where: str, position: int) -> ExternalAnswer:
     return ExternalAnswer(ident, item.question, item.output, sources, raw_text=item.output)
 
 
-def _alce_items(data: Any, where: str) -> list[Any]:
+def _alce_items(data: Any, where: str) -> tuple[list[Any], str]:
+    """The items, and how an item's position is named (``file: data[3]``)."""
     if isinstance(data, Mapping):
         if "data" not in data:
             raise InvalidInput(f"{where}: an ALCE result file needs a 'data' list of items")
@@ -124,7 +125,7 @@ def _alce_items(data: Any, where: str) -> list[Any]:
         where = f"{where}: data"
     if not isinstance(data, list):
         raise InvalidInput(f"{where}: expected a list of ALCE items, got {type(data).__name__}")
-    return data
+    return data, where
 
 
 # --- envelopes and vendor responses ---------------------------------------------------------
@@ -301,8 +302,8 @@ def to_answers(
     """The answers of already-loaded data (a file's JSON, a list of SDK objects…)."""
     _check_format(answer_format)
     if answer_format == "alce":
-        items = _alce_items(data, where)
-        answers = [_alce_answer(item, f"{where}[{i}]", i) for i, item in enumerate(items)]
+        items, named = _alce_items(data, where)
+        answers = [_alce_answer(item, f"{named}[{i}]", i) for i, item in enumerate(items)]
     else:
         items = data if isinstance(data, list) else [data]
         answers = [
