@@ -1,4 +1,4 @@
-"""``score_answers`` and ``citelab score``: every format read, bad input named, nothing half-written."""
+"""``score_answers`` and ``citelab score``: every format read, bad input named, no half output."""
 
 from __future__ import annotations
 
@@ -57,7 +57,9 @@ def test_an_alce_file_is_scored_in_both_modes_and_reported(tmp_path: Path) -> No
     assert cases.loc["0", "citation_recall_alce"] == 1.0
     assert cases.loc["0", "citation_precision_alce"] == pytest.approx(2 / 3)
     assert cases.loc["1", "citation_recall_alce"] == 0.0
-    assert {"citation_recall", "citation_precision"} <= set(cases.columns)
+    assert "citation_recall" not in cases.columns  # ALCE files: ALCE's figures by default
+    both = score_answers(path, "alce", scorers=["citation_recall", "citation_precision"])
+    assert list(both.to_pandas("case")["citation_recall"]) == [1.0, 0.0]
     for name in ("summary.csv", "cases.csv", "statements.csv", "citations.csv", "report.html"):
         assert (out / name).is_file(), name
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
@@ -154,7 +156,10 @@ def test_sdk_objects_are_read_too() -> None:
     ("data", "expected"),
     [
         ({"rows": []}, r"bad\.json: an ALCE result file needs a 'data' list"),
-        ({"data": [{"question": "Q", "docs": []}]}, r"bad\.json: data\[0\]: field output: Field required"),
+        (
+            {"data": [{"question": "Q", "docs": []}]},
+            r"bad\.json: data\[0\]: field output: Field required",
+        ),
         (
             {"data": [{"question": "Q", "output": "A", "docs": [{"title": "T"}]}]},
             r"data\[0\]: field docs\.0: Value error, a doc needs 'text'",

@@ -81,6 +81,7 @@ def _content_terms(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(normal) if w not in _STOPWORDS and w != "_")
 
 
+@lru_cache(maxsize=16_384)  # a turn asks about the same passages again and again
 def _evidence_terms(evidence: str) -> frozenset[str]:
     # Evidence is several passages joined by line breaks, in ever new combinations; words never
     # span a line break, so the union of the (cached) lines' terms is the text's terms.

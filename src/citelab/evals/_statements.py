@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -157,10 +158,12 @@ def _split_statements_alce(text: str, question: str, qampari: bool) -> tuple[Sta
     return tuple(statements)
 
 
-def _raw_positions(text: str) -> list[int]:
+def _raw_positions(text: str) -> Sequence[int]:
     """For each character of :func:`alce_output`, its offset in ``text``."""
     first = text.strip().split("\n")[0]
     base = text.find(first) if first else 0
+    if _ALCE_END_TOKEN not in first:
+        return range(base, base + len(first))
     positions: list[int] = []
     cursor = 0
     while cursor < len(first):
