@@ -271,3 +271,20 @@ def test_the_command_runs_as_a_process(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "citation_recall_alce" in done.stdout
     assert (tmp_path / "o" / "report.html").is_file()
+
+
+def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:
+    from citelab.evals import load_suite
+    from citelab.evals._runner import _scorer_specs
+
+    suite_file = tmp_path / "suites" / "mine.toml"
+    suite_file.parent.mkdir()
+    suite_file.write_text(
+        'name = "mine"\ndatasets = ["university"]\nscorers = ["citation_recall"]\n'
+        'judge = "tests.evals.test_score_answers:always"\n',
+        encoding="utf-8",
+    )
+    suite = load_suite(suite_file)
+    (spec,) = _scorer_specs(suite)
+    scorer = build_judge(spec["judge"])
+    assert scorer.config() == {"name": "tests.evals.test_score_answers:always"}

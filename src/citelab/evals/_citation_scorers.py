@@ -30,6 +30,7 @@ Turns whose gold expects no answer are not scored here (``no_answer`` judges the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,11 @@ class _Support:
     judge: Judge
     sources: dict[int, SourceRecord]
     memo: dict[tuple[str, tuple[int, ...]], bool] = field(default_factory=dict)
+
+    @functools.cached_property
+    def ordered(self) -> list[int]:
+        """The source numbers in order: ALCE's positions index this list."""
+        return sorted(self.sources)
 
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
@@ -143,7 +149,7 @@ class _CitationScorer:
         return None if any(n not in support.sources for n in numbers) else numbers
 
     def _cited_alce(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
-        ordered = sorted(support.sources)
+        ordered = support.ordered
         positions = [n - 1 for n in statement.citations]
         if any(p >= len(ordered) or p < -len(ordered) for p in positions):
             return None

@@ -78,7 +78,7 @@ def content_terms(text: str) -> frozenset[str]:
 @lru_cache(maxsize=65_536)
 def _content_terms(text: str) -> frozenset[str]:
     normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
-    return frozenset(w for w in _WORD.findall(normal) if w not in _STOPWORDS and w != "_")
+    return frozenset(_WORD.findall(normal)).difference(_STOPWORDS, ("_",))
 
 
 @lru_cache(maxsize=16_384)  # a turn asks about the same passages again and again
