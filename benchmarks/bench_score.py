@@ -75,10 +75,11 @@ def throughput(path: Path, count: int) -> None:
     lines = []
     began = time.perf_counter()
     score_answers(path, "alce", judge=LexicalJudge())
-    lines.append(("score_answers, 4 scorers (compat + citelab)", time.perf_counter() - began))
+    lines.append(("score_answers (ALCE-compatible recall, precision)", time.perf_counter() - began))
     began = time.perf_counter()
-    score_answers(path, "alce", judge=LexicalJudge(), scorers=_COMPAT)
-    lines.append(("score_answers, the 2 ALCE-compatible scorers", time.perf_counter() - began))
+    own = [*_COMPAT, {"name": "citation_recall"}, {"name": "citation_precision"}]
+    score_answers(path, "alce", judge=LexicalJudge(), scorers=own)
+    lines.append(("score_answers, + citelab's own two (caches warm)", time.perf_counter() - began))
     began = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "citelab", "score", str(path), "--json"],
@@ -168,13 +169,14 @@ def llm_judge(count: int, latency_ms: float) -> None:
         for concurrency in (32, 8):
             judge = LLMJudge("judge", base_url=served.base_url, concurrency=concurrency)
             judge.supports("warm up", "the connection")
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
-            seconds = time.perf_counter() - began
+            seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
             ideal = _ideal(calls, concurrency, latency)
             print(
                 f"   concurrency {concurrency:2}: {seconds:6.2f} s against an ideal of "
-                f"{ideal:6.2f} s → achieved/ideal {ideal / seconds:4.2f}  load {_load():.2f}"
+                f"{ideal:6.2f} s → achieved/ideal {ideal / seconds:4.2f}  "
+                f"(client CPU {1000 * cpu / sum(calls):.1f} ms per call)  load {_load():.2f}"
             )
 
 
