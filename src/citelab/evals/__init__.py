@@ -78,7 +78,7 @@ from citelab.evals._records import (
     SourceRecord,
     TurnRecord,
 )
-from citelab.evals._report import render_html, write_outputs
+from citelab.evals._report import ReportView, render_html, write_outputs
 from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
 from citelab.evals._runner import (
     RunPlan,
@@ -128,6 +128,7 @@ __all__ = [
     "NoAnswer",
     "NumberingStability",
     "ReaderSpec",
+    "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
     "RoundRecord",

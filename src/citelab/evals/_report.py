@@ -177,6 +177,8 @@ def render_html(result: EvalResult, findings: Sequence[FindingResult], title: st
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # No favicon request either: the page asks for nothing but itself.
+        '<link rel="icon" href="data:,">'
         f"<title>{_e(title or 'citelab evaluation')}</title><style>{style}</style></head>"
         f"<body>\n{body}\n</body></html>\n"
     )
