@@ -38,7 +38,7 @@ from citelab.evals._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals._glossary import metric_glossary
 from citelab.evals._results import EvalResult
 
-__all__ = ["MIN_UNITS", "ReportView", "render_html", "write_outputs"]
+__all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
 
 MIN_UNITS = 20
 """Below this many units a metric's value is flagged: its interval says little."""
@@ -64,6 +64,12 @@ def write_outputs(
         written[f"{name}.csv"] = _write_csv(frame, out / f"{name}.csv")
         if parquet:
             written[f"{name}.parquet"] = _write_parquet(frame, out / f"{name}.parquet")
+    gold = {
+        f"{dataset}/{case_id}": case.model_dump(mode="json")
+        for (dataset, case_id), case in sorted(result.cases.items())
+    }
+    written["gold.json"] = out / "gold.json"
+    written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
     checked = evaluate_findings(result, findings)
     run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
     written["run.json"] = out / "run.json"
@@ -136,8 +142,13 @@ margin-right:.35em;vertical-align:baseline;background:#999}
 """
 
 
-def render_html(result: EvalResult, findings: Sequence[FindingResult], title: str) -> str:
-    """The whole report as one HTML document (every string escaped, plots inline)."""
+def render_html(
+    result: EvalResult, findings: Sequence[FindingResult], title: str, *, intro: str = ""
+) -> str:
+    """The whole report as one HTML document (every string escaped, plots inline).
+
+    ``intro`` is HTML put after the heading (already escaped by the caller: the comparison
+    report's table of runs)."""
     summary = result.to_pandas("variant")
     differences = result.differences()
     colors = variant_colors(variant_order(result))
@@ -145,6 +156,7 @@ def render_html(result: EvalResult, findings: Sequence[FindingResult], title: st
     sections = [
         f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
         f"<p>{_e(description)}</p>" if description else "",
+        intro,
         _errors_html(result),
         _run_facts(result),
         _findings_html(findings),
@@ -208,6 +220,39 @@ class ReportView:
         target = Path(path)
         target.write_text(self.html, encoding="utf-8")
         return target
+
+
+def comparison_intro(comparison: Any) -> str:
+    """The comparison report's first section: the two runs and how their cases matched."""
+    colors = variant_colors(list(comparison.labels))
+    rows = []
+    for label, folder, run in zip(
+        comparison.labels, comparison.folders, comparison.runs, strict=True
+    ):
+        turns = run.turns
+        suite = run.config.get("suite") or {}
+        rows.append(
+            f"<tr><td>{_swatch(colors[label])}{_e(label)}</td><td><code>{_e(folder)}</code></td>"
+            f"<td>{_e(suite.get('name', ''))}</td>"
+            f"<td>{_e(', '.join(sorted(set(turns['model']))))}</td>"
+            f"<td>{_e(', '.join(sorted(set(turns['variant']))))}</td>"
+            f'<td class="num">{len(turns[["dataset", "case_id"]].drop_duplicates())}</td>'
+            f'<td class="num">{int(turns["error"].notna().sum())}</td></tr>'
+        )
+    head = (
+        "<tr><th>run</th><th>folder</th><th>suite</th><th>models</th><th>variants</th>"
+        "<th>cases</th><th>failed turns</th></tr>"
+    )
+    a, b = comparison.labels
+    only_a, only_b = comparison.only
+    return (
+        f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+        f"<p>{comparison.matched} cases matched by dataset and case id; {only_a} only in "
+        f"{_e(a)}, {only_b} only in {_e(b)} (left out of the paired differences). In the "
+        "tables below the <i>variant</i> is the run and the <i>model</i> column names what "
+        f"was matched (a variant both runs have, or <code>run</code>); {_e(b)} is compared "
+        f"with {_e(a)}.</p>"
+    )
 
 
 def _swatch(color: str | None) -> str:
