@@ -68,7 +68,7 @@ def test_compare_matches_cases_by_id_and_pairs_the_differences(runs: tuple[Path,
     recall = diffs.loc["citation_recall"]
     assert recall["baseline"] == "before"
     assert recall["variant"] == "after"
-    assert recall["model"] == "baseline"  # matched by the variant both runs have
+    assert recall["model"] == "baseline"  # matched by the variant both runs have (one model)
     assert int(recall["cases"]) == 7
     assert recall["difference"] == pytest.approx(-0.5)
     assert (recall["ci_low"], recall["ci_high"]) == pytest.approx((-0.5, -0.5))
@@ -104,3 +104,26 @@ def test_a_folder_that_is_not_a_run_is_a_clear_error(
     assert "run.json" in err
     assert main(["compare", str(runs[0]), str(runs[1]), "--labels", "x", "x"]) == 2
     assert "--labels needs two different names" in capsys.readouterr().err
+
+
+def test_runs_that_share_a_variant_and_model_pair_are_matched_by_that_pair(
+    tmp_path: Path,
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    ids = [f"c{i}" for i in range(4)]
+    _write_run(a, "m1", dict.fromkeys(ids, GOOD))
+    _write_run(b, "m1", dict.fromkeys(ids, GOOD))
+    extra = tmp_path / "extra"
+    _write_run(extra, "m2", dict.fromkeys(ids, BAD))
+    # Run B holds two models: m1 (as in A) and m2.
+    for name in ("scores.csv", "cases.csv", "statements.csv", "citations.csv"):
+        both = pd.concat([pd.read_csv(b / name), pd.read_csv(extra / name)])
+        both.to_csv(b / name, index=False)
+    with (b / "records.jsonl").open("a", encoding="utf-8") as sink:
+        sink.write((extra / "records.jsonl").read_text(encoding="utf-8"))
+    comparison = compare_runs(a, b)
+    diffs = comparison.result.differences()
+    assert set(diffs["model"]) == {"baseline · m1"}
+    assert (diffs["difference"] == 0).all()
+    models = set(comparison.result.turns["model"])
+    assert models == {"baseline · m1", "baseline · m2"}

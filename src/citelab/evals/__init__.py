@@ -28,6 +28,7 @@ from citelab.evals._citation_scorers import (
     claim_attribution,
     claim_recall,
 )
+from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
 from citelab.evals._dataset import (
     Case,
     Dataset,
@@ -111,6 +112,7 @@ __all__ = [
     "CitationRecall",
     "ClaimAttribution",
     "ClaimRecall",
+    "Comparison",
     "DanglingMarkers",
     "Dataset",
     "EvalResult",
@@ -154,6 +156,7 @@ __all__ = [
     "citation_recall",
     "claim_attribution",
     "claim_recall",
+    "compare_runs",
     "content_terms",
     "dangling_markers",
     "default_output_dir",
@@ -162,6 +165,7 @@ __all__ = [
     "gold_sources",
     "judge_names",
     "load_dataset",
+    "load_run",
     "load_suite",
     "no_answer",
     "numbering_stability",
@@ -183,6 +187,7 @@ __all__ = [
     "summarize",
     "turn_record",
     "uncited_dropping",
+    "write_comparison",
     "write_outputs",
     "written_citations",
 ]

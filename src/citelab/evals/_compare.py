@@ -5,9 +5,10 @@ A run folder (what ``citelab eval`` writes) is read back as an :class:`EvalResul
 browser), the gold (``gold.json``) and the scorers (rebuilt from ``run.json``).
 
 :func:`compare_runs` puts two of them in one result whose *variants* are the two runs
-(labelled by folder name, or as given) and whose *model* column says what is matched: the
-variant name when the runs share variants (two models, before/after a change), else the
-one series of each run. Cases are matched by dataset and case id; every statistic of a
+(labelled by folder name, or as given) and whose *model* column says what is matched:
+``<variant> · <model>`` when the runs share such pairs (before/after a change of code or
+data), the variant name when they share variants run on one model each (two models), else
+the one series of each run (``run``). Cases are matched by dataset and case id; every statistic of a
 report then compares run B with run A, paired on the cases both scored (A is the baseline).
 """
 
@@ -98,11 +99,7 @@ def _records(out: Path, turns: pd.DataFrame) -> list[CaseRecord]:
     for record in _read_records(out / "records.jsonl").values():
         latest[(record.variant, record.model, record.dataset, record.case_id)] = record
     wanted = turns[["variant", "model", "dataset", "case_id"]].drop_duplicates()
-    return [
-        latest[key]
-        for key in map(tuple, wanted.itertuples(index=False))
-        if key in latest
-    ]
+    return [latest[key] for key in map(tuple, wanted.itertuples(index=False)) if key in latest]
 
 
 def _gold(out: Path) -> dict[tuple[str, str], Case]:
@@ -232,49 +229,50 @@ def _labels(folders: tuple[Path, Path], labels: Sequence[str] | None) -> tuple[s
 
 
 def _matching(first: EvalResult, second: EvalResult) -> str:
-    """What pairs series across the runs: their variant names when they share one, else
-    each run's one series (``run``); several series with no name in common cannot pair."""
-    va, vb = set(first.turns["variant"]), set(second.turns["variant"])
-    if va & vb:
-        return "variant"
+    """What pairs series across the runs: ``pair`` when they share (variant, model) pairs,
+    ``variant`` when they share variant names (each run with one model per variant: two
+    models, or before/after a change of model), else ``run`` (one series each)."""
     series = [r.turns[["variant", "model"]].drop_duplicates() for r in (first, second)]
+    pairs = [set(map(tuple, s.to_numpy())) for s in series]
+    if pairs[0] & pairs[1]:
+        return "pair"
+    names = [set(s["variant"]) for s in series]
+    one_model = all(not s["variant"].duplicated().any() for s in series)
+    if names[0] & names[1] and one_model:
+        return "variant"
     if all(len(s) == 1 for s in series):
         return "run"
     raise InvalidInput(
-        f"the runs share no variant name (A: {sorted(va)}, B: {sorted(vb)}) and do not have "
-        "one variant and model each: there is nothing to match them by"
+        f"the runs share no variant and model (A: {sorted(pairs[0])}, B: {sorted(pairs[1])}) "
+        "and do not have one variant and model each: there is nothing to match them by"
     )
+
+
+def _matched(key: str, variant: str, model: str) -> str:
+    if key == "pair":
+        return f"{variant} · {model}"
+    return variant if key == "variant" else "run"
 
 
 def _relabel(result: EvalResult, label: str, key: str) -> EvalResult:
     """``variant`` := the run's label, ``model`` := what is matched (see the module docs)."""
-
-    def matched(variant: str, model: str) -> str:
-        return variant if key == "variant" else "run"
 
     def frame(table: pd.DataFrame) -> pd.DataFrame:
         if table.empty:
             return table
         out = table.copy()
         out["model"] = [
-            matched(str(v), str(m)) for v, m in zip(out["variant"], out["model"], strict=True)
+            _matched(key, str(v), str(m)) for v, m in zip(out["variant"], out["model"], strict=True)
         ]
         out["variant"] = label
         return out
 
-    if key == "variant":
-        models = result.turns[["variant", "model"]].drop_duplicates()
-        if models["variant"].duplicated().any():
-            raise InvalidInput(
-                f"run {label}: a variant was run with several models; compare runs of one "
-                "model each (or one variant each)"
-            )
     records = [
         record.model_copy(
             update={
                 "key": f"{label}|{record.key}",
                 "variant": label,
-                "model": matched(record.variant, record.model),
+                "model": _matched(key, record.variant, record.model),
             }
         )
         for record in result.records
