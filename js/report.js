@@ -92,7 +92,10 @@ class CaseBrowser {
     this.detail = element(doc, "section", "citelab-case-detail");
     this.detail.setAttribute("aria-label", "Case");
     this.detail.tabIndex = -1;
-    this.root.replaceChildren(bar, this.count, this.table, this.more, this.detail);
+    // The list scrolls on its own, so the opened case shows below it.
+    const scroll = element(doc, "div", "citelab-case-scroll");
+    scroll.append(this.table, this.more);
+    this.root.replaceChildren(bar, this.count, scroll, this.detail);
   }
 
   select(name, label, options) {
@@ -210,7 +213,6 @@ class CaseBrowser {
       row.removeAttribute("aria-selected");
     this.body.querySelector(`tr[data-index="${index}"]`)?.setAttribute("aria-selected", "true");
     this.drawDetail();
-    this.detail.scrollIntoView?.({ block: "start" });
     this.detail.focus({ preventScroll: true });
   }
 

@@ -130,7 +130,9 @@ td:first-child{white-space:nowrap}
 margin-right:.35em;vertical-align:baseline;background:#999}
 .citelab.citelab-cases{max-width:none}
 .citelab-case-filters{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.5rem 0}
-.citelab-case-list{width:100%}.citelab-case-row{cursor:pointer}
+.citelab-case-scroll{max-height:22rem;overflow:auto;border:1px solid #ddd}
+.citelab-case-list{width:100%;margin:0}.citelab-case-list th{position:sticky;top:0}
+.citelab-case-row{cursor:pointer}
 .citelab-case-row:hover,.citelab-case-row:focus{background:#eef4ff;outline:none}
 .citelab-case-row[aria-selected=true]{background:#dbe8ff}
 .citelab-case-detail{border-top:2px solid #ccc;margin-top:1rem;padding-top:.3rem}
@@ -166,7 +168,7 @@ def render_html(
         _summary_note(),
         _summary_table(summary, colors, result),
         f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
-        _differences_html(differences, colors),
+        _differences_html(differences, colors, variant_order(result)),
         _img(_svg(result.plot("differences")), "differences from the baseline with intervals"),
         "<h2>Values with their intervals</h2>",
         _img(_svg(result.plot("values")), "metric values with intervals"),
@@ -385,6 +387,8 @@ def _summary_table(
     table = cells.pivot_table(
         index=keys, columns=["variant", "model"], values="cell", aggfunc="first", sort=False
     )
+    rank = {name: i for i, name in enumerate(variant_order(result))}
+    table = table[sorted(table.columns, key=lambda c: (rank.get(str(_tuple(c)[0]), 0), str(c)))]
     described = result.config.get("variants") or {}
     header = "".join(f"<th>{_e(k)}</th>" for k in keys)
     for column in table.columns:
@@ -427,11 +431,15 @@ def _cell(row: pd.Series) -> str:
     )
 
 
-def _differences_html(frame: pd.DataFrame, colors: dict[str, str]) -> str:
+def _differences_html(frame: pd.DataFrame, colors: dict[str, str], order: list[str]) -> str:
     """Metric rows, variant columns: difference [paired interval], marked when it excludes 0."""
     if frame.empty:
         return '<p class="muted">No variant to compare with the baseline.</p>'
-    series = list(dict.fromkeys(zip(frame["variant"], frame["model"], strict=True)))
+    rank = {name: i for i, name in enumerate(order)}
+    series = sorted(
+        dict.fromkeys(zip(frame["variant"], frame["model"], strict=True)),
+        key=lambda pair: (rank.get(str(pair[0]), len(rank)), str(pair[1])),
+    )
     metrics = list(dict.fromkeys(frame["metric"]))
     lookup = {(r["variant"], r["model"], r["metric"]): r for r in frame.to_dict("records")}
     header = "<th>metric</th>" + "".join(
