@@ -14,11 +14,33 @@ import { renderMessage } from "./message_view.js";
 
 const PAGE = 200; // rows drawn at once; "Show more" draws the next ones
 
-/** Mount a case browser on `root` from the report data `data` (see the module comment). */
-export function mountCaseBrowser(root, data) {
-  const browser = new CaseBrowser(root, normalize(data));
+/**
+ * Mount a case browser on `root` from the report data `data` (see the module comment).
+ * `details`, when given, is the text of one JSON line per entry holding the rest of it
+ * (answer, sources, gold, scores, reasons, rounds): only an opened entry's line is parsed.
+ */
+export function mountCaseBrowser(root, data, details = null) {
+  const browser = new CaseBrowser(root, normalize(data), new Details(details));
   browser.draw();
   return browser;
+}
+
+class Details {
+  constructor(text) {
+    this.text = typeof text === "string" ? text : null;
+    this.lines = null;
+  }
+
+  /** The entry at `index` with its details (the entry alone when there are none). */
+  of(entry, index) {
+    if (this.text === null) return entry;
+    this.lines ??= this.text.split("\n");
+    try {
+      return { ...JSON.parse(this.lines[index] ?? "{}"), ...entry };
+    } catch {
+      return { ...entry, e: entry.e ?? "the details of this turn could not be read" };
+    }
+  }
 }
 
 function normalize(data) {
@@ -34,10 +56,11 @@ function normalize(data) {
 }
 
 class CaseBrowser {
-  constructor(root, data) {
+  constructor(root, data, details) {
     this.root = root;
     this.doc = root.ownerDocument;
     this.data = data;
+    this.details = details;
     this.filters = { variant: "", model: "", dataset: "", metric: "", differs: false, text: "" };
     this.shown = PAGE;
     this.selected = -1;
@@ -217,7 +240,8 @@ class CaseBrowser {
   }
 
   drawDetail() {
-    const entry = this.data.cases[this.selected];
+    const listed = this.data.cases[this.selected];
+    const entry = listed ? this.details.of(listed, this.selected) : null;
     if (!entry) {
       this.detail.replaceChildren(
         element(this.doc, "p", "citelab-muted", "Choose a turn in the list to see it whole."),
@@ -456,7 +480,8 @@ export function mountAll(doc = globalThis.document) {
       root.textContent = `The case data could not be read: ${error.message}`;
       continue;
     }
-    browsers.push(mountCaseBrowser(root, data));
+    const details = doc.getElementById(root.dataset.citelabCaseDetails ?? "");
+    browsers.push(mountCaseBrowser(root, data, details ? details.textContent : null));
   }
   return browsers;
 }

@@ -97,4 +97,24 @@ describe("the case browser", () => {
     expect(other.textContent).toContain("The case data could not be read");
     script.remove();
   });
+
+  test("reads an opened turn's details from its own line, and only then", () => {
+    const full = data();
+    const listKeys = ["v", "m", "d", "c", "t", "q", "e", "fail", "diff"];
+    const list = {
+      ...full,
+      cases: full.cases.map((e) => Object.fromEntries(listKeys.map((k) => [k, e[k]]))),
+    };
+    const lines = full.cases.map((e) =>
+      JSON.stringify(Object.fromEntries(Object.entries(e).filter(([k]) => !listKeys.includes(k)))),
+    );
+    const root = container();
+    const browser = mountCaseBrowser(root, list, `${lines[0]}\n{broken`);
+    browser.open(0);
+    expect(root.querySelector(".citelab-case-answer").textContent).toContain("Fees are due");
+    browser.open(1);
+    expect(root.querySelector(".citelab-case-error").textContent).toContain(
+      "could not be read",
+    );
+  });
 });

@@ -134,8 +134,15 @@ def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_pa
     scripts = re.findall(r"<script\b[^>]*>", page)
     assert scripts == [
         '<script type="application/json" id="citelab-cases-data">',
+        '<script type="text/plain" id="citelab-cases-details">',
         '<script type="module">',
     ]
+    details = re.search(r'id="citelab-cases-details">(.*?)</script>', page, re.S)
+    assert details is not None
+    assert "<" not in details.group(1)
+    lines = details.group(1).split("\n")
+    assert len(lines) == 12  # one JSON line per listed turn
+    assert json.loads(lines[0])["msg"]["content"][0]["text"] == TEXT
     assert EVIL not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
     data = re.search(r'id="citelab-cases-data">(.*?)</script>', page, re.S)

@@ -11,7 +11,8 @@ carries this once per turn.
 
 ``case_browser_html(result)`` is the browser as an HTML fragment: the mount point, the data
 (``<`` written as ``\\u003c``, so no string in it can close the script element) and the
-bundled script, inline (a report is one file and makes no request).
+bundled script, inline (a report is one file and makes no request). The list's fields are
+one JSON document; the rest of each entry is one JSON line, parsed when the turn is opened.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from citelab.evals._records import SourceRecord, TurnRecord
 from citelab.evals._results import EvalResult
 
 __all__ = [
+    "LIST_KEYS",
     "case_browser_data",
     "case_browser_html",
     "inline_script",
@@ -308,13 +310,28 @@ def json_for_script(data: Any) -> str:
     return text
 
 
+LIST_KEYS = ("v", "m", "d", "c", "t", "q", "e", "fail", "diff")
+"""What the list needs of an entry; the rest of it is read only when the turn is opened."""
+
+
 def case_browser_html(result: EvalResult, element_id: str = "citelab-cases") -> str:
-    """See the module docs."""
-    data = json_for_script(case_browser_data(result))
+    """See the module docs. The list's fields are one JSON document; the rest of each entry
+    (answer, sources, gold, scores, reasons, rounds) is one JSON line per entry in a text
+    script that the page parses only for the turn opened, so a 10,000-turn report opens
+    without building every answer's objects first."""
+    data = case_browser_data(result)
+    details = "\n".join(
+        json_for_script({k: v for k, v in entry.items() if k not in LIST_KEYS})
+        for entry in data["cases"]
+    )
+    data["cases"] = [{k: entry.get(k) for k in LIST_KEYS} for entry in data["cases"]]
     return (
-        f'<div id="{element_id}-root" data-citelab-cases="{element_id}-data">'
+        f'<div id="{element_id}-root" data-citelab-cases="{element_id}-data" '
+        f'data-citelab-case-details="{element_id}-details">'
         "<noscript>The case browser needs JavaScript; the same data is in cases.csv, "
         "statements.csv, citations.csv and records.jsonl.</noscript></div>\n"
-        f'<script type="application/json" id="{element_id}-data">{data}</script>\n'
+        f'<script type="application/json" id="{element_id}-data">{json_for_script(data)}'
+        "</script>\n"
+        f'<script type="text/plain" id="{element_id}-details">{details}</script>\n'
         f'<script type="module">{inline_script(static_text("report.js"))}</script>'
     )
