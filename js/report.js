@@ -25,16 +25,21 @@ export function mountCaseBrowser(root, data, details = null) {
   return browser;
 }
 
+// `source` is the text, or a function that reads it (the page's script element is read
+// only when a turn is first opened).
 class Details {
-  constructor(text) {
-    this.text = typeof text === "string" ? text : null;
+  constructor(source) {
+    this.source = source;
     this.lines = null;
   }
 
   /** The entry at `index` with its details (the entry alone when there are none). */
   of(entry, index) {
-    if (this.text === null) return entry;
-    this.lines ??= this.text.split("\n");
+    if (this.lines === null) {
+      const text = typeof this.source === "function" ? this.source() : this.source;
+      if (typeof text !== "string") return entry;
+      this.lines = text.split("\n");
+    }
     try {
       return { ...JSON.parse(this.lines[index] ?? "{}"), ...entry };
     } catch {
@@ -481,7 +486,7 @@ export function mountAll(doc = globalThis.document) {
       continue;
     }
     const details = doc.getElementById(root.dataset.citelabCaseDetails ?? "");
-    browsers.push(mountCaseBrowser(root, data, details ? details.textContent : null));
+    browsers.push(mountCaseBrowser(root, data, details ? () => details.textContent : null));
   }
   return browsers;
 }
