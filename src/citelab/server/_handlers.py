@@ -3,6 +3,7 @@ is asking, call the answer service, and map what it raises (see ``_problems``)."
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -92,9 +93,7 @@ class Handlers:
 
     async def page(self, request: Request) -> Response:
         """``GET /``: the chat page for ``?agent=`` (default: the server's default agent)."""
-        session = session_of(request)
-        if session is None:  # AccessMiddleware opens one for every page visit it lets in
-            raise RuntimeError("the page needs a session")
+        session = session_of(request)  # None: an anonymous visit, which needs no CSRF token
         name = request.query_params.get("agent", self.default_agent)
         config = self.service.agents.get(name)
         if config is None:
@@ -102,8 +101,8 @@ class Handlers:
             return HTMLResponse(page, status_code=404, headers=_NO_STORE)
         html = render_page(
             agent=name,
-            csrf_token=session.csrf_token,
-            user_id=session.reader.user_id,
+            csrf_token=session.csrf_token if session is not None else "",
+            user_id=reader_of(request).user_id,
             feedback_enabled=config.feedback_enabled,
         )
         return HTMLResponse(html, headers=_NO_STORE)
@@ -119,7 +118,28 @@ async def read_body(request: Request, model: type[_Body]) -> _Body:
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        raise _invalid(exc) from None
+        unparsed = any(error["type"] == "json_invalid" for error in exc.errors())
+        raise (unparsed and _surrogate(raw)) or _invalid(exc) from None
+
+
+_ESCAPED_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*\\u(d[89ab][0-9a-f]{2})(?!\\ud[c-f][0-9a-f]{2})"
+    rb"|(?<!\\u(?:d[89ab][0-9a-f]{2}))(?<!\\)(?:\\\\)*\\u(d[c-f][0-9a-f]{2})",
+    re.IGNORECASE,
+)
+
+
+def _surrogate(raw: bytes) -> InvalidInput | None:
+    """A JSON ``\\uXXXX`` escape of half a UTF-16 pair, which is no character: say so plainly
+    (the parser's own message for it is "unexpected end")."""
+    found = _ESCAPED_SURROGATE.search(raw)
+    if found is None:
+        return None
+    code = (found.group(1) or found.group(2)).decode().lower()
+    return InvalidInput(
+        f"the body is not valid JSON: a lone UTF-16 surrogate escape \\u{code} at byte "
+        f"{found.start()} is not a character (a surrogate must be paired, high then low)"
+    )
 
 
 def wants_event_stream(accept: str) -> bool:

@@ -86,6 +86,8 @@ def error_response(exc: BaseException, where: str) -> JSONResponse:
     """``exc`` as a JSON error response."""
     status, detail = problem(exc, where)
     headers = {"Cache-Control": "no-store"}
+    if isinstance(exc, HTTPException) and exc.headers:
+        headers.update(exc.headers)  # e.g. Allow on a 405
     return JSONResponse(ErrorBody(error=detail).model_dump(), status_code=status, headers=headers)
 
 
