@@ -3,7 +3,10 @@ is asking, call the answer service, and map what it raises (see ``_problems``)."
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -23,6 +26,8 @@ from citelab.server._stream import AnswerStream, sse_frames
 __all__ = ["Handlers", "read_body", "wants_event_stream"]
 
 _Body = TypeVar("_Body", bound=BaseModel)
+_T = TypeVar("_T")
+_CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it, logs may
 _NO_STORE = {"Cache-Control": "no-store"}
 _MAX_PROBLEMS = 8
 _MAX_KEY_CHARS = 60
@@ -51,21 +56,29 @@ class Handlers:
             asked = await read_body(request, Question)
             if wants_event_stream(request.headers.get("accept", "")):
                 return await self._stream(asked, request, where)
-            answer = await self.service.answer(
-                asked.agent, asked.question, asked.conversation_id, reader_of(request)
+            answer = await until_disconnected(
+                request,
+                self.service.answer(
+                    asked.agent, asked.question, asked.conversation_id, reader_of(request)
+                ),
             )
         except Exception as exc:
             return error_response(exc, where)
+        if answer is None:  # the client went away: the answer was cancelled, nothing saved
+            return Response(status_code=_CLIENT_GONE)
         body = answer.to_done_event().model_dump_json()
         return Response(body, media_type="application/json", headers=_NO_STORE)
 
     async def _stream(self, asked: Question, request: Request, where: str) -> Response:
         stream = AnswerStream(self.service, asked, reader_of(request))
         try:
-            first = await stream.next()
+            first = await until_disconnected(request, stream.next())
         except BaseException:
             stream.cancel()
             raise
+        if first is None:
+            stream.cancel()
+            return Response(status_code=_CLIENT_GONE)
         if isinstance(first, BaseException):
             return error_response(first, where)
         return EventSourceResponse(
@@ -110,6 +123,34 @@ class Handlers:
     async def openapi(self, request: Request) -> Response:
         """``GET /api/openapi.json``."""
         return JSONResponse(self.openapi_document)
+
+
+async def until_disconnected(request: Request, work: Coroutine[Any, Any, _T]) -> _T | None:
+    """``work``'s result, or ``None`` (``work`` cancelled) if the client disconnects first.
+
+    Call once the body has been read: the next message of the request is then its
+    disconnect. JSON answers thus end as SSE ones do when the client goes away: cancelled,
+    with nothing saved."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnect(request))
+    try:
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
+
+
+async def _disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def read_body(request: Request, model: type[_Body]) -> _Body:
