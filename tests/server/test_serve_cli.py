@@ -118,6 +118,7 @@ def test_the_token_can_come_from_the_environment_or_a_file(
         (["--token-file", "/nonexistent/token"], "--token-file /nonexistent/token: No such file"),
         (["--token", "short"], "token: Value error, must be at least 16 characters"),
         (["--max-body-bytes", "0"], "--max-body-bytes: must be a positive number"),
+        (["--answer-deadline", "0"], "--answer-deadline and --first-token-timeout must be"),
         (["--agent", "nobody"], "default agent 'nobody' is not configured"),
     ],
 )

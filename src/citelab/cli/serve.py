@@ -65,6 +65,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-body-bytes", type=int, metavar="N", help="largest request body accepted"
     )
+    parser.add_argument(
+        "--answer-deadline",
+        type=float,
+        metavar="S",
+        help="longest one answer may take, in seconds (an agent's own setting wins; 504 after)",
+    )
+    parser.add_argument(
+        "--first-token-timeout",
+        type=float,
+        metavar="S",
+        help="longest a model call may take to send anything, in seconds (504 after)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -80,7 +92,17 @@ def run(args: argparse.Namespace) -> int:
     agents = agents_from(args)
     auth = _auth(args)
     loopback = warn_if_reachable("serve", args.host, _REACHABLE)
-    service = AnswerService(agents, database=args.db)
+    timing = {
+        name: value
+        for name, value in (
+            ("answer_deadline_seconds", args.answer_deadline),
+            ("first_token_seconds", args.first_token_timeout),
+        )
+        if value is not None
+    }
+    if any(value <= 0 for value in timing.values()):
+        raise ConfigError("--answer-deadline and --first-token-timeout must be positive seconds")
+    service = AnswerService(agents, database=args.db, **timing)
     service.check_storage()  # a bad --db is a clear error now, not a 500 on the first question
     app = create_app(
         service,

@@ -25,6 +25,7 @@ __all__ = [
     "ErrorBody",
     "ErrorDetail",
     "PayloadTooLarge",
+    "RequestTimeout",
     "UnsupportedMediaType",
     "error_event",
     "error_response",
@@ -44,6 +45,17 @@ class PayloadTooLarge(InvalidInput):
     def __init__(self, limit: int) -> None:
         super().__init__(f"the request body is larger than {limit} bytes")
         self.limit = limit
+
+
+class RequestTimeout(InvalidInput):
+    """The request body did not arrive in time."""
+
+    code = "request_timeout"
+    http_status = 408
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the request body did not arrive within {seconds:g} s")
+        self.seconds = seconds
 
 
 class UnsupportedMediaType(InvalidInput):
