@@ -237,6 +237,10 @@ def resolve_corpus_path(corpus: str) -> Path:
     """The JSONL file an agent's ``corpus`` names: a fixture corpus, or a path."""
     if _is_path(corpus):
         path = Path(corpus).expanduser()
+        if path.is_dir():
+            raise ConfigError(
+                f"corpus {path} is a folder; give a JSONL corpus file (one document a line)"
+            )
         if not path.is_file():
             raise ConfigError(f"corpus file {path} does not exist")
         return path
