@@ -10,18 +10,24 @@ on_token=None)`` does, in order (as the seed's ``AnswerService::answer()``):
    retrieval settings do not resolve, is :class:`Conflict`;
 4. owner rules (:mod:`citelab.answers._owner`): unknown, expired or another user's
    conversation is :class:`NotFound`;
-5. run the agent with a fresh runner id: a conversation's first turn forces retrieval (the
-   service runs rag_search with the question before the model); a follow-up lets the model
-   decide, and reuses the held sources when it does not search;
-6. substitute the agent's no-answer message iff nothing reached the client: on the
+5. claim the conversation: a second turn of it while one runs is :class:`Conflict` at once
+   (logged as refused), before anything is generated;
+6. run the agent with a fresh runner id, within the answer deadline and with every model
+   call's first piece within the first-token timeout (else :class:`ModelTimeout`): a
+   conversation's first turn forces retrieval (the service runs rag_search with the question
+   before the model); a follow-up lets the model decide, and reuses the held sources when it
+   does not search. The history the model gets holds only the earlier turns whose sources
+   this reader may read (an anonymous-owned conversation passes between readers);
+7. substitute the agent's no-answer message iff nothing reached the client: on the
    non-streaming path (no ``on_token``) when no usable source is held, or on either path when
    the model wrote no text. ``on_token`` only ever gets the non-empty pieces the text is made
    of, so an empty text means no token was sent; a streamed answer that reached the client is
    left alone even without sources (finalizing then gives it no sources);
-7. finalize citations, build anchors and the contract message;
-8. log the turn, capture its log and trace ids with one query for the runner's newest entry,
+8. finalize citations, build anchors and the contract message;
+9. log the turn, capture its log and trace ids with one query for the runner's newest entry,
    and save the conversation. A failed turn is logged and saves nothing: the conversation
-   stays as it was and usable.
+   stays as it was and usable; a turn whose save fails (another process won the race, or the
+   database stayed locked) has its log entry marked ``not_saved:<code>``.
 """
 
 from __future__ import annotations
@@ -573,7 +579,7 @@ class _Outcome:
 
 
 def _outcome(turn: _Turn, run: AgentRun) -> _Outcome:
-    """Apply the no-answer rule (see the module docstring, step 6) and finalize."""
+    """Apply the no-answer rule (see the module docstring, step 7) and finalize."""
     no_answer = (not turn.streaming and not run.sources) or run.text == ""
     finalized = finalize_citations("" if no_answer else run.text, run.sources)
     text = turn.config.no_answer_message if no_answer else finalized.text
