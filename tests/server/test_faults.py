@@ -230,3 +230,13 @@ def test_a_second_turn_while_one_runs_is_409_at_once(server: Any, model: FaultyM
     assert loser.json()["error"]["code"] == "conflict"
     assert results[0].status_code == 200
     assert results[0].json()["turn"] == 2
+
+
+def test_the_server_keeps_idle_connections_longer_than_clients_do() -> None:
+    # The cause of the rare ReadError under load: with both at 5 s, the server closed idle
+    # kept-alive connections just as a client reused them. The server must outwait clients.
+    from citelab._net import DEFAULT_TIMEOUTS
+
+    client_expiry = httpx.Limits().keepalive_expiry
+    assert client_expiry is not None
+    assert DEFAULT_TIMEOUTS.keep_alive_seconds >= 2 * client_expiry
