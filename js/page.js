@@ -20,6 +20,7 @@ export function mountPage(root, options = {}) {
   const client = new PageClient(options);
   client.restore();
   const doc = root.ownerDocument;
+  client.onSessionGone = (message) => showSignedOut(doc, message);
   const panels = root.id
     ? [...doc.querySelectorAll(`[data-citelab-sources-for="${cssEscape(doc, root.id)}"]`)]
     : [];
@@ -177,7 +178,9 @@ class PageClient {
         controller.signal,
       );
       if (!response.ok) {
-        this.fail(turnId, await errorOf(response));
+        const error = await errorOf(response);
+        if (error.code === "session_expired") this.onSessionGone?.(error.message);
+        this.fail(turnId, error);
         return;
       }
       await readSse(response.body, (event) => this.dispatch(turnId, event));
@@ -225,7 +228,9 @@ class PageClient {
     try {
       const response = await this.post("/api/feedback", body, "application/json");
       if (response.ok) return {};
-      return { error: (await errorOf(response)).message };
+      const error = await errorOf(response);
+      if (error.code === "session_expired") this.onSessionGone?.(error.message);
+      return { error: error.message };
     } catch {
       return { error: "The server could not be reached." };
     }
@@ -281,6 +286,14 @@ function startersOf(text) {
   } catch {
     return [];
   }
+}
+
+// The header said "signed in as …": once the server says the session has ended, say so there
+// (the failed turn says it too), so the page never claims a session it no longer has.
+function showSignedOut(doc, message) {
+  doc.body.dataset.citelabSignedOut = "true";
+  const who = doc.querySelector(".citelab-page-header p");
+  if (who) who.textContent = `Signed out: ${message}.`;
 }
 
 function cssEscape(doc, value) {

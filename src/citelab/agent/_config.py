@@ -125,6 +125,11 @@ class AgentConfig(BaseModel):
     )
     """Questions the web page offers before the first one is asked (answerable from the
     agent's corpus)."""
+    answer_deadline_seconds: float | None = Field(default=None, gt=0, le=3600)
+    """Longest a whole answer may take (every model call and search); ``None``: the answer
+    service's own deadline."""
+    first_token_seconds: float | None = Field(default=None, gt=0, le=3600)
+    """Longest one model call may take to send anything; ``None``: the service's own."""
 
     @field_validator("retrieval", mode="before")
     @classmethod
@@ -237,6 +242,10 @@ def resolve_corpus_path(corpus: str) -> Path:
     """The JSONL file an agent's ``corpus`` names: a fixture corpus, or a path."""
     if _is_path(corpus):
         path = Path(corpus).expanduser()
+        if path.is_dir():
+            raise ConfigError(
+                f"corpus {path} is a folder; give a JSONL corpus file (one document a line)"
+            )
         if not path.is_file():
             raise ConfigError(f"corpus file {path} does not exist")
         return path
