@@ -117,10 +117,8 @@ async def test_restricted_documents_are_not_found_for_readers_without_access(
 @pytest.mark.anyio
 async def test_the_demo_pace_spreads_the_tokens_over_time(make_service: ServiceFactory) -> None:
     pieces = [f"word{i} " for i in range(10)] + ["[1]."]
-    live = scripted_chat(make_service, {"text": pieces})
-    started = time.monotonic()
-    await live.ask("Fees?")
-    live_seconds = time.monotonic() - started
+    # Set-up (the index) first, so the paced turn's time is the turn's own.
+    await scripted_chat(make_service, {"text": pieces}).ask("Fees?")
 
     paced = scripted_chat(make_service, {"text": pieces}, pace=0.05, token_interval=0)
     started = time.monotonic()
@@ -128,7 +126,6 @@ async def test_the_demo_pace_spreads_the_tokens_over_time(make_service: ServiceF
     paced_seconds = time.monotonic() - started
     # 11 tokens, 0.05 s after each: at least half a second, whatever the machine's load.
     assert paced_seconds >= 0.5
-    assert live_seconds < paced_seconds
     sent = comm_of(paced).custom
     assert kinds(sent)[0] == "turn_start"
     assert kinds(sent)[-1] == "done"
