@@ -197,7 +197,8 @@ def test_chat_streams_links_sources_and_asks_from_a_chip(session: Session) -> No
     assert f"#{focused}" == target
     title = page.locator(f"#chat {target} .citelab-source-title").inner_text()
     assert title.startswith("Booking a room")
-    assert page.locator("#panel li.citelab-source-target").first.inner_text().startswith("Booking")
+    panel_target = page.locator("#panel li.citelab-source-target").first
+    assert panel_target.locator(".citelab-source-title").inner_text().startswith("Booking")
 
     page.get_by_role("button", name="How do I book?").click()
     sent = page.evaluate("window.chatModel.sent")
