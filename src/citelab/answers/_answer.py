@@ -40,7 +40,9 @@ class Answer(BaseModel):
     """The finalized answer text (markers renumbered, dangling ones removed), or the
     no-answer message."""
     sources: list[Source]
-    """The cited sources, numbered 1..k in first-citation order."""
+    """The cited sources in first-citation order, under the numbers the text uses: the
+    conversation's (a source an earlier turn cited keeps its number, new ones continue the
+    count) or, under ``numbering = "turn"``, 1..k."""
     anchors: list[Anchor] = Field(default_factory=list)
     """Inline citation anchors into ``text`` (code points)."""
     suggested_replies: list[SuggestedReply] = Field(default_factory=list)
