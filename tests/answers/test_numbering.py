@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
+from citelab.agent import resolve_corpus_path
 from citelab.contract import SOURCE_NUMBER_KEY, validate_message
+from citelab.corpus import load_corpus
 from citelab.events import Reference
 from citelab.models import message_text
 
@@ -120,3 +122,24 @@ async def test_an_uncited_number_of_the_conversation_stays_reserved(
     assert second.text == "Only two [2]."
     assert third.text == "X [3]."
     assert third.sources[0].uri == record.held_sources[2].uri
+
+
+async def test_anchors_carry_the_source_side_passage(make_service: ServiceFactory) -> None:
+    model = scripted({"text": "It is worth 180 ECTS credits [1]."})
+    service = make_service(scripted_agent(), models={"scripted": model})
+    answer = await service.answer("scripted", QUESTION)
+    [quote] = answer.message.source_quotes
+    [source] = answer.sources
+    assert (quote.anchor_index, quote.source_uri) == (0, source.uri)
+    assert quote.text == source.passage
+    corpus = load_corpus(resolve_corpus_path("university"))
+    assert source.entity_type is not None
+    assert source.entity_id is not None
+    document = corpus.get(source.entity_type, source.entity_id)
+    assert document is not None
+    body = document.translations["en"].content
+    assert body[quote.start_index : quote.end_index] == quote.text
+    card = answer.references[0]
+    assert card.passage == source.passage
+    assert card.detail is not None
+    assert validate_message(answer.message.to_wire()) == []

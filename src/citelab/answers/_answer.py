@@ -75,6 +75,9 @@ class Answer(BaseModel):
     """Markers that named no source."""
     mapping: dict[int, int] = Field(default_factory=dict)
     """Number the model wrote → final number, for every cited source."""
+    keep: int = Field(default=0, ge=0)
+    """Numbers ``1..keep`` were the conversation's before this turn and kept their meaning
+    (conversation-wide numbering); ``0`` in a first turn or under ``numbering = "turn"``."""
 
     @property
     def references(self) -> list[Reference]:

@@ -73,6 +73,7 @@ from citelab.sources import (
     Source,
     build_anchors,
     finalize_citations,
+    source_quotes,
 )
 
 __all__ = [
@@ -329,7 +330,11 @@ class AnswerService:
         finalized = outcome.finalized
         anchors = build_anchors(finalized)
         message = build_message(
-            outcome.text, list(finalized.sources), anchors, run.suggested_replies
+            outcome.text,
+            list(finalized.sources),
+            anchors,
+            run.suggested_replies,
+            source_quotes=source_quotes(anchors, finalized.sources),
         )
         log_id, trace_id = await self._log_turn(turn, outcome)
         await self._save(turn, outcome, log_id, trace_id)
@@ -352,6 +357,7 @@ class AnswerService:
             dropped=list(finalized.dropped),
             dangling=[DanglingMarker.of(d) for d in finalized.dangling],
             mapping=dict(finalized.renumbering),
+            keep=_keep(turn),
         )
 
     async def _save(

@@ -50,6 +50,7 @@ from citelab.evals._judges import (
 )
 from citelab.evals._pipeline_scorers import (
     AnchorValidity,
+    CrossTurnStability,
     DanglingMarkers,
     FirstCitationOrder,
     GoldSources,
@@ -60,6 +61,7 @@ from citelab.evals._pipeline_scorers import (
     SourceLeakage,
     UncitedDropping,
     anchor_validity,
+    cross_turn_stability,
     dangling_markers,
     first_citation_order,
     gold_sources,
@@ -83,6 +85,7 @@ from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_
 from citelab.evals._runner import (
     RunPlan,
     default_output_dir,
+    earlier_numbers,
     plan_run,
     rescore,
     run,
@@ -111,6 +114,7 @@ __all__ = [
     "CitationRecall",
     "ClaimAttribution",
     "ClaimRecall",
+    "CrossTurnStability",
     "DanglingMarkers",
     "Dataset",
     "EvalResult",
@@ -154,8 +158,10 @@ __all__ = [
     "claim_attribution",
     "claim_recall",
     "content_terms",
+    "cross_turn_stability",
     "dangling_markers",
     "default_output_dir",
+    "earlier_numbers",
     "evaluate_findings",
     "first_citation_order",
     "gold_sources",

@@ -59,7 +59,16 @@ from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scor
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
-__all__ = ["RunPlan", "default_output_dir", "plan_run", "rescore", "run", "run_async"]
+__all__ = [
+    "RunPlan",
+    "default_output_dir",
+    "earlier_numbers",
+    "plan_run",
+    "rescore",
+    "run",
+    "run_async",
+    "turn_record",
+]
 
 _RECORDS = "records.jsonl"
 _PACKAGES = ("citelab", "pydantic", "pandas", "numpy", "scipy", "matplotlib", "bm25s", "openai")
@@ -473,6 +482,7 @@ class _Executor:
                     restricted=restricted,
                     canaries=unit.case.canaries,
                     seconds=time.perf_counter() - began,
+                    earlier=earlier_numbers(turns),
                 )
             )
         return CaseRecord(
@@ -561,8 +571,10 @@ def turn_record(
     restricted: Sequence[RestrictedEntity] = (),
     canaries: Sequence[str] = (),
     seconds: float = 0.0,
+    earlier: Mapping[int, str] | None = None,
 ) -> TurnRecord:
-    """What the scorers need of an :class:`~citelab.answers.Answer`."""
+    """What the scorers need of an :class:`~citelab.answers.Answer`; ``earlier`` is what
+    :func:`earlier_numbers` says of the conversation's earlier turns."""
     held_numbers = {new: old for old, new in answer.mapping.items()}
     final = [_source_record(s.number, s) for s in answer.sources]
     candidates = [
@@ -582,11 +594,23 @@ def turn_record(
         rounds=[_round_record(r) for r in answer.rounds],
         forced_searches=len(answer.forced),
         mapping=dict(answer.mapping),
+        keep=answer.keep,
+        earlier=dict(earlier or {}),
         dangling=len(answer.dangling),
         restricted=list(restricted),
         canaries=[c for c in canaries if c.casefold() not in question.casefold()],
         seconds=seconds,
     )
+
+
+def earlier_numbers(turns: Sequence[TurnRecord]) -> dict[int, str]:
+    """Number → URI as ``turns`` (a conversation's turns so far) used them in their final
+    texts; the first use of a number wins."""
+    earlier: dict[int, str] = {}
+    for turn in turns:
+        for source in turn.sources:
+            earlier.setdefault(source.number, source.uri)
+    return earlier
 
 
 def _source_record(number: int | None, source: Any) -> SourceRecord:
