@@ -7,10 +7,12 @@ from typing import Any
 import pytest
 
 from citelab.agent import resolve_corpus_path
+from citelab.answers import held_after
 from citelab.contract import SOURCE_NUMBER_KEY, validate_message
 from citelab.corpus import load_corpus
 from citelab.events import Reference
 from citelab.models import message_text
+from citelab.sources import Source, finalize_citations
 
 from .conftest import ServiceFactory, scripted, scripted_agent
 
@@ -143,3 +145,35 @@ async def test_anchors_carry_the_source_side_passage(make_service: ServiceFactor
     assert card.passage == source.passage
     assert card.detail is not None
     assert validate_message(answer.message.to_wire()) == []
+
+
+def test_the_documented_example() -> None:
+    """docs/numbering.md's worked example, step by step."""
+
+    def program(name: str, number: int) -> Source:
+        return Source(number=number, entity_type="page", entity_id=name, title=name)
+
+    shown = [program("bsc", 1), program("msc", 2), program("library", 3), program("fee", 4)]
+    keep, texts = 0, []
+    for written in (
+        "120 ECTS [2], fee [4].",
+        "The fee [2], the BSc [3].",
+        "The library [4], the MSc [1].",
+    ):
+        finalized = finalize_citations(written, shown, keep=keep)
+        texts.append((finalized.text, [(s.number, s.entity_id) for s in finalized.sources]))
+        shown = held_after(finalized, shown, keep=keep)
+        keep = max([keep, *(s.number or 0 for s in finalized.sources)])
+        if len(texts) == 1:
+            assert [(s.number, s.entity_id) for s in shown] == [
+                (1, "msc"),
+                (2, "fee"),
+                (3, "bsc"),
+                (4, "library"),
+            ]
+    assert texts == [
+        ("120 ECTS [1], fee [2].", [(1, "msc"), (2, "fee")]),
+        ("The fee [2], the BSc [3].", [(2, "fee"), (3, "bsc")]),
+        ("The library [4], the MSc [1].", [(4, "library"), (1, "msc")]),
+    ]
+    assert keep == 4
