@@ -11,7 +11,8 @@ sources already carry the conversation's numbers, ``keep``; the target is 30x th
 clean text and with 1% of the numbers dangling; turn scope (``keep=0``) is shown beside it.
 The stage rows show where that time goes, and the "unavoidable" rows what
 its fixed parts cost on their own: making the output objects (5,000 ``Marker`` tuples, the
-renumbered ``Source`` copies, the validated ``Anchor`` models) and one regex call per marker.
+renumbered ``Source`` copies, the ``Anchor`` models, direct and validated: see
+``sources/_trusted.py`` for why the direct way stays) and one regex call per marker.
 
     .venv/bin/python benchmarks/bench_sources.py            # 100,000 chars, 5,000 markers
     .venv/bin/python benchmarks/bench_sources.py --quick    # a tenth of that
@@ -36,6 +37,7 @@ from citelab.sources import _anchors as anchors_module
 from citelab.sources import _code as code_module
 from citelab.sources import _finalize as finalize_module
 from citelab.sources import _markers as markers_module
+from citelab.sources import _trusted as trusted_module
 
 _FLOOR = re.compile(r"\[\d+\]")
 _EMPTY = re.compile("")
@@ -129,7 +131,7 @@ def stages(
             reread,
         ),
         ("  anchors: claim spans", lambda: anchors_module._claims(final.text, lows, starts)),
-        ("  anchors: Anchor models", lambda: anchors_module.anchors(rows)),
+        ("  anchors: Anchor models (direct)", lambda: trusted_module.anchors(rows)),
     ]
     return [(label, best(run, repeat_count)) for label, run in rows_only]
 
@@ -154,6 +156,7 @@ def unavoidable(
                 s.model_copy(update={"number": n}) for s, n in zip(kept, numbers, strict=True)
             ],
         ),
+        (f"  {len(rows):,} Anchor models (direct)", lambda: trusted_module.anchors(rows)),
         (f"  {len(rows):,} Anchor models (validated)", lambda: adapter.validate_python(rows)),
         (
             f"  {len(markers):,} empty regex matches",

@@ -28,12 +28,11 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, cast
 
-from pydantic import TypeAdapter
-
 from citelab.contract import Anchor, SourceQuote
 from citelab.sources._finalize import FinalizedAnswer
 from citelab.sources._markers import Marker
 from citelab.sources._source import Source
+from citelab.sources._trusted import anchors
 
 __all__ = ["build_anchors", "source_quotes"]
 
@@ -57,12 +56,6 @@ _MAYBE_CHAINED = re.compile(r"\][ \t]*\[")
 _START = itemgetter(0)
 _END = itemgetter(1)
 _NUMBERS = itemgetter(2)
-_ANCHORS = TypeAdapter(list[Anchor])
-
-
-def anchors(rows: list[dict[str, Any]]) -> list[Anchor]:
-    """Anchor models from ``{source_uri, cited_text, start_index, end_index}`` rows."""
-    return _ANCHORS.validate_python(rows)
 
 
 def build_anchors(finalized: FinalizedAnswer) -> list[Anchor]:
