@@ -9,7 +9,7 @@
 # settings.
 #
 # **Time to run:** about 30 seconds on a laptop, offline. The suite runs every case of the three
-# fixture datasets under four variants (336 conversations). To look around faster, set `LIMIT`
+# fixture datasets under five variants (420 conversations). To look around faster, set `LIMIT`
 # below to a number of cases per dataset — but the datasets list their multi-round cases last,
 # so a limited run shows little of the ablations.
 
@@ -147,7 +147,8 @@ value.plot.barh(ax=left, xerr=errors, capsize=2, xlim=(0, 1.05), legend=False, c
 left.set_title("Multi-round turns: value and 95% interval")
 
 by_round = result.stability_by_round()
-for width, (variant, marker) in zip([6, 4.5, 3, 1.5], zip(order, "osD^", strict=True), strict=True):
+widths = np.linspace(6, 1.5, len(order))
+for width, variant, marker in zip(widths, order, "osD^v*", strict=False):
     part = by_round[by_round["variant"] == variant]
     right.plot(part["round"] + 1, part["value"], marker=marker, lw=width, color=colors[variant])
 right.set(title="Numbering stability by model round", xlabel="model round", ylim=(0, 1.05))
@@ -163,6 +164,17 @@ plt.show()
 # the gold sources suffer with them. `merge_replace` costs the offline model nothing here,
 # because it only cites its freshest view — the findings above say so.
 #
+# Across the turns of a conversation, `cross_turn_stability` asks whether a follow-up's `[n]`
+# names the source it named in earlier turns (and a source keeps its number). The default
+# numbering holds it; `turn_numbering` (each turn numbered 1..k, the seed's way) does not, and
+# neither does `merge_replace`, whose replacing search renumbers the held sources from 1:
+
+# %%
+across = result.summary(subset="tag:multi_turn")
+across = across[across["metric"] == "cross_turn_stability"].set_index("variant").loc[order]
+across[["value", "ci_low", "ci_high", "units"]].round(3)
+
+# %% [markdown]
 # The full report, with these plots and the failing cases, is `report.html` in `out_dir`.
 #
 # ## 6. Another model: any OpenAI-compatible endpoint
