@@ -116,6 +116,10 @@ class AgentConfig(BaseModel):
     """Which citation hooks run."""
     merge_strategy: Literal["merge", "replace"] = "merge"
     """How a later tool round joins the held sources (``replace`` is the stale-number ablation)."""
+    numbering: Literal["conversation", "turn"] = "conversation"
+    """How sources are numbered across turns: ``conversation`` (a source keeps its number for
+    the whole conversation, newly cited ones continue the count, and the model is shown those
+    numbers) or ``turn`` (each turn numbers its cited sources 1..k afresh: the ablation)."""
     max_rounds: int = Field(default=4, ge=1, le=32)
     """Most model calls in one turn; the turn fails when the model still calls tools."""
     no_answer_message: str = Field(default=DEFAULT_NO_ANSWER_MESSAGE, min_length=1)
