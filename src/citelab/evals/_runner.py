@@ -46,6 +46,7 @@ from citelab.answers import Answer, AnswerService, MemoryConversationStore, Memo
 from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._cache import CachedModel
 from citelab.evals._dataset import Case, Dataset, load_dataset
+from citelab.evals._executors import Executor, LocalExecutor, get_executor
 from citelab.evals._records import (
     CaseRecord,
     RestrictedEntity,
@@ -54,7 +55,7 @@ from citelab.evals._records import (
     TurnRecord,
 )
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, score_records
+from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.models import Model, OpenAIModel, current_view, get_model
@@ -155,6 +156,9 @@ def run(
     progress: bool = True,
     cache: bool = True,
     stream_calls: bool = False,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    workers: int | None = None,
 ) -> EvalResult:
     """Run a suite (an object, a name in ``evaluations/suites/`` or a path); see the module docs.
 
@@ -162,6 +166,10 @@ def run(
     ``stream_calls=True`` streams the calls of models that can answer whole (a model spec's
     own ``stream`` option wins either way). Inside a running event loop (Jupyter) the run
     happens in a worker thread.
+
+    ``executor="ray"`` runs the cases on a Ray cluster (``citelab[ray]``): the one at
+    ``address``, else the one this process is connected to, else a local one started for the
+    run, with ``workers`` actors (default: one per CPU). The results are the same as local.
     """
     call = run_async(
         suite,
@@ -172,6 +180,9 @@ def run(
         progress=progress,
         cache=cache,
         stream_calls=stream_calls,
+        executor=executor,
+        address=address,
+        workers=workers,
     )
     try:
         asyncio.get_running_loop()
@@ -191,6 +202,9 @@ async def run_async(
     progress: bool = True,
     cache: bool = True,
     stream_calls: bool = False,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    workers: int | None = None,
 ) -> EvalResult:
     """The coroutine behind :func:`run`."""
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
@@ -198,39 +212,59 @@ async def run_async(
     plan = plan_run(suite, models=models, limit=limit)
     out = Path(out_dir) if out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
-    executor = _Executor(
-        plan,
-        out,
-        concurrency or suite.concurrency,
-        progress,
-        cache,
-        stream_calls=stream_calls,
-    )
-    records = await executor.run()
-    result = score_records(
-        records,
-        plan.cases,
-        plan.scorers,
-        config=_run_config(plan, executor, started),
-        seed=suite.seed,
-        resamples=suite.resamples,
-    )
+    backend = get_executor(executor, address=address, workers=workers)
+    try:
+        runner = _Executor(
+            plan,
+            out,
+            concurrency or suite.concurrency,
+            progress,
+            cache,
+            stream_calls=stream_calls,
+            backend=backend,
+        )
+        records = await runner.run()
+        result = result_of(
+            backend.score(plan, records),
+            plan.scorers,
+            config=_run_config(plan, runner, started),
+            seed=suite.seed,
+            resamples=suite.resamples,
+        )
+    finally:
+        if isinstance(executor, str):
+            backend.close()
     write_outputs(result, out, suite.findings, title=suite.name)
     return result
 
 
-def rescore(out_dir: str | Path, suite: Suite | str | Path) -> EvalResult:
-    """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs)."""
+def rescore(
+    out_dir: str | Path,
+    suite: Suite | str | Path,
+    *,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    workers: int | None = None,
+) -> EvalResult:
+    """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
+
+    ``executor``, ``address`` and ``workers`` say where the scorers run (see :func:`run`).
+    """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
     out = Path(out_dir)
     wanted = {unit.key for unit in plan.units}
     recorded = _read_records(out / _RECORDS)
     records = [recorded[key] for key in sorted(wanted & recorded.keys())]
-    config = {**_static_config(plan), "rescored_at": _now()}
-    result = score_records(
-        records,
-        plan.cases,
+    backend = get_executor(executor, address=address, workers=workers)
+    try:
+        scored = backend.score(plan, records)
+        config = {**_static_config(plan), "rescored_at": _now(), "executor": backend.config()}
+    finally:
+        if isinstance(executor, str):
+            backend.close()
+    result = result_of(
+        scored,
         plan.scorers,
         config=config,
         seed=suite.seed,
@@ -343,8 +377,11 @@ class _Executor:
         cache: bool,
         *,
         stream_calls: bool = False,
+        backend: Executor | None = None,
     ) -> None:
         self.plan = plan
+        self.backend: Executor = backend or LocalExecutor()
+        """Where the pending units run (see :mod:`citelab.evals._executors`)."""
         self.cache = cache
         self.out = out
         self.concurrency = concurrency
@@ -394,11 +431,12 @@ class _Executor:
                 self.ran += 1
                 bar.update(1)
 
-            await self._run(pending, keep)
+            await self.backend.execute(self, pending, keep)
         return [done[unit.key] for unit in self.plan.units]
 
-    async def _run(self, units: list[_Unit], keep: Callable[[CaseRecord], None]) -> None:
-        """Set up (timed on its own), then run ``units``, giving each record to ``keep``."""
+    async def run_here(self, units: list[_Unit], keep: Callable[[CaseRecord], None]) -> None:
+        """Set up (timed on its own), then run ``units`` in this process and event loop,
+        giving each record to ``keep``."""
         began = time.perf_counter()
         self._load_corpora()
         try:
@@ -685,10 +723,8 @@ def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str,
         "execution_cpu_seconds": round(executor.cpu_seconds, 3),
         "concurrency": executor.concurrency,
         "model_cache_enabled": executor.cache,
-        "model_cache": {
-            name: {"hits": model.hits, "misses": model.misses}
-            for name, model in executor.models.items()
-        },
+        "model_cache": executor.backend.cache_counts(executor),
+        "executor": executor.backend.config(),
         "stream_calls": executor.stream_calls,
         "model_streaming": dict(executor.streaming),
     }
