@@ -57,6 +57,25 @@ def register(subparsers: Any) -> None:
         help="stream the calls of models that can also answer whole (OpenAI-compatible ones "
         "answer whole by default in evaluations: nothing watches their tokens)",
     )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the cases run: this process (local, the default) or a Ray cluster (ray; "
+        "needs citelab[ray])",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to use with --executor ray (e.g. head-node:6379; default: a "
+        "local cluster started for the run)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="Ray workers (actors) with --executor ray (default: one per CPU of the cluster)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -66,14 +85,18 @@ def run(args: argparse.Namespace) -> int:
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
-    for option in ("limit", "concurrency"):
+    for option in ("limit", "concurrency", "workers"):
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ConfigError(f"--{option} must be at least 1, got {value}")
+    if args.executor != "ray" and (args.address is not None or args.workers is not None):
+        raise ConfigError("--address and --workers need --executor ray")
     suite = load_suite(args.suite)
     out = args.out or default_output_dir(suite)
     if args.rescore:
-        result = rescore(out, suite)
+        result = rescore(
+            out, suite, executor=args.executor, address=args.address, workers=args.workers
+        )
     else:
         result = run_suite(
             suite,
@@ -84,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             cache=not args.no_cache,
             stream_calls=args.stream_calls,
+            executor=args.executor,
+            address=args.address,
+            workers=args.workers,
         )
     _print_summary(result.to_pandas("variant"))
     _print_findings(out)

@@ -253,9 +253,9 @@ def rescore(
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
     out = Path(out_dir)
-    wanted = {unit.key for unit in plan.units}
     recorded = _read_records(out / _RECORDS)
-    records = [recorded[key] for key in sorted(wanted & recorded.keys())]
+    # In the plan's order, as a run gives them: the tables and intervals come out the same.
+    records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
     backend = get_executor(executor, address=address, workers=workers)
     try:
         scored = backend.score(plan, records)
