@@ -40,8 +40,9 @@ class Executor(Protocol):
     ) -> None:
         """Run ``units`` (set-up included), giving every record to ``keep`` as it comes.
 
-        Fills the runner's figures (``setup_seconds``, ``seconds``, ``cpu_seconds``) and
-        leaves the model-call counts to :meth:`cache_counts`.
+        Fills the figures of ``runner.batch`` (``setup_seconds``, ``seconds``,
+        ``cpu_seconds``, ``streaming``) and leaves the model-call counts to
+        :meth:`cache_counts`.
         """
         ...
 
@@ -70,7 +71,7 @@ class LocalExecutor:
     async def execute(
         self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
-        await runner.run_here(units, keep)
+        await runner.batch.run_batch(units, keep)
 
     def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
         cases = plan.cases
@@ -79,7 +80,7 @@ class LocalExecutor:
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         return {
             name: {"hits": model.hits, "misses": model.misses}
-            for name, model in runner.models.items()
+            for name, model in runner.batch.models.items()
         }
 
     def config(self) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from citelab.evals._results import ScoredRecord, score_record
 from citelab.evals._scoring import build_scorers
 
 if TYPE_CHECKING:
-    from citelab.evals._runner import RunPlan, _Executor, _Unit
+    from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit
 
 __all__ = ["RETRIES", "RayExecutor", "WorkerLost"]
 
@@ -90,8 +90,8 @@ class _Worker:
         self.settings = settings
         self.plan = dataclasses.replace(settings.plan, scorers=build_scorers(settings.scorers))
         self.cases = self.plan.cases
-        self.runner: _Executor | None = None
-        self.ready: asyncio.Future[_Executor] | None = None
+        self.runner: BatchRunner | None = None
+        self.ready: asyncio.Future[BatchRunner] | None = None
         self.gate = asyncio.Semaphore(settings.concurrency)
         self.setup_seconds = 0.0
         self.cpu = time.process_time()
@@ -131,24 +131,23 @@ class _Worker:
             for model in self.runner.models.values():
                 await model.aclose()
 
-    async def _one(self, runner: _Executor, unit: _Unit) -> tuple[CaseRecord, ScoredRecord]:
+    async def _one(self, runner: BatchRunner, unit: _Unit) -> tuple[CaseRecord, ScoredRecord]:
         async with self.gate:
             record = await runner._run_unit(unit)
         return record, score_record(record, self.cases, self.plan.scorers)
 
-    async def _build(self) -> _Executor:
-        from citelab.evals._runner import _Executor
+    async def _build(self) -> BatchRunner:
+        from citelab.evals._runner import BatchRunner
 
         began = time.perf_counter()
         settings = self.settings
         if settings.out is None:
             raise ConfigError("this Ray worker was started to score only")
-        runner = _Executor(
+        runner = BatchRunner(
             self.plan,
-            Path(settings.out),
-            settings.concurrency,
-            False,
-            settings.cache,
+            Path(settings.out) / "cache" / "models",
+            concurrency=settings.concurrency,
+            cache=settings.cache,
             stream_calls=settings.stream_calls,
         )
         runner._load_corpora()
@@ -188,17 +187,21 @@ class RayExecutor:
     async def execute(
         self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
+        batch = runner.batch
+        # The driver's own model clients only answered the preflight: close them here.
+        for model in batch.models.values():
+            await model.aclose()
         began = time.perf_counter()
         actors = self._start(_settings(runner))
         self._pids = list(await asyncio.gather(*(_wait(a.set_up.remote()) for a in actors)))
-        runner.setup_seconds = time.perf_counter() - began
+        batch.setup_seconds = time.perf_counter() - began
         began, cpu = time.perf_counter(), time.process_time()
         await self._dispatch(runner, units, keep)
-        runner.seconds = time.perf_counter() - began
+        batch.seconds = time.perf_counter() - began
         self._stats = list(await asyncio.gather(*(_wait(a.stats.remote()) for a in actors)))
-        runner.cpu_seconds = time.process_time() - cpu + sum(s["cpu_seconds"] for s in self._stats)
+        batch.cpu_seconds = time.process_time() - cpu + sum(s["cpu_seconds"] for s in self._stats)
         for stats in self._stats:
-            runner.streaming.update(stats["streaming"])
+            batch.streaming.update(stats["streaming"])
 
     def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
         missing = [record for record in records if record.key not in self._scored]
@@ -306,9 +309,10 @@ class RayExecutor:
         comes back, and send that actor the next batch."""
         position = {unit.key: index for index, unit in enumerate(runner.plan.units)}
         indices = [position[unit.key] for unit in units]
-        size = self.batch_size = max(1, min(16, runner.concurrency // 2))
+        concurrency = runner.batch.concurrency
+        size = self.batch_size = max(1, min(16, concurrency // 2))
         batches = deque(indices[i : i + size] for i in range(0, len(indices), size))
-        depth = math.ceil(runner.concurrency / size) + 1
+        depth = math.ceil(concurrency / size) + 1
         running: dict[asyncio.Future[Any], tuple[int, list[int]]] = {}
 
         def submit(slot: int) -> None:
@@ -368,9 +372,9 @@ def _settings(runner: _Executor) -> _Settings:
         _without_scorers(plan),
         _scorer_specs(plan),
         str(runner.out.resolve()),
-        runner.concurrency,
-        runner.cache,
-        runner.stream_calls,
+        runner.batch.concurrency,
+        runner.batch.cache,
+        runner.batch.stream_calls,
     )
 
 
