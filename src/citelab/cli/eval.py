@@ -4,6 +4,8 @@
 dataset, with the ablations) and writes ``evaluations/reports/default/``: tables (CSV, and
 Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
 finished cases are not run again, and model calls are answered from the disk cache.
+``--executor ray [--address ADDR] [--workers N]`` runs the cases on a Ray cluster instead of
+in this process, with the same results (see the README's "Sweeps on a Ray cluster").
 
 Failures are loud: a model that cannot be reached or does not exist stops the run before
 the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
