@@ -18,7 +18,10 @@ from citelab._errors import (
     InvalidInput,
     MissingDependency,
     ModelError,
+    ModelTimeout,
+    ModelUnavailable,
     NotFound,
+    Unavailable,
 )
 
 if TYPE_CHECKING:
@@ -108,6 +111,8 @@ __all__ = [
     "MetaRegistry",
     "MissingDependency",
     "ModelError",
+    "ModelTimeout",
+    "ModelUnavailable",
     "NotFound",
     "OpenAIModel",
     "PerturbedModel",
@@ -118,6 +123,7 @@ __all__ = [
     "Source",
     "SourcesPanel",
     "SuggestedReply",
+    "Unavailable",
     "__version__",
     "build_anchors",
     "build_message",

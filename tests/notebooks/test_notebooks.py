@@ -32,6 +32,7 @@ NAMES = [
     "02_contract_lab",
     "03_multi_round_numbering",
     "04_evaluation_report",
+    "05_scoring_external_answers",
 ]
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CELL_TIMEOUT = 240
@@ -338,17 +339,39 @@ def test_multi_round_numbering_shows_stale_numbers_only_without_the_rewrite(
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
-    executed: dict[str, Executed],
+    executed: dict[str, Executed], kernel_env: Path
 ) -> None:
     run = run_of(executed, "04_evaluation_report")
+    # The report is written beside the notebook and shown in an isolated frame.
+    assert (kernel_env / "04_evaluation_report" / "reports" / "default" / "report.html").is_file()
+    assert (kernel_env / "04_evaluation_report" / "reports" / "compare" / "report.html").is_file()
+    frames = [html for html in run.data("text/html") if "citelab-report-frame" in html]
+    assert len(frames) == 1
+    assert frames[0].startswith("<iframe")
+    assert "failed turns: 0\n" in run.stdout()
+    assert "baseline metrics that differ: 0\n" in run.stdout()
     out = run.stdout()
     holding = re.search(r"^(\d+) of (\d+) findings hold$", out, re.MULTILINE)
     assert holding is not None
     assert holding.group(1) == holding.group(2) != "0"
     assert re.search(r"^serving at http://127\.0\.0\.1:\d+/v1$", out, re.MULTILINE)
     assert "identical metrics over HTTP: True" in out
-    assert len(run.data("image/png")) == 1
+    assert len(run.data("image/png")) == 2  # result.plot: differences, stability
     unstable = re.search(r"^no_tool_rewrite\s+(\d+)$", out, re.MULTILINE)
     assert unstable is not None
     assert int(unstable.group(1)) > 0
     assert re.search(r"^baseline\s+0$", out, re.MULTILINE)
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_scoring_external_answers_shows_alce_figures_and_a_calibration_table(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "05_scoring_external_answers")
+    out = run.stdout()
+    assert re.search(r"citation_recall_alce\s+\d+\.\d", out)
+    assert re.search(r"^lindholm-5\s+0\.0\s+1\.0\s", out, re.MULTILINE)  # range before cap
+    assert "groundingChunks[1] (maps): no uri, so it is not a source" in out
+    assert "ALCE NLI (TRUE T5-11B), citation recall" in out
+    assert re.search(r"lexical_pairs \(threshold=0\.6\)\s+209\s", out)

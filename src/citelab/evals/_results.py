@@ -81,16 +81,22 @@ class EvalResult:
             return self.details[level].copy()
         raise InvalidInput(f"unknown level {level!r}; choose one of {', '.join(_LEVELS)}")
 
-    def summary(self, by: Sequence[str] = (), subset: str = "all") -> pd.DataFrame:
+    def summary(
+        self, by: Sequence[str] = (), subset: str = "all", scale: float = 1.0
+    ) -> pd.DataFrame:
         """Variant level: per variant, model (and ``by`` columns) and metric, with intervals.
 
         ``subset`` keeps some turns only: ``all``, ``multi_round`` (turns of two or more
-        model rounds), ``single_round``, or ``tag:<name>``.
+        model rounds), ``single_round``, or ``tag:<name>``. ``scale=100`` gives values and
+        intervals as ALCE's tables print them (×100).
         """
         turns = select_turns(self.turns, subset)
         extra = [column for column in by if column not in _KEYS]
         scores = self.scores.merge(turns[[*_KEYS, *extra]], on=_KEYS)
-        return summarize(scores, self.scorers, by, self.seed, self.resamples)
+        table = summarize(scores, self.scorers, by, self.seed, self.resamples)
+        if scale != 1.0:
+            table[["value", "ci_low", "ci_high"]] = table[["value", "ci_low", "ci_high"]] * scale
+        return table
 
     def baseline(self) -> str | None:
         """The variant differences are taken against: ``baseline`` when a variant has that
@@ -123,6 +129,28 @@ class EvalResult:
             resamples=self.resamples,
             confidence=confidence,
         )
+
+    def plot(self, kind: str = "differences", **options: Any) -> Any:
+        """A matplotlib figure: ``differences`` (each variant minus the baseline, paired
+        intervals), ``values`` (values with intervals) or ``stability`` (per round); one
+        colour per variant, as in the report. None when there is nothing to plot."""
+        from citelab.evals._plots import plot
+
+        return plot(self, kind, **options)  # type: ignore[arg-type]
+
+    def report_html(self, title: str = "") -> str:
+        """The HTML report of this result (as ``report.html``, findings left out)."""
+        from citelab.evals._report import render_html
+
+        name = title or str(self.config.get("suite", {}).get("name", ""))
+        return render_html(self, [], name)
+
+    def show(self, height: int = 900, title: str = "") -> Any:
+        """The report, case browser included, for a notebook cell: an ``<iframe srcdoc>``
+        (:class:`~citelab.evals.ReportView`), so its styles stay out of JupyterLab's."""
+        from citelab.evals._report import ReportView
+
+        return ReportView(self.report_html(title), height=height)
 
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where
