@@ -249,7 +249,7 @@ def test_a_failing_case_is_recorded_once_with_its_error(cluster: Any, tmp_path: 
     run(suite, out_dir=tmp_path / "local", progress=False, preflight=False)
     records = _records(tmp_path / "ray")
     assert len(records) == len(CASES)
-    assert all(r["turns"][0]["error"].startswith("ModelError") for r in records)
+    assert all(r["turns"][0]["error"] for r in records), "a turn against no server succeeded"
     assert records == _records(tmp_path / "local")
 
 
