@@ -25,7 +25,7 @@ import tomllib
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -120,6 +120,11 @@ class AgentConfig(BaseModel):
     """Most model calls in one turn; the turn fails when the model still calls tools."""
     no_answer_message: str = Field(default=DEFAULT_NO_ANSWER_MESSAGE, min_length=1)
     """Substituted for the answer when nothing usable reached the user."""
+    starter_questions: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=8
+    )
+    """Questions the web page offers before the first one is asked (answerable from the
+    agent's corpus)."""
     answer_deadline_seconds: float | None = Field(default=None, gt=0, le=3600)
     """Longest a whole answer may take (every model call and search); ``None``: the answer
     service's own deadline."""
