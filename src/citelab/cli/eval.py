@@ -4,6 +4,8 @@
 dataset, with the ablations) and writes ``evaluations/reports/default/``: tables (CSV, and
 Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
 finished cases are not run again, and model calls are answered from the disk cache.
+``--executor ray [--address ADDR] [--workers N]`` runs the cases on a Ray cluster instead of
+in this process, with the same results (see the README's "Sweeps on a Ray cluster").
 
 Failures are loud: a model that cannot be reached or does not exist stops the run before
 the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
@@ -63,6 +65,25 @@ def register(subparsers: Any) -> None:
         "answer whole by default in evaluations: nothing watches their tokens)",
     )
     parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the cases run: this process (local, the default) or a Ray cluster (ray; "
+        "needs citelab[ray])",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to use with --executor ray (e.g. head-node:6379; default: a "
+        "local cluster started for the run)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="Ray workers (actors) with --executor ray (default: one per CPU of the cluster)",
+    )
+    parser.add_argument(
         "--allow-failures",
         action="store_true",
         help="exit 0 even when turns failed (the errors are still printed and reported)",
@@ -92,15 +113,19 @@ def run(args: argparse.Namespace) -> int:
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
-    for option in ("limit", "concurrency"):
+    for option in ("limit", "concurrency", "workers"):
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ConfigError(f"--{option} must be at least 1, got {value}")
+    if args.executor != "ray" and (args.address is not None or args.workers is not None):
+        raise ConfigError("--address and --workers need --executor ray")
     suite = load_suite(args.suite)
     _check_model_names(args.model or [])  # before anything starts (a progress bar included)
     out = args.out or default_output_dir(suite)
     if args.rescore:
-        result = rescore(out, suite)
+        result = rescore(
+            out, suite, executor=args.executor, address=args.address, workers=args.workers
+        )
     else:
         result = run_suite(
             suite,
@@ -114,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
             rerun_failed=not args.keep_failed,
             reuse_changed=args.reuse_changed,
             preflight=not args.no_preflight,
+            executor=args.executor,
+            address=args.address,
+            workers=args.workers,
         )
     _print_summary(result.to_pandas("variant"))
     _print_findings(out)

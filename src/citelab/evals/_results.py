@@ -34,11 +34,14 @@ from citelab.evals._scoring import Score, Scorer
 __all__ = [
     "EvalResult",
     "Level",
+    "ScoredRecord",
     "bootstrap_interval",
     "error_cause",
     "error_summary",
     "paired_bootstrap",
     "paired_differences",
+    "result_of",
+    "score_record",
     "score_records",
     "summarize",
 ]
@@ -234,23 +237,64 @@ def score_records(
 ) -> EvalResult:
     """Score every turn of every record; ``cases`` maps ``(dataset, case_id)`` to the case."""
     records = list(records)
+    scored = [score_record(record, cases, scorers) for record in records]
+    return result_of(scored, records, cases, scorers, config=config, seed=seed, resamples=resamples)
+
+
+@dataclass
+class ScoredRecord:
+    """The table rows of one scored record (see :func:`score_record`): plain data, so a
+    worker that scored a record elsewhere can send them to the process that builds the
+    tables (:func:`result_of`)."""
+
+    key: str
+    turn_rows: list[dict[str, Any]] = field(default_factory=list)
+    score_rows: list[dict[str, Any]] = field(default_factory=list)
+    detail_rows: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"citation": [], "statement": []}
+    )
+
+
+def score_record(
+    record: CaseRecord, cases: Mapping[tuple[str, str], Case], scorers: Sequence[Scorer]
+) -> ScoredRecord:
+    """Every scorer on every turn of one record."""
+    case = cases.get((record.dataset, record.case_id))
+    if case is None:
+        raise InvalidInput(f"record {record.key}: no case {record.case_id} in {record.dataset}")
+    scored = ScoredRecord(record.key)
+    for turn in record.turns:
+        if turn.turn >= len(case.turns):
+            raise InvalidInput(f"record {record.key}: case {case.id} has no turn {turn.turn}")
+        keys = _keys(record, turn)
+        gold = case.turns[turn.turn]
+        scored.turn_rows.append(_turn_row(keys, record, turn, gold))
+        for scorer in scorers:
+            score = scorer(turn, gold)
+            scored.score_rows.append(_score_row(keys, score))
+            scored.detail_rows[scorer.level].extend(_detail_rows(keys, score))
+    return scored
+
+
+def result_of(
+    scored: Iterable[ScoredRecord],
+    records: Sequence[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+    scorers: Sequence[Scorer],
+    *,
+    config: dict[str, Any] | None = None,
+    seed: int = 0,
+    resamples: int = 1000,
+) -> EvalResult:
+    """The tables of ``records`` from their scored rows (``scored``, in the same order)."""
     score_rows: list[dict[str, Any]] = []
     turn_rows: list[dict[str, Any]] = []
     detail_rows: dict[str, list[dict[str, Any]]] = {"citation": [], "statement": []}
-    for record in records:
-        case = cases.get((record.dataset, record.case_id))
-        if case is None:
-            raise InvalidInput(f"record {record.key}: no case {record.case_id} in {record.dataset}")
-        for turn in record.turns:
-            if turn.turn >= len(case.turns):
-                raise InvalidInput(f"record {record.key}: case {case.id} has no turn {turn.turn}")
-            keys = _keys(record, turn)
-            gold = case.turns[turn.turn]
-            turn_rows.append(_turn_row(keys, record, turn, gold))
-            for scorer in scorers:
-                score = scorer(turn, gold)
-                score_rows.append(_score_row(keys, score))
-                detail_rows[scorer.level].extend(_detail_rows(keys, score))
+    for one in scored:
+        turn_rows.extend(one.turn_rows)
+        score_rows.extend(one.score_rows)
+        for level, rows in one.detail_rows.items():
+            detail_rows[level].extend(rows)
     return EvalResult(
         scores=pd.DataFrame(
             score_rows, columns=[*_KEYS, "metric", "value", "numerator", "denominator"]
@@ -261,7 +305,7 @@ def score_records(
         config=config or {},
         seed=seed,
         resamples=resamples,
-        records=records,
+        records=list(records),
         cases={key: cases[key] for key in {(r.dataset, r.case_id) for r in records}},
     )
 

@@ -47,6 +47,7 @@ from citelab.answers import Answer, AnswerService, MemoryConversationStore, Memo
 from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._cache import CachedModel
 from citelab.evals._dataset import Case, Dataset, load_dataset
+from citelab.evals._executors import Executor, LocalExecutor, get_executor
 from citelab.evals._glossary import variant_notes
 from citelab.evals._records import (
     CaseRecord,
@@ -56,7 +57,7 @@ from citelab.evals._records import (
     TurnRecord,
 )
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, score_records
+from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.models import Model, OpenAIModel, current_view, get_model
@@ -202,6 +203,9 @@ def run(
     rerun_failed: bool = True,
     reuse_changed: bool = False,
     preflight: bool = True,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    workers: int | None = None,
 ) -> EvalResult:
     """Run a suite (an object, a name in ``evaluations/suites/`` or a path); see the module docs.
 
@@ -217,6 +221,10 @@ def run(
     whether it answers and serves the model before any case runs, so a wrong URL or model
     name raises :class:`~citelab.ModelError` at once. Failed turns do not raise: see
     :meth:`EvalResult.errors` (``citelab eval`` exits non-zero on them).
+
+    ``executor="ray"`` runs the cases on a Ray cluster (``citelab[ray]``): the one at
+    ``address``, else the one this process is connected to, else a local one started for the
+    run, with ``workers`` actors (default: one per CPU). The results are the same as local.
     """
     call = run_async(
         suite,
@@ -230,6 +238,9 @@ def run(
         rerun_failed=rerun_failed,
         reuse_changed=reuse_changed,
         preflight=preflight,
+        executor=executor,
+        address=address,
+        workers=workers,
     )
     try:
         asyncio.get_running_loop()
@@ -252,6 +263,9 @@ async def run_async(
     rerun_failed: bool = True,
     reuse_changed: bool = False,
     preflight: bool = True,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    workers: int | None = None,
 ) -> EvalResult:
     """The coroutine behind :func:`run`."""
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
@@ -259,39 +273,63 @@ async def run_async(
     plan = plan_run(suite, models=models, limit=limit)
     out = Path(out_dir) if out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
-    executor = _Executor(
-        plan,
-        out,
-        concurrency or suite.concurrency,
-        progress,
-        cache,
-        stream_calls=stream_calls,
-        policy=ResumePolicy(rerun_failed=rerun_failed, reuse_changed=reuse_changed),
-        preflight=preflight,
-    )
-    records = await executor.run()
-    result = score_records(
-        records,
-        plan.cases,
-        plan.scorers,
-        config=_run_config(plan, executor, started),
-        seed=suite.seed,
-        resamples=suite.resamples,
-    )
+    backend = get_executor(executor, address=address, workers=workers)
+    try:
+        runner = _Executor(
+            plan,
+            out,
+            concurrency or suite.concurrency,
+            progress,
+            cache,
+            stream_calls=stream_calls,
+            policy=ResumePolicy(rerun_failed=rerun_failed, reuse_changed=reuse_changed),
+            preflight=preflight,
+            backend=backend,
+        )
+        records = await runner.run()
+        result = result_of(
+            backend.score(plan, records),
+            records,
+            plan.cases,
+            plan.scorers,
+            config=_run_config(plan, runner, started),
+            seed=suite.seed,
+            resamples=suite.resamples,
+        )
+    finally:
+        if isinstance(executor, str):
+            backend.close()
     write_outputs(result, out, suite.findings, title=suite.name)
     return result
 
 
-def rescore(out_dir: str | Path, suite: Suite | str | Path) -> EvalResult:
-    """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs)."""
+def rescore(
+    out_dir: str | Path,
+    suite: Suite | str | Path,
+    *,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    workers: int | None = None,
+) -> EvalResult:
+    """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
+
+    ``executor``, ``address`` and ``workers`` say where the scorers run (see :func:`run`).
+    """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
     out = Path(out_dir)
-    wanted = {unit.key for unit in plan.units}
     recorded = _read_records(out / _RECORDS)
-    records = [recorded[key] for key in sorted(wanted & recorded.keys())]
-    config = {**_static_config(plan), "rescored_at": _now()}
-    result = score_records(
+    # In the plan's order, as a run gives them: the tables and intervals come out the same.
+    records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
+    backend = get_executor(executor, address=address, workers=workers)
+    try:
+        scored = backend.score(plan, records)
+        config = {**_static_config(plan), "rescored_at": _now(), "executor": backend.config()}
+    finally:
+        if isinstance(executor, str):
+            backend.close()
+    result = result_of(
+        scored,
         records,
         plan.cases,
         plan.scorers,
@@ -447,7 +485,8 @@ def record_failed(record: CaseRecord) -> bool:
 
 
 class _Executor:
-    """Runs the plan's pending units locally, with a progress bar, appending each record."""
+    """Runs the plan's pending units on its executor (this process by default), with a
+    progress bar, appending each record as it comes."""
 
     def __init__(
         self,
@@ -460,8 +499,11 @@ class _Executor:
         stream_calls: bool = False,
         policy: ResumePolicy | None = None,
         preflight: bool = True,
+        backend: Executor | None = None,
     ) -> None:
         self.plan = plan
+        self.backend: Executor = backend or LocalExecutor()
+        """Where the pending units run (see :mod:`citelab.evals._executors`)."""
         self.out = out
         self.progress = progress
         self.policy = policy or ResumePolicy()
@@ -501,7 +543,7 @@ class _Executor:
                 self.ran += 1
                 bar.update(1)
 
-            await self.batch.run_batch(pending, keep)
+            await self.backend.execute(self, pending, keep)
         return [done[unit.key] for unit in self.plan.units]
 
 
@@ -882,10 +924,8 @@ def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str,
         "execution_cpu_seconds": round(batch.cpu_seconds, 3),
         "concurrency": batch.concurrency,
         "model_cache_enabled": batch.cache,
-        "model_cache": {
-            name: {"hits": model.hits, "misses": model.misses}
-            for name, model in batch.models.items()
-        },
+        "model_cache": executor.backend.cache_counts(executor),
+        "executor": executor.backend.config(),
         "stream_calls": batch.stream_calls,
         "model_streaming": dict(batch.streaming),
     }

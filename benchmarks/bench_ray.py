@@ -1,0 +1,247 @@
+"""The Ray executor's figures (issue #17), measured side by side in one run.
+
+1. Model-bound sweep: 2,000 cases (``--cases``) against ``citelab serve-model`` in its own
+   process (the extractive model behind the OpenAI API, every call taking 200 ms), the model
+   cache off, at ``--concurrency`` cases per worker: local (one process) against Ray with 1
+   and 2 workers. Each line gives achieved against ideal wall time (the ideal is the runner's
+   schedule with nothing but the latency, over every slot: concurrency × workers), the CPU
+   per case (driver and workers) and the load average. Ray's overhead per case is Ray with
+   one worker against local at the same concurrency, in wall and in CPU milliseconds.
+2. CPU-bound sweep: rescoring 20,000 recorded cases (``--rescore-cases``; real records of the
+   bundled suite, replicated under new case ids) with every scorer of the bundled suite:
+   local against Ray with 2 workers on this 2-core machine (goal: at least 1.7x). Given twice:
+   the scoring itself (records in memory → scored rows; the part an executor runs), and
+   ``rescore()`` end to end (reading records.jsonl, scoring, writing tables and report).
+
+The cluster: a local one (2 CPUs, loopback, no dashboard, auth and usage reports off, its
+files in a temp dir) unless ``--address`` names one. Run:
+``.venv/bin/python benchmarks/bench_ray.py [--quick] [--address HOST:PORT]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench_evals import _questions, _ServedModel, ideal_seconds
+from citelab.evals import load_suite, plan_run, rescore, run
+from citelab.evals._executors import Executor, LocalExecutor
+from citelab.evals._ray import RayExecutor
+from citelab.evals._runner import _read_records
+
+
+@contextmanager
+def _cluster(address: str | None) -> Iterator[None]:
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    with tempfile.TemporaryDirectory(prefix="ray-", dir="/tmp") as temp:
+        if address:
+            ray.init(address=address, logging_level="WARNING")
+        else:
+            ray.init(
+                num_cpus=2,
+                include_dashboard=False,
+                _temp_dir=temp,
+                _node_ip_address="127.0.0.1",
+                logging_level="WARNING",
+            )
+        try:
+            yield
+        finally:
+            ray.shutdown()
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+# --- 1. a model-bound sweep ---------------------------------------------------------------
+
+
+def model_bound(cases: int, concurrency: int, latency_ms: float) -> None:
+    latency = latency_ms / 1000
+    print(
+        f"model-bound sweep: {cases} cases, serve-model in its own process, every call taking "
+        f"{latency_ms:.0f} ms, {concurrency} cases at a time per worker, cache off"
+    )
+    print(
+        f"{'executor':<18}{'slots':>6}{'achieved s':>12}{'ideal s':>9}{'ideal/achieved':>16}"
+        f"{'CPU ms/case':>13}{'setup s':>9}{'load':>6}"
+    )
+    with _ServedModel(latency_ms) as server, tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "cases.jsonl").write_text(
+            "".join(json.dumps(case) + "\n" for case in _questions(cases)), encoding="utf-8"
+        )
+        suite = root / "sweep.toml"
+        suite.write_text(
+            f'name = "sweep"\ndatasets = ["cases.jsonl"]\nconcurrency = {concurrency}\n'
+            'scorers = ["no_answer"]\nmodels = [{ spec = "openai:extractive", '
+            f'label = "served", options = {{ base_url = "{server.base_url}" }} }}]\n',
+            encoding="utf-8",
+        )
+        # Warm-up: first imports, index files and connections are one-time costs.
+        run(suite, out_dir=root / "warm", progress=False, cache=False, limit=concurrency)
+        lines: dict[str, dict[str, float]] = {}
+        for label, executor, workers in (
+            ("local", "local", 1),
+            ("ray, 1 worker", "ray", 1),
+            ("ray, 2 workers", "ray", 2),
+        ):
+            out = root / label.replace(" ", "").replace(",", "-")
+            options: dict[str, Any] = {} if executor == "local" else {"workers": workers}
+            result = run(
+                suite,
+                out_dir=out,
+                progress=False,
+                cache=False,
+                executor=executor,
+                **options,
+            )
+            log = json.loads((out / "run.json").read_text(encoding="utf-8"))
+            order = result.turns.assign(index=result.turns["case_id"].str[1:].astype(int))
+            rounds = order.groupby("index")["rounds"].sum().sort_index().tolist()
+            slots = concurrency * workers
+            figure = {
+                "achieved": float(log["execution_seconds"]),
+                "ideal": ideal_seconds(rounds, slots, latency),
+                "cpu": float(log["execution_cpu_seconds"]),
+                "setup": float(log["setup_seconds"]),
+            }
+            lines[label] = figure
+            print(
+                f"{label:<18}{slots:>6}{figure['achieved']:>12.2f}{figure['ideal']:>9.2f}"
+                f"{figure['ideal'] / figure['achieved']:>16.2f}"
+                f"{figure['cpu'] * 1000 / cases:>13.2f}{figure['setup']:>9.2f}{_load():>6.1f}"
+            )
+    local, ray1 = lines["local"], lines["ray, 1 worker"]
+    wall = (ray1["achieved"] - local["achieved"]) * 1000 / cases
+    cpu = (ray1["cpu"] - local["cpu"]) * 1000 / cases
+    print(
+        f"  Ray overhead per case (1 worker against local, same slots): {wall:+.2f} ms wall, "
+        f"{cpu:+.2f} ms CPU (driver + workers)\n"
+        f"  achieved: execution time from run.json, without set-up (setup s: Ray's includes "
+        f"starting the actors); {os.cpu_count()} cores; load: 1-minute load average"
+    )
+
+
+# --- 2. a CPU-bound sweep: rescoring ------------------------------------------------------
+
+
+def _replicated_suite(root: Path, copies: int) -> Path:
+    """The bundled suite over its datasets, each case repeated ``copies`` times."""
+    bundled = load_suite("default")
+    names = []
+    for path in bundled.dataset_paths():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        out = root / path.name
+        with out.open("w", encoding="utf-8") as sink:
+            for copy in range(copies):
+                for line in lines:
+                    if line.strip():
+                        case = json.loads(line)
+                        case["id"] = f"{case['id']}.r{copy}"
+                        sink.write(json.dumps(case) + "\n")
+        names.append(str(out))
+    assert bundled.path is not None
+    text = bundled.path.read_text(encoding="utf-8")
+    start = text.index("datasets = [")
+    end = text.index("]", start) + 1
+    text = text[:start] + f"datasets = {json.dumps(names)}" + text[end:]
+    suite = root / "rescore.toml"
+    suite.write_text(text.replace('name = "default"', 'name = "rescore"'), encoding="utf-8")
+    return suite
+
+
+def _record_sweep(root: Path, target: int) -> tuple[Path, Path, int]:
+    """Run the bundled suite once, then write its records again under the replicated cases'
+    keys until there are about ``target`` of them. Returns (suite, output folder, count)."""
+    first = root / "bundled"
+    run("default", out_dir=first, progress=False)
+    recorded = _read_records(first / "records.jsonl")
+    by_case = {(r.variant, r.model, r.dataset, r.case_id): r for r in recorded.values()}
+    copies = math.ceil(target / len(by_case))
+    suite = _replicated_suite(root, copies)
+    plan = plan_run(load_suite(suite))
+    out = root / "replicated"
+    out.mkdir()
+    with (out / "records.jsonl").open("w", encoding="utf-8") as sink:
+        for unit in plan.units[:target]:
+            original = unit.case.id.rsplit(".r", 1)[0]
+            record = by_case[(unit.variant.name, unit.model.name, unit.dataset.name, original)]
+            copy = record.model_copy(update={"key": unit.key, "case_id": unit.case.id})
+            sink.write(copy.model_dump_json() + "\n")
+    return suite, out, min(target, len(plan.units))
+
+
+def _time_scoring(executor: Executor, suite: Path, out: Path) -> float:
+    plan = plan_run(load_suite(suite))
+    records = list(_read_records(out / "records.jsonl").values())
+    executor.score(plan, records[:50])  # start the workers (once per run), warm them up
+    fresh = [r.model_copy(update={"key": r.key + "!"}) for r in records]  # nothing cached
+    began = time.perf_counter()
+    executor.score(plan, fresh)
+    return time.perf_counter() - began
+
+
+def cpu_bound(target: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        suite, out, count = _record_sweep(root, target)
+        scorers = len(load_suite(suite).scorers or [])
+        print(
+            f"\nCPU-bound sweep: rescoring {count} recorded cases (the bundled suite's records, "
+            f"replicated) with its {scorers} scorers and lexical judge"
+        )
+        print(f"{'what':<34}{'local s':>9}{'ray x2 s':>10}{'speed-up':>10}{'load':>6}")
+        local = _time_scoring(LocalExecutor(), suite, out)
+        ray = RayExecutor(workers=2)
+        try:
+            on_ray = _time_scoring(ray, suite, out)
+        finally:
+            ray.close()
+        print(
+            f"{'scoring (records → rows)':<34}{local:>9.2f}{on_ray:>10.2f}"
+            f"{local / on_ray:>9.2f}x{_load():>6.1f}"
+        )
+        began = time.perf_counter()
+        rescore(out, suite)
+        local_all = time.perf_counter() - began
+        began = time.perf_counter()
+        rescore(out, suite, executor="ray", workers=2)
+        ray_all = time.perf_counter() - began
+        print(
+            f"{'rescore() end to end':<34}{local_all:>9.2f}{ray_all:>10.2f}"
+            f"{local_all / ray_all:>9.2f}x{_load():>6.1f}"
+        )
+        print(
+            "  end to end adds what stays on the driver either way: reading records.jsonl, "
+            "the tables, bootstrap intervals and report.html, and starting the workers"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    parser.add_argument("--cases", type=int, default=None, help="cases of the model sweep")
+    parser.add_argument("--concurrency", type=int, default=32, help="cases at once per worker")
+    parser.add_argument("--rescore-cases", type=int, default=None, help="records to rescore")
+    parser.add_argument("--address", default=None, help="a running Ray cluster (HOST:PORT)")
+    args = parser.parse_args()
+    with _cluster(args.address):
+        model_bound(args.cases or (256 if args.quick else 2000), args.concurrency, 200.0)
+        cpu_bound(args.rescore_cases or (2000 if args.quick else 20_000))
+
+
+if __name__ == "__main__":
+    main()

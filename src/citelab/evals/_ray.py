@@ -1,0 +1,387 @@
+"""The Ray executor: an evaluation's cases on a Ray cluster (``executor="ray"``, ``citelab[ray]``).
+
+How a run goes:
+
+- The driver (the process that called :func:`~citelab.evals.run`) connects to the cluster at
+  ``address``, or to the one it is already connected to, or starts a local one for the run;
+  it puts the plan in Ray's object store once and starts ``workers`` actors (one CPU each).
+- Each actor (:class:`_Worker`) builds its services, search indexes and model clients once,
+  with the local runner's own code, and keeps them for the run.
+- The pending cases go out in small batches, a few per actor in flight, so every worker keeps
+  its ``concurrency`` slots busy (the bound is per worker, as a local run's is per process).
+  An actor scores each record where it answered it (judges run where the answers are) and
+  sends back the record with its table rows. The driver writes every record to
+  ``records.jsonl`` as it arrives, moves the one progress bar and writes the same tables and
+  report as a local run: the rows are put together in the plan's order, so the results are
+  the same (timing columns aside).
+- Model-call cache: every worker reads and writes the run's cache folder
+  (``<out>/cache/models``), so on a cluster of several machines the output folder must be on
+  a shared file system (as must corpora given by path).
+- A worker that dies: Ray starts its actor again (which builds its services again) and re-runs
+  the batches it held, up to :data:`RETRIES` times. Nothing of a batch is written before it
+  comes back, so no case is lost or written twice; a killed driver resumes from
+  ``records.jsonl`` as a local run does.
+- A case whose turn fails is recorded once, with its error, as in a local run; any other
+  exception in a worker ends the run with that exception, as it would locally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import gc
+import math
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from citelab._errors import CitelabError, ConfigError, MissingDependency
+from citelab.evals._records import CaseRecord
+from citelab.evals._results import ScoredRecord, score_record
+from citelab.evals._scoring import build_scorers
+
+if TYPE_CHECKING:
+    from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit
+
+__all__ = ["RETRIES", "RayExecutor", "WorkerLost"]
+
+RETRIES = 3
+"""How many times a dead worker's actor is started again and its batches re-run."""
+_CALLS_PER_ACTOR = 1000
+"""Ray's bound on an actor's concurrent calls; the real bound is the run's concurrency."""
+
+
+class WorkerLost(CitelabError):
+    """A Ray worker died more often than :data:`RETRIES` (or the cluster went away)."""
+
+    code = "worker_lost"
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise MissingDependency("ray", "The Ray executor", extra="ray") from exc
+    return ray
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """What every worker is given, once (through Ray's object store)."""
+
+    plan: RunPlan
+    """The plan without its scorers (they are rebuilt from ``scorers`` on the worker)."""
+    scorers: list[dict[str, Any]]
+    out: str | None
+    """The output folder (its ``cache`` holds the model calls); None to score only."""
+    concurrency: int = 8
+    cache: bool = True
+    stream_calls: bool = False
+
+
+class _Worker:
+    """A Ray actor: one worker's services, indexes, model clients and scorers, built once."""
+
+    def __init__(self, settings: _Settings) -> None:
+        self.settings = settings
+        self.plan = dataclasses.replace(settings.plan, scorers=build_scorers(settings.scorers))
+        self.cases = self.plan.cases
+        self.runner: BatchRunner | None = None
+        self.ready: asyncio.Future[BatchRunner] | None = None
+        self.gate = asyncio.Semaphore(settings.concurrency)
+        self.setup_seconds = 0.0
+        self.cpu = time.process_time()
+
+    async def set_up(self) -> int:
+        """Build the services (once; later calls wait for the first); returns the pid."""
+        if self.ready is None:
+            self.ready = asyncio.ensure_future(self._build())
+        await self.ready
+        return os.getpid()
+
+    async def run(self, indices: list[int]) -> list[tuple[CaseRecord, ScoredRecord]]:
+        """Run the plan's units at ``indices`` (at most ``concurrency`` at once in this
+        worker, across batches) and score each record."""
+        await self.set_up()
+        assert self.runner is not None
+        units = [self.plan.units[index] for index in indices]
+        return list(await asyncio.gather(*(self._one(self.runner, unit) for unit in units)))
+
+    async def score(self, records: list[CaseRecord]) -> list[ScoredRecord]:
+        return [score_record(record, self.cases, self.plan.scorers) for record in records]
+
+    async def stats(self) -> dict[str, Any]:
+        runner = self.runner
+        models = runner.models if runner is not None else {}
+        return {
+            "pid": os.getpid(),
+            "setup_seconds": self.setup_seconds,
+            "cpu_seconds": time.process_time() - self.cpu,
+            "cache": {name: [model.hits, model.misses] for name, model in models.items()},
+            "streaming": dict(runner.streaming) if runner is not None else {},
+        }
+
+    async def close(self) -> None:
+        """Close the model clients' connections (they belong to this actor's event loop)."""
+        if self.runner is not None:
+            for model in self.runner.models.values():
+                await model.aclose()
+
+    async def _one(self, runner: BatchRunner, unit: _Unit) -> tuple[CaseRecord, ScoredRecord]:
+        async with self.gate:
+            record = await runner._run_unit(unit)
+        return record, score_record(record, self.cases, self.plan.scorers)
+
+    async def _build(self) -> BatchRunner:
+        from citelab.evals._runner import BatchRunner
+
+        began = time.perf_counter()
+        settings = self.settings
+        if settings.out is None:
+            raise ConfigError("this Ray worker was started to score only")
+        runner = BatchRunner(
+            self.plan,
+            Path(settings.out) / "cache" / "models",
+            concurrency=settings.concurrency,
+            cache=settings.cache,
+            stream_calls=settings.stream_calls,
+        )
+        runner._load_corpora()
+        await runner._prepare(self.plan.units)
+        # What exists now lives as long as the actor: keep the collector off it (see the
+        # runner's _long_lived_frozen).
+        gc.freeze()
+        self.setup_seconds = time.perf_counter() - began
+        self.cpu = time.process_time()  # the run's CPU, without the set-up's
+        self.runner = runner
+        return runner
+
+
+class RayExecutor:
+    """Runs a plan's cases on Ray actors; see the module docs."""
+
+    name = "ray"
+
+    def __init__(self, *, address: str | None = None, workers: int | None = None) -> None:
+        self.ray = _import_ray()
+        self.address = address
+        self.workers = workers
+        self.started = False
+        """Whether this executor started the (local) cluster, and so shuts it down."""
+        self.batch_size = 0
+        self._actors: list[Any] = []
+        self._scored: dict[str, ScoredRecord] = {}
+        self._stats: list[dict[str, Any]] = []
+        self._pids: list[int] = []
+        self._shared: Any = None
+        self._connect()
+        self.count = self._worker_count()
+        """How many actors the run uses (checked against the cluster's CPUs up front)."""
+
+    # -- the Executor protocol --------------------------------------------------------------
+
+    async def execute(
+        self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
+    ) -> None:
+        batch = runner.batch
+        # The driver's own model clients only answered the preflight: close them here.
+        for model in batch.models.values():
+            await model.aclose()
+        began = time.perf_counter()
+        actors = self._start(_settings(runner))
+        self._pids = list(await asyncio.gather(*(_wait(a.set_up.remote()) for a in actors)))
+        batch.setup_seconds = time.perf_counter() - began
+        began, cpu = time.perf_counter(), time.process_time()
+        await self._dispatch(runner, units, keep)
+        batch.seconds = time.perf_counter() - began
+        self._stats = list(await asyncio.gather(*(_wait(a.stats.remote()) for a in actors)))
+        batch.cpu_seconds = time.process_time() - cpu + sum(s["cpu_seconds"] for s in self._stats)
+        for stats in self._stats:
+            batch.streaming.update(stats["streaming"])
+
+    def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
+        missing = [record for record in records if record.key not in self._scored]
+        if missing:
+            actors = self._start(_Settings(_without_scorers(plan), _scorer_specs(plan), None))
+            count = len(actors) * 4
+            size = max(1, math.ceil(len(missing) / count))
+            batches = [missing[i : i + size] for i in range(0, len(missing), size)]
+            refs = [actors[i % len(actors)].score.remote(b) for i, b in enumerate(batches)]
+            for scored in self._get(refs):
+                self._scored.update((one.key, one) for one in scored)
+        return [self._scored[record.key] for record in records]
+
+    def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
+        counts: dict[str, dict[str, int]] = {}
+        for stats in self._stats:
+            for name, (hits, misses) in stats["cache"].items():
+                entry = counts.setdefault(name, {"hits": 0, "misses": 0})
+                entry["hits"] += hits
+                entry["misses"] += misses
+        return counts
+
+    def config(self) -> dict[str, Any]:
+        restarted = sum(
+            1
+            for before, stats in zip(self._pids, self._stats, strict=False)
+            if stats["pid"] != before
+        )
+        return {
+            "name": self.name,
+            "address": self.address,
+            "local_cluster": self.started,
+            "workers": self.count,
+            "batch_size": self.batch_size,
+            "restarted_workers": restarted,
+            "ray": str(getattr(self.ray, "__version__", "unknown")),
+        }
+
+    def close(self) -> None:
+        ray = self.ray
+        if self._actors:
+            # Closing connections is a courtesy: an actor that is gone has none to close.
+            with contextlib.suppress(Exception):
+                ray.get([actor.close.remote() for actor in self._actors], timeout=30)
+            for actor in self._actors:
+                ray.kill(actor)
+            self._actors = []
+            self._shared = None
+        if self.started and ray.is_initialized():
+            ray.shutdown()
+            self.started = False
+
+    # -- running ----------------------------------------------------------------------------
+
+    def _start(self, settings: _Settings) -> list[Any]:
+        """Connect to the cluster and start the actors (once per run)."""
+        if self._actors:
+            return self._actors
+        ray = self.ray
+        worker = ray.remote(_Worker).options(
+            num_cpus=1,
+            max_restarts=RETRIES,
+            max_task_retries=RETRIES,
+            max_concurrency=_CALLS_PER_ACTOR,
+        )
+        # Held for the run: an actor started again reads its settings from this object.
+        self._shared = ray.put(settings)
+        self._actors = [worker.remote(self._shared) for _ in range(self.count)]
+        return self._actors
+
+    def _worker_count(self) -> int:
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        count = self.workers or max(1, cpus)
+        if count > cpus:
+            self.close()
+            raise ConfigError(
+                f"{count} Ray workers need {count} CPUs; the cluster has {cpus} "
+                "(use fewer workers, or add nodes)"
+            )
+        return count
+
+    def _connect(self) -> None:
+        ray = self.ray
+        if ray.is_initialized():
+            return
+        try:
+            if self.address is not None:
+                ray.init(address=self.address, logging_level="WARNING")
+            else:
+                # A local cluster is this machine's own business: no usage report goes out.
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                ray.init(
+                    num_cpus=self.workers,
+                    include_dashboard=False,
+                    logging_level="WARNING",
+                )
+                self.started = True
+        except ConnectionError as exc:
+            raise WorkerLost(f"cannot reach the Ray cluster at {self.address}: {exc}") from exc
+
+    async def _dispatch(
+        self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
+    ) -> None:
+        """Keep a few batches in flight per actor; give each record to ``keep`` as its batch
+        comes back, and send that actor the next batch."""
+        position = {unit.key: index for index, unit in enumerate(runner.plan.units)}
+        indices = [position[unit.key] for unit in units]
+        concurrency = runner.batch.concurrency
+        size = self.batch_size = max(1, min(16, concurrency // 2))
+        batches = deque(indices[i : i + size] for i in range(0, len(indices), size))
+        depth = math.ceil(concurrency / size) + 1
+        running: dict[asyncio.Future[Any], tuple[int, list[int]]] = {}
+
+        def submit(slot: int) -> None:
+            if batches:
+                batch = batches.popleft()
+                running[_wait(self._actors[slot].run.remote(batch))] = (slot, batch)
+
+        for slot in range(len(self._actors)):
+            for _ in range(depth):
+                submit(slot)
+        try:
+            while running:
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    slot, batch = running.pop(future)
+                    for record, scored in self._outcome(future, batch, runner):
+                        self._scored[record.key] = scored
+                        keep(record)
+                    submit(slot)
+        finally:
+            for future in running:
+                future.cancel()
+
+    def _outcome(
+        self, future: asyncio.Future[Any], batch: list[int], runner: _Executor
+    ) -> list[tuple[CaseRecord, ScoredRecord]]:
+        try:
+            result: list[tuple[CaseRecord, ScoredRecord]] = future.result()
+        except self.ray.exceptions.RayTaskError as exc:
+            raise exc.as_instanceof_cause() from None
+        except self.ray.exceptions.RayActorError as exc:
+            cases = [runner.plan.units[index].key for index in batch]
+            raise WorkerLost(
+                f"a Ray worker died {RETRIES + 1} times running cases {cases[:3]}…; the cases "
+                f"finished so far are in records.jsonl (run again to resume): {exc}"
+            ) from exc
+        return result
+
+    def _get(self, refs: list[Any]) -> list[Any]:
+        ray = self.ray
+        try:
+            return list(ray.get(refs))
+        except ray.exceptions.RayTaskError as exc:
+            raise exc.as_instanceof_cause() from None
+        except ray.exceptions.RayActorError as exc:
+            raise WorkerLost(f"a Ray worker died {RETRIES + 1} times while scoring: {exc}") from exc
+
+
+def _wait(ref: Any) -> asyncio.Future[Any]:
+    """An asyncio future for a Ray object reference."""
+    return asyncio.wrap_future(ref.future())
+
+
+def _settings(runner: _Executor) -> _Settings:
+    plan = runner.plan
+    return _Settings(
+        _without_scorers(plan),
+        _scorer_specs(plan),
+        str(runner.out.resolve()),
+        runner.batch.concurrency,
+        runner.batch.cache,
+        runner.batch.stream_calls,
+    )
+
+
+def _without_scorers(plan: RunPlan) -> RunPlan:
+    # Scorers may hold clients (an LLM judge's); their configuration rebuilds them.
+    return dataclasses.replace(plan, scorers=[])
+
+
+def _scorer_specs(plan: RunPlan) -> list[dict[str, Any]]:
+    return [scorer.config() for scorer in plan.scorers]
