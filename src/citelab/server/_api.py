@@ -54,5 +54,10 @@ class DocumentRequest(BaseModel):
 
     agent: str = Field(min_length=1, max_length=200)
     """The agent whose corpus holds the document (the conversation's agent)."""
-    uri: str = Field(min_length=1, max_length=1000)
+    uri: str = Field(
+        min_length=1,
+        max_length=1000,
+        # Documented for clients and schemathesis; the handler checks it with its own message.
+        json_schema_extra={"pattern": r"^entity:[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$"},
+    )
     """The source's ``entity:<type>/<id>`` URI."""
