@@ -3,9 +3,12 @@
 No network, no weights, deterministic. For each call it reads
 
 * the question: the last user message;
-* its view of numbered sources (see :mod:`citelab.models._seen`): ``<source>`` blocks in
-  system and tool messages, and raw ``rag_search`` JSON numbered by position (as a naive model
-  would: this is how numbers go stale when an agent does not rewrite tool messages);
+* its view of numbered sources (see :mod:`citelab.models._seen`): ``<source>`` blocks and the
+  other common numbered shapes (``[n] Title``, ``Source n:``, ``<document index="n">``,
+  Markdown lists, JSON arrays; :mod:`citelab.models._formats`) in system, user and tool
+  messages, and raw ``rag_search`` JSON numbered by position (as a naive model would: this is
+  how numbers go stale when an agent does not rewrite tool messages); a user message's own
+  sources are cut out of the question;
 
 then either calls the search tool again or answers.
 
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 
 from citelab._errors import InvalidInput
 from citelab.contract._payloads import SuggestedReply
+from citelab.models._formats import question_of
 from citelab.models._lexicon import Term, content_terms, sentences, stems_of
 from citelab.models._markers import rewrite_markers
 from citelab.models._pieces import tool_call_deltas, word_pieces
@@ -224,7 +228,7 @@ class ExtractiveModel:
 def _question(messages: Sequence[Message]) -> str:
     for message in reversed(messages):
         if message["role"] == "user":
-            return message_text(message)
+            return question_of(message_text(message))
     raise InvalidInput("messages: there is no user message to answer")
 
 
