@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citelab.models._types import Message, message_text
 from citelab.models._formats import read_sources
+from citelab.models._types import Message, message_text
 
 __all__ = ["SeenSource", "View", "current_view", "round_views", "sources_in_message"]
 
