@@ -66,8 +66,8 @@ def read_sources(text: str, *, strict: bool = False) -> tuple[list[FoundSource],
         sources, rest = reader(text)
         if sources:
             return sources, rest
-    for reader in (_header_sources, _list_sources):
-        sources, rest = reader(text, strict)
+    for lines_reader in (_header_sources, _list_sources):
+        sources, rest = lines_reader(text, strict)
         if sources:
             return sources, rest
     return [], text
