@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
     from citelab.corpus import Corpus, Document, Reader, load_corpus
     from citelab.models import (
+        AnthropicModel,
         ExtractiveModel,
         OpenAIModel,
         PerturbedModel,
@@ -57,6 +58,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "AgentConfig": "citelab.agent",
     "Anchor": "citelab.contract",
+    "AnthropicModel": "citelab.models",
     "Answer": "citelab.answers",
     "AnswerMessage": "citelab.contract",
     "AnswerService": "citelab.answers",
@@ -94,6 +96,7 @@ __all__ = [
     "Answer",
     "AnswerMessage",
     "AnswerService",
+    "AnthropicModel",
     "Chat",
     "CitelabError",
     "ConfigError",

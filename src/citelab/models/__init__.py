@@ -3,6 +3,7 @@
 * :class:`Model` — ``stream(messages, tools) -> AsyncIterator[ModelDelta]``; :func:`collect`
   assembles a stream into a :class:`ModelTurn`.
 * :class:`OpenAIModel` — any OpenAI-compatible endpoint through the ``openai`` SDK.
+* :class:`AnthropicModel` — Claude or any Messages-compatible endpoint (``anthropic`` SDK).
 * :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
 * :class:`ScriptedModel` — replays given rounds and records what it saw.
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
@@ -11,6 +12,7 @@
   (``citelab serve-model``).
 """
 
+from citelab.models._anthropic import AnthropicModel
 from citelab.models._extractive import ExtractiveModel
 from citelab.models._openai import OpenAIModel
 from citelab.models._perturbed import (
@@ -51,6 +53,7 @@ from citelab.models._types import (
 )
 
 __all__ = [
+    "AnthropicModel",
     "AssistantMessage",
     "ExtractiveModel",
     "FaultKind",

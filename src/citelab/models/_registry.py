@@ -7,6 +7,7 @@ builds ``OpenAIModel("gpt-4o-mini")``). Options are the factory's keyword argume
     get_model("scripted", rounds=[{"text": "Hello."}])
     get_model("perturbed", inner="extractive", rates={"wrong": 0.2}, seed=7)
     get_model("openai:llama-3.1-8b", base_url="http://127.0.0.1:8000/v1")
+    get_model("anthropic:claude-sonnet-4-5", max_tokens=2048)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab.models._anthropic import AnthropicModel
 from citelab.models._extractive import ExtractiveModel
 from citelab.models._openai import OpenAIModel
 from citelab.models._perturbed import FaultRates, PerturbedModel
@@ -89,3 +91,4 @@ register_model("extractive", ExtractiveModel)
 register_model("scripted", _scripted)
 register_model("perturbed", _perturbed)
 register_model("openai", OpenAIModel, prefix=True)
+register_model("anthropic", AnthropicModel, prefix=True)
