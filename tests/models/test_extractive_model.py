@@ -151,7 +151,7 @@ async def test_the_reformulated_query_keeps_a_few_covered_key_terms() -> None:
     ]
     turn = await _turn(messages, model=ExtractiveModel(key_terms=1))
     query = turn.tool_calls[0].parsed_arguments()["query"]
-    assert query == "scholarships deadlines stipends Data"
+    assert query == "scholarships deadlines stipends close due Data"  # related words of deadline
 
 
 @pytest.mark.anyio

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from citelab.cli._common import (
     add_address_arguments,
     add_agents_arguments,
+    add_model_arguments,
     agents_from,
     default_agent,
     warn_if_reachable,
@@ -37,6 +38,7 @@ def register(subparsers: Any) -> None:
     add_address_arguments(parser, port=8000)
     parser.add_argument("--token", help="the token to use (default: a random one)")
     add_agents_arguments(parser)
+    add_model_arguments(parser)
     parser.add_argument(
         "--agent", help="the page's agent when the address has no ?agent= (default: default)"
     )

@@ -23,7 +23,13 @@ from citelab.models._perturbed import (
     PerturbedModel,
     inject_faults,
 )
-from citelab.models._registry import ModelFactory, available_models, get_model, register_model
+from citelab.models._registry import (
+    ModelFactory,
+    available_models,
+    check_model_name,
+    get_model,
+    register_model,
+)
 from citelab.models._scripted import ScriptedModel, ScriptedRound, ScriptedToolCall
 from citelab.models._seen import SeenSource, View, current_view, round_views, sources_in_message
 from citelab.models._server import RunningServer, build_app, serve_in_thread
@@ -90,6 +96,7 @@ __all__ = [
     "View",
     "available_models",
     "build_app",
+    "check_model_name",
     "collect",
     "current_view",
     "get_model",

@@ -13,11 +13,16 @@ No network, no weights, deterministic. For each call it reads
 then either calls the search tool again or answers.
 
 Coverage is the share of the question's content terms (stems, stopwords removed) found in
-the title or text of any source in view. When coverage is below ``min_coverage``, a search
-tool is offered and the model has called it fewer than ``max_searches`` times since the last
-user message, it calls the tool with a reformulated query: the uncovered terms plus a few
-covered key terms. ``tool_choice="required"`` (or naming the search tool) forces the call;
-``"none"`` forbids it.
+the title or text of any source in view; a term may be met by a related word (a short list:
+``cost`` by ``fee``/``price``/``pay``…, ``deadline`` by ``close``/``due``, ``long`` by
+``semesters``/``years``), and such a term, which names the kind of fact asked for, must be
+met or coverage counts as none. A reformulated query adds the related words of uncovered
+terms; related words also count (with their own IDF) when sentences are scored.
+
+When coverage is below ``min_coverage``, a search tool is offered and the model has called
+it fewer than ``max_searches`` times since the last user message, it calls the tool with a
+reformulated query: the uncovered terms plus a few covered key terms.
+``tool_choice="required"`` (or naming the search tool) forces the call; ``"none"`` forbids it.
 
 Otherwise it answers: every sentence of every source is scored by the IDF-weighted question
 terms it contains (terms in the source's title count half), and sentences are picked greedily
@@ -41,7 +46,14 @@ from dataclasses import dataclass, field
 from citelab._errors import InvalidInput
 from citelab.contract._payloads import SuggestedReply
 from citelab.models._formats import question_of
-from citelab.models._lexicon import Term, content_terms, sentences, stems_of
+from citelab.models._lexicon import (
+    Term,
+    content_terms,
+    related_stems,
+    related_words,
+    sentences,
+    stems_of,
+)
 from citelab.models._markers import rewrite_markers
 from citelab.models._pieces import tool_call_deltas, word_pieces
 from citelab.models._seen import View, current_view
@@ -161,7 +173,10 @@ class ExtractiveModel:
         terms = content_terms(_question(messages))
         view = current_view(messages)
         covered = _covered(terms, view)
-        if self._should_search(messages, tools, tool_choice, len(covered) / max(len(terms), 1)):
+        coverage = len(covered) / max(len(terms), 1)
+        if any(related_stems(t.stem) and t.stem not in covered for t in terms):
+            coverage = 0.0  # the kind of fact asked for (a cost, a deadline) is not in view
+        if self._should_search(messages, tools, tool_choice, coverage):
             return _Search(self._reformulate(terms, covered))
         return self._answer(terms, view)
 
@@ -185,15 +200,16 @@ class ExtractiveModel:
         return coverage < self.min_coverage and searches < self.max_searches
 
     def _reformulate(self, terms: list[Term], covered: set[str]) -> str:
-        uncovered = [term.word for term in terms if term.stem not in covered]
+        uncovered = [term for term in terms if term.stem not in covered]
         key = [term.word for term in terms if term.stem in covered][: self.key_terms]
-        return " ".join(uncovered + key)
+        related = [word for term in uncovered for word in related_words(term.stem)]
+        return " ".join([term.word for term in uncovered] + related + key)
 
     # --- answering ---------------------------------------------------------------------------
 
     def _answer(self, terms: list[Term], view: View) -> _Answer:
         candidates = _candidates(view)
-        weights = _weights(terms, candidates)
+        weights = _weights(_with_related(terms), candidates)
         chosen = self._choose(terms, weights, candidates)
         if not chosen:
             return _Answer(self.no_answer_text, _no_answer_replies())
@@ -254,10 +270,23 @@ def _tool_calls_so_far(messages: Sequence[Message]) -> int:
 
 
 def _covered(terms: list[Term], view: View) -> set[str]:
+    """The question stems a source in view holds (itself, or a related word: fee for cost)."""
     seen: set[str] = set()
     for source in view.values():
         seen |= stems_of(source.title) | stems_of(source.content)
-    return {term.stem for term in terms} & seen
+    return {term.stem for term in terms if ({term.stem} | related_stems(term.stem)) & seen}
+
+
+def _with_related(terms: list[Term]) -> list[Term]:
+    """The question's terms, then the related words of each (``cost`` adds ``fee``…)."""
+    known = {term.stem for term in terms}
+    extra = [
+        Term(related, related)
+        for term in terms
+        for related in sorted(related_stems(term.stem))
+        if related not in known
+    ]
+    return terms + list({term.stem: term for term in extra}.values())
 
 
 def _candidates(view: View) -> list[_Sentence]:

@@ -23,7 +23,7 @@ from citelab.models._perturbed import FaultRates, PerturbedModel
 from citelab.models._scripted import ScriptedModel
 from citelab.models._types import Model
 
-__all__ = ["ModelFactory", "available_models", "get_model", "register_model"]
+__all__ = ["ModelFactory", "available_models", "check_model_name", "get_model", "register_model"]
 
 ModelFactory = Callable[..., Model]
 """Builds a model from keyword options (a prefix factory gets the rest of the spec first)."""
@@ -47,6 +47,16 @@ def register_model(
 def available_models() -> list[str]:
     """Registered names, prefixes written as ``name:<model>``."""
     return sorted([*_FACTORIES, *(f"{p}:<model>" for p in _PREFIX_FACTORIES)])
+
+
+def check_model_name(spec: str) -> None:
+    """Refuse a spec no factory answers to (a :class:`ConfigError` listing the known ones),
+    without building the model (which may need a key or a server)."""
+    prefix, _, rest = spec.partition(":")
+    if (rest and prefix in _PREFIX_FACTORIES) or (not rest and spec in _FACTORIES):
+        return
+    known = ", ".join(available_models())
+    raise ConfigError(f"unknown model {spec!r}; known models: {known}")
 
 
 def get_model(spec: str, **options: Any) -> Model:
