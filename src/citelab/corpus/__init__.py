@@ -9,7 +9,7 @@ from citelab.corpus._chunking import (
     chunk_spans,
     iter_chunks,
 )
-from citelab.corpus._corpus import Corpus, load_corpus
+from citelab.corpus._corpus import EXAMPLE_LINE, Corpus, load_corpus
 from citelab.corpus._import import (
     IMPORT_SUFFIXES,
     FolderImport,
@@ -25,6 +25,7 @@ from citelab.corpus._synth import SynthParams, synth_documents, write_synthetic_
 
 __all__ = [
     "CHUNKING_VERSION",
+    "EXAMPLE_LINE",
     "IMPORT_SUFFIXES",
     "Access",
     "AccessSummary",

@@ -345,7 +345,7 @@ def _pdf(path: Path) -> _Parsed:
         raise _BadFile(f"unreadable PDF: {exc}") from exc
     content = "\n\n".join(page.strip() for page in pages if page.strip())
     if not content:
-        raise _BadFile("PDF has no text layer (a scan?)")
+        raise _BadFile("no text layer (a scanned PDF?)")
     return _Parsed(str(title) if title else None, content, str(lang) if lang else None)
 
 
