@@ -63,8 +63,9 @@ def agents_from(args: argparse.Namespace) -> dict[str, AgentConfig]:
     agents = load_agents(args.agents) if args.agents else default_agents()
     model = getattr(args, "model", None)
     corpus = getattr(args, "corpus", None)
-    options = _json_object(getattr(args, "model_options", None), "--model-options")
-    if options and model is None:
+    raw_options = getattr(args, "model_options", None)
+    options = _json_object(raw_options, "--model-options")
+    if raw_options is not None and model is None:
         from citelab._errors import ConfigError
 
         raise ConfigError("--model-options: give --model too (options belong to one model)")
