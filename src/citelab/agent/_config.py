@@ -21,6 +21,7 @@ Every error names the file and the key (``agents.default.retrieval.max_results``
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -181,7 +182,7 @@ def override_agents(
     *,
     model: str | None = None,
     model_options: Mapping[str, Any] | None = None,
-    corpus: str | Path | None = None,
+    corpus: str | os.PathLike[str] | None = None,
 ) -> dict[str, AgentConfig]:
     r"""Every agent with its model (and options) and/or corpus replaced, as ``--model`` and
     ``--corpus`` do; a new model starts from ``model_options`` (the old ones were for the old

@@ -20,6 +20,7 @@ import logging
 import time
 import uuid
 from collections.abc import Coroutine
+from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import traitlets
@@ -29,6 +30,7 @@ from citelab.answers import Answer, AnswerService, FeedbackValue, LogEntry
 from citelab.contract import AnswerMessage
 from citelab.corpus import Reader
 from citelab.events import Reference
+from citelab.models import Model
 from citelab.widget._batching import (
     DEFAULT_INTERVAL,
     DEFAULT_MAX_TOKENS,
@@ -75,7 +77,10 @@ class Chat(StaticFallbackWidget):
     ``update_outputs`` rewrites the static HTML of every output showing the chat (and its
     panels) when a turn ends, so a saved or exported notebook shows the conversation;
     JupyterLab then redraws those views once per turn (the conversation is kept). Turn it
-    off to keep the HTML from display time.
+    off to keep the HTML from display time. ``model`` (``"openai:<model>"``,
+    ``"anthropic:<model>"``, ``"extractive"``… or a model object) and ``corpus`` (a JSONL
+    file or a folder of documents) replace every agent's: ``Chat(corpus="notes/",
+    model="openai:llama3.1")``.
     """
 
     _esm = bundle("widget_chat.js")
@@ -106,9 +111,11 @@ class Chat(StaticFallbackWidget):
         token_interval: float = DEFAULT_INTERVAL,
         max_batch_tokens: int = DEFAULT_MAX_TOKENS,
         update_outputs: bool = True,
+        model: str | Model | None = None,
+        corpus: str | PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        service, agent = resolve_service(service_or_agent_config, agent)
+        service, agent = resolve_service(service_or_agent_config, agent, model=model, corpus=corpus)
         check_agent(service, agent)
         if feedback is None:
             feedback = service.agents[agent].feedback_enabled
