@@ -31,8 +31,10 @@ the earlier sentence. Each sentence ends with the number(s) it came from (``… 
 one sentence found in two sources reads ``[1][3]``). A sentence qualifies when it contains
 two question terms, or one term carrying at least ``min_relevance`` of the question's weight;
 with none, the answer is ``no_answer_text`` with no markers. A final
-:class:`SuggestedRepliesDelta` carries two or three follow-ups built from the titles of the
-sources it used or found relevant.
+:class:`SuggestedRepliesDelta` carries up to three follow-ups built from the titles of the
+sources it used or found relevant (after no answer: of the sources in view), each kept only
+when a sentence of that source holds two of its title's terms, so that asking it gets an
+answer; without such a source there are no suggestions rather than ones that lead nowhere.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from citelab.models._lexicon import (
 )
 from citelab.models._markers import rewrite_markers
 from citelab.models._pieces import tool_call_deltas, word_pieces
-from citelab.models._seen import View, current_view
+from citelab.models._seen import SeenSource, View, current_view
 from citelab.models._types import (
     FinishDelta,
     Message,
@@ -212,7 +214,7 @@ class ExtractiveModel:
         weights = _weights(_with_related(terms), candidates)
         chosen = self._choose(terms, weights, candidates)
         if not chosen:
-            return _Answer(self.no_answer_text, _no_answer_replies())
+            return _Answer(self.no_answer_text, _no_answer_replies(view))
         text = " ".join(_cite(sentence.text, sentence.numbers) for sentence in chosen)
         return _Answer(text, _replies(chosen, weights, candidates, view))
 
@@ -345,24 +347,49 @@ def _replies(
     candidates: list[_Sentence],
     view: View,
 ) -> list[SuggestedReply]:
+    """Follow-ups about the first cited source and the next most relevant ones in view, each
+    kept only when that source answers it (see :func:`_answerable`)."""
     cited = list(dict.fromkeys(n for sentence in chosen for n in sentence.numbers))
     best: dict[int, float] = {}
     for c in candidates:
         for number in c.numbers:
             best[number] = max(best.get(number, 0.0), _score(c, weights))
     others = sorted((n for n in best if n not in cited and best[n] > 0), key=lambda n: -best[n])
-    titles = list(dict.fromkeys(_short(view[n].title) for n in [*cited[:1], *others[:2]]))
-    replies = [f"Tell me more about {titles[0]}", *(f"What about {t}?" for t in titles[1:])]
-    if len(replies) < 2:
-        replies.append("Where can I read more about this?")
-    return [SuggestedReply(label=label) for label in replies[:3]]
-
-
-def _no_answer_replies() -> list[SuggestedReply]:
+    titles = _answerable_titles([*cited[:1], *others], view, 3)
+    if not titles:
+        return []
+    first = f"Tell me more about {titles[0]}"
     return [
-        SuggestedReply(label="What topics can you answer questions about?"),
-        SuggestedReply(label="Which sources do you have?"),
+        SuggestedReply(label=label) for label in [first, *(f"What about {t}?" for t in titles[1:])]
     ]
+
+
+def _no_answer_replies(view: View) -> list[SuggestedReply]:
+    """After no answer: questions about sources in view that they answer (none without any),
+    so a chip never leads back to the same no-answer."""
+    titles = _answerable_titles(sorted(view), view, 3)
+    return [SuggestedReply(label=f"Tell me about {title}") for title in titles]
+
+
+def _answerable_titles(numbers: list[int], view: View, limit: int) -> list[str]:
+    titles: list[str] = []
+    for number in numbers:
+        title = _short(view[number].title)
+        if title not in titles and _answerable(view[number]):
+            titles.append(title)
+        if len(titles) == limit:
+            break
+    return titles
+
+
+def _answerable(source: SeenSource) -> bool:
+    """Whether a question naming ``source``'s title would get an answer from it: some sentence
+    holds two title terms (or the one term a one-word title has)."""
+    terms = {term.stem for term in content_terms(source.title)}
+    if not terms:
+        return False
+    enough = min(len(terms), _ENOUGH_TERMS)
+    return any(len(stems_of(text) & terms) >= enough for text in sentences(source.content))
 
 
 def _short(title: str) -> str:
