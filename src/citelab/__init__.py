@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         merge_round,
         parse_markers,
     )
-    from citelab.widget import Chat, MessageView, SourcesPanel
+    from citelab.widget import Chat, MessageView, SourcesPanel, TemplateLab
 
 __version__ = "0.1.0"
 
@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "Source": "citelab.sources",
     "SourcesPanel": "citelab.widget",
     "SuggestedReply": "citelab.contract",
+    "TemplateLab": "citelab.widget",
     "build_anchors": "citelab.sources",
     "build_message": "citelab.contract",
     "default_registry": "citelab.contract",
@@ -121,6 +122,7 @@ __all__ = [
     "Source",
     "SourcesPanel",
     "SuggestedReply",
+    "TemplateLab",
     "__version__",
     "build_anchors",
     "build_message",

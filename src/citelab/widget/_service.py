@@ -13,7 +13,7 @@ from citelab.answers import AnswerService
 from citelab.corpus import Reader
 from citelab.models import Model
 
-__all__ = ["ServiceSource", "check_agent", "reader_of", "resolve_service"]
+__all__ = ["ServiceSource", "check_agent", "reader_of", "resolve_agents", "resolve_service"]
 
 ServiceSource = AnswerService | AgentConfig | Mapping[str, AgentConfig] | str | PathLike[str] | None
 """What a chat answers with: a service, one agent, agents by name, or an agents file."""
@@ -37,16 +37,33 @@ def resolve_service(
                 "agents (or an agents file) instead, or build the service with them"
             )
         return source, agent
+    agents, agent, models = resolve_agents(source, agent, model=model, corpus=corpus)
+    return AnswerService(agents, models=models or None), agent
+
+
+def resolve_agents(
+    source: ServiceSource,
+    agent: str,
+    *,
+    model: str | Model | None = None,
+    corpus: str | PathLike[str] | None = None,
+) -> tuple[dict[str, AgentConfig], str, dict[str, Model]]:
+    """The agents ``source`` describes (with ``model``/``corpus`` applied), the agent that
+    answers, and the model objects to give the service (by name)."""
+    if isinstance(source, AnswerService):
+        if model is not None or corpus is not None:
+            raise ConfigError("model= and corpus= apply to agents, not to a ready AnswerService")
+        return dict(source.agents), agent, {}
     agents, agent = _agents(source, agent)
     if isinstance(model, str) or corpus is not None:
         agents = override_agents(
             agents, model=model if isinstance(model, str) else None, corpus=corpus
         )
     if model is None or isinstance(model, str):
-        return AnswerService(agents), agent
+        return agents, agent, {}
     update = {"model": model.name, "model_options": {}}
     agents = {name: config.model_copy(update=update) for name, config in agents.items()}
-    return AnswerService(agents, models={model.name: model}), agent
+    return agents, agent, {model.name: model}
 
 
 def _agents(source: ServiceSource, agent: str) -> tuple[dict[str, AgentConfig], str]:
