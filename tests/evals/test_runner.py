@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import pytest
 
+from citelab._errors import ModelError
 from citelab.cli import main
 from citelab.evals import load_suite, rescore, run
 from citelab.models import ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec, _registry
@@ -78,6 +79,8 @@ class CountingModel:
     calls = 0
     running = 0
     most = 0
+    failing: ClassVar[str | None] = None
+    """When set, a call whose last message contains this text fails (a ModelError)."""
     prepared: ClassVar[list[int]] = []
     """The number of calls made when each ``prepare`` came."""
 
@@ -100,6 +103,9 @@ class CountingModel:
         cls.calls += 1
         cls.running += 1
         cls.most = max(cls.most, cls.running)
+        if cls.failing is not None and cls.failing in str(messages[-1].get("content")):
+            cls.running -= 1
+            raise ModelError(f"counting: refused a question about {cls.failing!r}")
         try:
             await asyncio.sleep(0.05)
             async for delta in self.inner.stream(messages, tools, tool_choice=tool_choice):
@@ -114,6 +120,7 @@ def suite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setitem(_registry._FACTORIES, "counting", CountingModel)
     CountingModel.calls = CountingModel.running = CountingModel.most = 0
     CountingModel.prepared = []
+    CountingModel.failing = None
     (tmp_path / "cases.jsonl").write_text(
         "".join(json.dumps(case) + "\n" for case in CASES), encoding="utf-8"
     )
@@ -146,7 +153,13 @@ def test_a_run_writes_every_output_and_bounds_concurrency(suite_file: Path) -> N
     assert stability["baseline"] == 1.0
     assert stability["no_tool_rewrite"] < 1.0  # the seed's bug, reproduced
     run_log = json.loads((out / "run.json").read_text())
-    assert run_log["units"] == {"total": 6, "ran": 6, "resumed": 0}
+    assert run_log["units"] == {
+        "total": 6,
+        "ran": 6,
+        "resumed": 0,
+        "rerun_failed": 0,
+        "rerun_changed": 0,
+    }
     # Set-up (indexes, model clients) came before the first case and is timed on its own.
     assert CountingModel.prepared
     assert set(CountingModel.prepared) == {0}
@@ -171,7 +184,13 @@ def test_a_second_run_resumes_and_a_lost_record_is_answered_from_the_cache(
     (out / "records.jsonl").write_text("\n".join(lines[:4]) + "\n" + lines[4][:40])
     third = run(suite_file, out_dir=out, progress=False)
     log = json.loads((out / "run.json").read_text())
-    assert log["units"] == {"total": 6, "ran": 2, "resumed": 4}
+    assert log["units"] == {
+        "total": 6,
+        "ran": 2,
+        "resumed": 4,
+        "rerun_failed": 0,
+        "rerun_changed": 0,
+    }
     assert log["model_cache"]["counted"]["misses"] == 0  # replayed, not asked again
     assert CountingModel.calls == calls
     for result in (again, third):
@@ -199,6 +218,8 @@ def test_a_changed_variant_is_run_again(suite_file: Path) -> None:
         "total": 6,
         "ran": 3,
         "resumed": 3,
+        "rerun_failed": 0,
+        "rerun_changed": 3,
     }
 
 
@@ -234,3 +255,59 @@ def test_without_the_cache_every_call_reaches_the_model(suite_file: Path) -> Non
     assert not (suite_file.parent / "b" / "cache").exists()
     log = json.loads((suite_file.parent / "b" / "run.json").read_text())
     assert log["model_cache_enabled"] is False
+
+
+def test_failed_turns_make_the_command_fail_with_their_causes_grouped(
+    suite_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    CountingModel.failing = "football cup"
+    out = suite_file.parent / "out"
+    args = ["eval", "--suite", str(suite_file), "--out", str(out), "--quiet"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    # Two variants × the one failing case: one cause, counted twice, its message shown.
+    assert "error: 2 of 8 turns failed (1 cause):" in err
+    assert "2 × ModelError: counting: refused a question about 'football cup'" in err
+    assert "first in baseline · counted · cases/cup turn 0" in err
+    report = (out / "report.html").read_text()
+    assert report.index("Errors") < report.index("Variant summary")
+    assert "refused a question about" in report
+    # Accepted on request, still printed.
+    assert main([*args, "--allow-failures", "--keep-failed"]) == 0
+    assert "2 of 8 turns failed" in capsys.readouterr().err
+
+
+def test_resuming_runs_failed_cases_again_unless_told_to_keep_them(suite_file: Path) -> None:
+    CountingModel.failing = "football cup"
+    out = suite_file.parent / "out"
+    failed = run(suite_file, out_dir=out, progress=False)
+    errors = failed.errors()
+    assert list(errors["count"]) == [2]
+    assert errors.loc[0, "case_id"] == "cup"
+    # Still broken, but told to keep the failures: nothing runs.
+    calls = CountingModel.calls
+    kept = run(suite_file, out_dir=out, progress=False, rerun_failed=False)
+    assert CountingModel.calls == calls
+    assert len(kept.errors()) == 1
+    # Fixed: the two failed units run again (and only they), and the errors are gone.
+    CountingModel.failing = None
+    fixed = run(suite_file, out_dir=out, progress=False)
+    units = json.loads((out / "run.json").read_text())["units"]
+    assert units["ran"] == 2
+    assert units["rerun_failed"] == 2
+    assert units["resumed"] == 4
+    assert fixed.errors().empty
+    assert fixed.to_pandas("case")["error"].isna().all()
+
+
+def test_records_of_another_configuration_are_kept_only_when_asked(suite_file: Path) -> None:
+    out = suite_file.parent / "out"
+    run(suite_file, out_dir=out, progress=False)
+    suite_file.write_text(
+        SUITE.replace('"hooks.tool_rewrite" = false', 'merge_strategy = "replace"')
+    )
+    calls = CountingModel.calls
+    run(suite_file, out_dir=out, progress=False, reuse_changed=True)
+    units = json.loads((out / "run.json").read_text())["units"]
+    assert CountingModel.calls == calls
+    assert (units["ran"], units["resumed"], units["rerun_changed"]) == (0, 6, 0)

@@ -4,6 +4,11 @@
 dataset, with the ablations) and writes ``evaluations/reports/default/``: tables (CSV, and
 Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
 finished cases are not run again, and model calls are answered from the disk cache.
+
+Failures are loud: a model that cannot be reached or does not exist stops the run before
+the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
+``--allow-failures``); resuming runs failed cases again (unless ``--keep-failed``) and cases
+recorded under another configuration (unless ``--reuse-changed``).
 """
 
 from __future__ import annotations
@@ -57,6 +62,27 @@ def register(subparsers: Any) -> None:
         help="stream the calls of models that can also answer whole (OpenAI-compatible ones "
         "answer whole by default in evaluations: nothing watches their tokens)",
     )
+    parser.add_argument(
+        "--allow-failures",
+        action="store_true",
+        help="exit 0 even when turns failed (the errors are still printed and reported)",
+    )
+    parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="when resuming, keep recorded cases whose turns failed instead of running them again",
+    )
+    parser.add_argument(
+        "--reuse-changed",
+        action="store_true",
+        help="when resuming, keep recorded cases made under another configuration (model, "
+        "endpoint, agent settings) instead of running them again",
+    )
+    parser.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="do not ask the models' endpoints whether they answer before the run starts",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -84,11 +110,37 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             cache=not args.no_cache,
             stream_calls=args.stream_calls,
+            rerun_failed=not args.keep_failed,
+            reuse_changed=args.reuse_changed,
+            preflight=not args.no_preflight,
         )
     _print_summary(result.to_pandas("variant"))
     _print_findings(out)
     print(f"report: {out}/report.html", file=sys.stderr)
-    return 0
+    errors = result.errors()
+    if errors.empty:
+        return 0
+    _print_errors(errors, len(result.turns))
+    if args.allow_failures:
+        print("--allow-failures: exiting 0 despite the failed turns", file=sys.stderr)
+        return 0
+    return 1
+
+
+def _print_errors(errors: Any, turns: int) -> None:
+    """The failed turns, grouped by cause: count, first message and where it happened."""
+    failed = int(errors["count"].sum())
+    causes = len(errors)
+    print(
+        f"error: {failed} of {turns} turns failed ({causes} cause{'s' * (causes != 1)}):",
+        file=sys.stderr,
+    )
+    for row in errors.to_dict("records"):
+        where = f"{row['variant']} · {row['model']} · {row['dataset']}/{row['case_id']}"
+        print(
+            f"  {row['count']} × {row['first_message']}\n      first in {where} turn {row['turn']}",
+            file=sys.stderr,
+        )
 
 
 def _print_summary(summary: Any) -> None:

@@ -79,6 +79,13 @@ class CachedModel:
         if prepare is not None:
             await prepare()
 
+    async def check_available(self) -> None:
+        """Ask the wrapped model whether it can answer at all, when it can tell
+        (``check_available``; see :meth:`citelab.models.OpenAIModel.check_available`)."""
+        check = getattr(self.inner, "check_available", None)
+        if check is not None:
+            await check()
+
     async def aclose(self) -> None:
         """Close the wrapped model's connections, when it holds any (``aclose``)."""
         close = getattr(self.inner, "aclose", None)

@@ -92,6 +92,7 @@ h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid
 table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
 .holds{color:#0a6b2d}.fails{color:#a11}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
 max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted{color:#666}
 """
@@ -102,6 +103,7 @@ def render_html(result: EvalResult, findings: Sequence[FindingResult], title: st
     summary = result.to_pandas("variant")
     sections = [
         f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
+        _errors_html(result),
         _run_facts(result),
         _findings_html(findings),
         "<h2>Variant summary (95% bootstrap intervals over cases)</h2>",
@@ -122,6 +124,28 @@ def render_html(result: EvalResult, findings: Sequence[FindingResult], title: st
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title or 'citelab evaluation')}</title><style>{_STYLE}</style></head>"
         f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _errors_html(result: EvalResult) -> str:
+    """The report's first section when turns failed: each cause, how often, where first."""
+    errors = result.errors()
+    if errors.empty:
+        return ""
+    failed, total = int(errors["count"].sum()), len(result.turns)
+    rows = "".join(
+        f'<tr><td class="num">{int(r["count"])}</td><td>{_e(r["first_message"])}</td>'
+        f"<td>{_e(r['variant'])} · {_e(r['model'])} · {_e(r['dataset'])}/"
+        f"{_e(r['case_id'])} turn {_e(r['turn'])}</td></tr>"
+        for r in errors.to_dict("records")
+    )
+    return (
+        '<section class="errors"><h2>Errors</h2>'
+        f"<p><b>{failed} of {total} turns failed</b>; they are scored as nothing, so every "
+        "value below leaves them out. Fix the cause and run again: failed cases are run "
+        "again on resume.</p>"
+        "<table><tr><th>turns</th><th>first message</th><th>first in</th></tr>"
+        f"{rows}</table></section>"
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,7 +31,17 @@ from citelab.evals._dataset import Case, GoldTurn
 from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._scoring import Score, Scorer
 
-__all__ = ["EvalResult", "Level", "bootstrap_interval", "score_records", "summarize"]
+__all__ = [
+    "EvalResult",
+    "Level",
+    "bootstrap_interval",
+    "error_cause",
+    "error_summary",
+    "paired_bootstrap",
+    "paired_differences",
+    "score_records",
+    "summarize",
+]
 
 Level = Literal["citation", "statement", "case", "variant"]
 _LEVELS: tuple[Level, ...] = ("citation", "statement", "case", "variant")
@@ -52,6 +63,10 @@ class EvalResult:
     """The run's configuration (suite, scorers, versions), as written to ``run.json``."""
     seed: int = 0
     resamples: int = 1000
+    records: list[CaseRecord] = field(default_factory=list)
+    """The records scored (what the case browser shows: answers, sources, rounds)."""
+    cases: Mapping[tuple[str, str], Case] = field(default_factory=dict)
+    """``(dataset, case_id)`` → the case (its gold turns), for the records' cases."""
 
     def to_pandas(self, level: Level = "case") -> pd.DataFrame:
         """The results at ``level``; see the module docs."""
@@ -73,6 +88,44 @@ class EvalResult:
         extra = [column for column in by if column not in _KEYS]
         scores = self.scores.merge(turns[[*_KEYS, *extra]], on=_KEYS)
         return summarize(scores, self.scorers, by, self.seed, self.resamples)
+
+    def baseline(self) -> str | None:
+        """The variant differences are taken against: ``baseline`` when a variant has that
+        name, else the first variant run (None when nothing was)."""
+        variants = list(dict.fromkeys(self.turns["variant"])) if not self.turns.empty else []
+        if "baseline" in variants:
+            return "baseline"
+        return variants[0] if variants else None
+
+    def differences(
+        self, baseline: str | None = None, subset: str = "all", confidence: float = 0.95
+    ) -> pd.DataFrame:
+        """Each variant minus ``baseline`` (default :meth:`baseline`), per model and metric,
+        on the cases both have a value for, with a paired bootstrap interval: the same cases
+        are drawn for both sides in every resample, so what the cases share cancels out.
+
+        Columns: ``variant``, ``model``, ``metric``, ``baseline``, ``difference``,
+        ``ci_low``, ``ci_high``, ``cases`` (paired), ``units`` (the variant's, on those
+        cases), ``excludes_zero`` (the interval lies wholly on one side of 0),
+        ``higher_is_better``.
+        """
+        base = baseline if baseline is not None else self.baseline()
+        turns = select_turns(self.turns, subset)
+        scores = self.scores.merge(turns[_KEYS], on=_KEYS)
+        return paired_differences(
+            scores,
+            self.scorers,
+            base,
+            seed=self.seed,
+            resamples=self.resamples,
+            confidence=confidence,
+        )
+
+    def errors(self) -> pd.DataFrame:
+        """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where
+        it first happened (``variant``, ``model``, ``dataset``, ``case_id``, ``turn``);
+        the most frequent cause first. Empty when every turn was answered."""
+        return error_summary(self.turns)
 
     def stability_by_round(self) -> pd.DataFrame:
         """Numbering stability per variant and round (from the citation rows)."""
@@ -96,6 +149,34 @@ class EvalResult:
         wide.columns.name = None
         order = [s.metric for s in self.scorers if s.metric in wide.columns]
         return self.turns.merge(wide[order].reset_index(), on=_KEYS, how="left")
+
+
+_ERROR_COLUMNS = ["cause", "count", "first_message", *_KEYS]
+_VOLATILE = re.compile(r"'[^']*'|\"[^\"]*\"|\d+(?:\.\d+)?")
+
+
+def error_cause(message: str) -> str:
+    """A failed turn's cause: its message with quoted names and numbers blanked, so the
+    same failure in many cases (another id, another count) is counted once."""
+    return _VOLATILE.sub("…", message)
+
+
+def error_summary(turns: pd.DataFrame) -> pd.DataFrame:
+    """See :meth:`EvalResult.errors`."""
+    if turns.empty or "error" not in turns:
+        return pd.DataFrame(columns=_ERROR_COLUMNS)
+    failed = turns[turns["error"].notna()]
+    groups: dict[str, dict[str, Any]] = {}
+    for row in failed.to_dict("records"):
+        message = str(row["error"])
+        entry = groups.setdefault(
+            error_cause(message),
+            {"count": 0, "first_message": message, **{k: row[k] for k in _KEYS}},
+        )
+        entry["count"] += 1
+    rows = [{"cause": cause, **entry} for cause, entry in groups.items()]
+    frame = pd.DataFrame(rows, columns=_ERROR_COLUMNS)
+    return frame.sort_values("count", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def select_turns(turns: pd.DataFrame, subset: str) -> pd.DataFrame:
@@ -124,6 +205,7 @@ def score_records(
     resamples: int = 1000,
 ) -> EvalResult:
     """Score every turn of every record; ``cases`` maps ``(dataset, case_id)`` to the case."""
+    records = list(records)
     score_rows: list[dict[str, Any]] = []
     turn_rows: list[dict[str, Any]] = []
     detail_rows: dict[str, list[dict[str, Any]]] = {"citation": [], "statement": []}
@@ -151,12 +233,15 @@ def score_records(
         config=config or {},
         seed=seed,
         resamples=resamples,
+        records=records,
+        cases={key: cases[key] for key in {(r.dataset, r.case_id) for r in records}},
     )
 
 
 _TURN_FACTS = [
     "tags",
     "question",
+    "answer",
     "substituted",
     "expect_answer",
     "rounds",
@@ -185,6 +270,7 @@ def _turn_row(
         **keys,
         "tags": ",".join(record.tags),
         "question": turn.question,
+        "answer": turn.text,
         "substituted": turn.no_answer,
         "expect_answer": gold.expect_answer,
         "rounds": len(turn.rounds),
@@ -272,6 +358,99 @@ def summarize(
             }
         )
     return _in_scorer_order(pd.DataFrame(out, columns=columns), list(kinds), groups[:-1])
+
+
+DIFFERENCE_COLUMNS = [
+    "variant",
+    "model",
+    "metric",
+    "baseline",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "cases",
+    "units",
+    "excludes_zero",
+    "higher_is_better",
+]
+
+
+def paired_differences(
+    scores: pd.DataFrame,
+    scorers: Sequence[Scorer],
+    baseline: str | None,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """See :meth:`EvalResult.differences` (``scores`` is the long score table)."""
+    kinds = {s.metric: s for s in scorers}
+    per_case = _per_case(scores, kinds, ["variant", "model", "metric"])
+    if baseline is None or per_case.empty:
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    cases = ["dataset", "case_id"]
+    out: list[dict[str, Any]] = []
+    for (model, metric), part in per_case.groupby(["model", "metric"], sort=False):
+        base = part[part["variant"] == baseline]
+        for variant in dict.fromkeys(part["variant"]):
+            if variant == baseline:
+                continue
+            other = part[part["variant"] == variant]
+            paired = base.merge(other, on=cases, suffixes=("_b", "_v"))
+            paired = paired[(paired["d_b"] > 0) & (paired["d_v"] > 0)]
+            if paired.empty:
+                continue
+            base_n, base_d, n, d = (
+                paired[c].to_numpy(dtype=float) for c in ("n_b", "d_b", "n_v", "d_v")
+            )
+            key = ("difference", baseline, variant, model, metric)
+            diff, low, high = paired_bootstrap(
+                (base_n, base_d),
+                (n, d),
+                _group_rng(seed, key),
+                resamples=resamples,
+                confidence=confidence,
+            )
+            out.append(
+                {
+                    "variant": variant,
+                    "model": model,
+                    "metric": metric,
+                    "baseline": baseline,
+                    "difference": diff,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "cases": len(paired),
+                    "units": float(d.sum()),
+                    "excludes_zero": bool(low > 0 or high < 0),
+                    "higher_is_better": kinds[str(metric)].higher_is_better,
+                }
+            )
+    frame = pd.DataFrame(out, columns=DIFFERENCE_COLUMNS)
+    return _in_scorer_order(frame, list(kinds), ["variant", "model"])
+
+
+def paired_bootstrap(
+    base: tuple[np.ndarray, np.ndarray],
+    other: tuple[np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """``ratio(other) - ratio(base)`` over paired cases given as (numerators,
+    denominators), and its percentile interval from resamples that draw the same cases for
+    both (every denominator positive)."""
+    (base_n, base_d), (other_n, other_d) = base, other
+    count = len(base_n)
+    diff = float(other_n.sum() / other_d.sum() - base_n.sum() / base_d.sum())
+    draws = rng.integers(0, count, size=(resamples, count))
+    ratios = other_n[draws].sum(axis=1) / other_d[draws].sum(axis=1)
+    deltas = ratios - base_n[draws].sum(axis=1) / base_d[draws].sum(axis=1)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(deltas, [tail, 100 - tail])
+    return diff, float(low), float(high)
 
 
 def _group_rng(seed: int, key: tuple[Any, ...]) -> np.random.Generator:

@@ -30,6 +30,7 @@ import gc
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -46,6 +47,7 @@ from citelab.answers import Answer, AnswerService, MemoryConversationStore, Memo
 from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._cache import CachedModel
 from citelab.evals._dataset import Case, Dataset, load_dataset
+from citelab.evals._glossary import variant_notes
 from citelab.evals._records import (
     CaseRecord,
     RestrictedEntity,
@@ -59,7 +61,20 @@ from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scor
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
-__all__ = ["RunPlan", "default_output_dir", "plan_run", "rescore", "run", "run_async"]
+__all__ = [
+    "BatchRunner",
+    "Resume",
+    "ResumePolicy",
+    "RunPlan",
+    "default_output_dir",
+    "model_endpoint",
+    "plan_run",
+    "record_failed",
+    "rescore",
+    "resume_units",
+    "run",
+    "run_async",
+]
 
 _RECORDS = "records.jsonl"
 _PACKAGES = ("citelab", "pydantic", "pandas", "numpy", "scipy", "matplotlib", "bm25s", "openai")
@@ -76,19 +91,28 @@ class _Unit:
     agent: AgentConfig
     """The case's agent as the variant configures it."""
     seed: int
+    endpoint: str | None = None
+    """Where the model's calls go when that is configured outside the spec (the
+    ``OPENAI_BASE_URL`` of an ``openai:`` model): another endpoint is another model."""
 
     @functools.cached_property
     def key(self) -> str:
         """``variant|model|dataset|case|fingerprint``: a change to what runs re-runs it."""
-        fingerprint = {
+        fingerprint: dict[str, Any] = {
             "agent": self.agent.model_dump(mode="json"),
             "model": self.model.model_dump(mode="json"),
             "case": self.case.model_dump(mode="json"),
             "seed": self.seed,
         }
+        if self.endpoint is not None:
+            fingerprint["endpoint"] = self.endpoint
         digest = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()
-        names = (self.variant.name, self.model.name, self.dataset.name, self.case.id)
-        return "|".join([*names, digest[:16]])
+        return "|".join([self.names, digest[:16]])
+
+    @property
+    def names(self) -> str:
+        """``variant|model|dataset|case``: the key without the configuration's fingerprint."""
+        return "|".join((self.variant.name, self.model.name, self.dataset.name, self.case.id))
 
 
 @dataclass
@@ -128,14 +152,32 @@ def plan_run(
     specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
     agents = {v.name: _variant_agents(suite, v, base) for v in variants}
     plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
+    endpoints = {spec.name: model_endpoint(spec) for spec in specs}
     plan.units = [
-        _Unit(variant, spec, dataset, case, agents[variant.name][case.agent], suite.seed)
+        _Unit(
+            variant,
+            spec,
+            dataset,
+            case,
+            agents[variant.name][case.agent],
+            suite.seed,
+            endpoints[spec.name],
+        )
         for variant in variants
         for spec in specs
         for dataset in datasets
         for case in dataset
     ]
     return plan
+
+
+def model_endpoint(spec: ModelSpec) -> str | None:
+    """The endpoint an ``openai:`` spec calls (its ``base_url`` option, else
+    ``OPENAI_BASE_URL``, else OpenAI's); None for models that call no endpoint."""
+    if not spec.spec.startswith("openai:"):
+        return None
+    configured = spec.options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+    return str(configured or "https://api.openai.com/v1")
 
 
 def default_output_dir(suite: Suite) -> Path:
@@ -155,6 +197,9 @@ def run(
     progress: bool = True,
     cache: bool = True,
     stream_calls: bool = False,
+    rerun_failed: bool = True,
+    reuse_changed: bool = False,
+    preflight: bool = True,
 ) -> EvalResult:
     """Run a suite (an object, a name in ``evaluations/suites/`` or a path); see the module docs.
 
@@ -162,6 +207,14 @@ def run(
     ``stream_calls=True`` streams the calls of models that can answer whole (a model spec's
     own ``stream`` option wins either way). Inside a running event loop (Jupyter) the run
     happens in a worker thread.
+
+    Resuming: a recorded case with a failed turn is run again unless ``rerun_failed=False``;
+    a case recorded under another configuration (agent settings, model spec or endpoint,
+    the case itself, the seed) is run again unless ``reuse_changed=True`` keeps the old
+    record. ``preflight`` asks every model that can tell (an OpenAI-compatible endpoint)
+    whether it answers and serves the model before any case runs, so a wrong URL or model
+    name raises :class:`~citelab.ModelError` at once. Failed turns do not raise: see
+    :meth:`EvalResult.errors` (``citelab eval`` exits non-zero on them).
     """
     call = run_async(
         suite,
@@ -172,6 +225,9 @@ def run(
         progress=progress,
         cache=cache,
         stream_calls=stream_calls,
+        rerun_failed=rerun_failed,
+        reuse_changed=reuse_changed,
+        preflight=preflight,
     )
     try:
         asyncio.get_running_loop()
@@ -191,6 +247,9 @@ async def run_async(
     progress: bool = True,
     cache: bool = True,
     stream_calls: bool = False,
+    rerun_failed: bool = True,
+    reuse_changed: bool = False,
+    preflight: bool = True,
 ) -> EvalResult:
     """The coroutine behind :func:`run`."""
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
@@ -205,6 +264,8 @@ async def run_async(
         progress,
         cache,
         stream_calls=stream_calls,
+        policy=ResumePolicy(rerun_failed=rerun_failed, reuse_changed=reuse_changed),
+        preflight=preflight,
     )
     records = await executor.run()
     result = score_records(
@@ -331,8 +392,60 @@ def _scorer_specs(suite: Suite) -> list[str | dict[str, Any]]:
 # --- running -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ResumePolicy:
+    """Which recorded units a run keeps (see :func:`run`)."""
+
+    rerun_failed: bool = True
+    """Run a unit again when a turn of its record failed."""
+    reuse_changed: bool = False
+    """Keep a unit's record even when it was made under another configuration."""
+
+
+@dataclass
+class Resume:
+    """What :func:`resume_units` decided: the records kept and the units still to run."""
+
+    done: dict[str, CaseRecord]
+    """Unit key → the record kept for it."""
+    pending: list[_Unit]
+    resumed: int = 0
+    """Units whose record was kept."""
+    failed: int = 0
+    """Units run again because their record had a failed turn."""
+    changed: int = 0
+    """Units run again because their record was made under another configuration."""
+
+
+def resume_units(
+    units: Sequence[_Unit], recorded: Mapping[str, CaseRecord], policy: ResumePolicy
+) -> Resume:
+    """Split ``units`` into the records to keep and the units to run (see :func:`run`)."""
+    by_names = {key.rpartition("|")[0]: record for key, record in recorded.items()}
+    resume = Resume(done={}, pending=[])
+    for unit in units:
+        record = recorded.get(unit.key)
+        if record is None and policy.reuse_changed:
+            record = by_names.get(unit.names)
+        if record is None:
+            resume.changed += unit.names in by_names
+            resume.pending.append(unit)
+        elif policy.rerun_failed and record_failed(record):
+            resume.failed += 1
+            resume.pending.append(unit)
+        else:
+            resume.done[unit.key] = record
+    resume.resumed = len(resume.done)
+    return resume
+
+
+def record_failed(record: CaseRecord) -> bool:
+    """True when a turn of ``record`` failed (an error instead of an answer)."""
+    return any(turn.error is not None for turn in record.turns)
+
+
 class _Executor:
-    """Runs the plan's pending units with bounded concurrency, appending each record."""
+    """Runs the plan's pending units locally, with a progress bar, appending each record."""
 
     def __init__(
         self,
@@ -343,41 +456,33 @@ class _Executor:
         cache: bool,
         *,
         stream_calls: bool = False,
+        policy: ResumePolicy | None = None,
+        preflight: bool = True,
     ) -> None:
         self.plan = plan
-        self.cache = cache
         self.out = out
-        self.concurrency = concurrency
         self.progress = progress
-        self.corpora: dict[str, Corpus] = {}
-        self.models: dict[str, CachedModel] = {}
-        self.services: dict[tuple[str, str], AnswerService] = {}
-        self.resumed = 0
+        self.policy = policy or ResumePolicy()
+        self.preflight = preflight
+        self.batch = BatchRunner(
+            plan,
+            out / "cache" / "models",
+            concurrency=concurrency,
+            cache=cache,
+            stream_calls=stream_calls,
+        )
+        self.resume = Resume(done={}, pending=[])
         self.ran = 0
-        self.setup_seconds = 0.0
-        """Wall time spent loading what the units need (corpora, search indexes, model
-        clients) before the first one started."""
-        self.seconds = 0.0
-        """Wall time spent running units (models, retrieval, finalize), without set-up or
-        scoring."""
-        self.cpu_seconds = 0.0
-        """CPU time this process spent meanwhile: against ``seconds``, how busy the run kept
-        it (a run whose client is busy all the time is bound by its CPU, not the models)."""
-        self.stream_calls = stream_calls
-        """Stream the calls of models that can also answer whole (see :func:`run`)."""
-        self.streaming: dict[str, bool] = {}
-        """Model name → whether its calls stream, for the models that have the choice."""
-        self._readable: dict[tuple[str, Reader], str] = {}
 
     async def run(self) -> list[CaseRecord]:
         from tqdm.auto import tqdm
 
-        recorded = _read_records(self.out / _RECORDS)
-        done = {u.key: recorded[u.key] for u in self.plan.units if u.key in recorded}
-        self.resumed = len(done)
-        pending = [u for u in self.plan.units if u.key not in done]
+        self.resume = resume_units(self.plan.units, _read_records(self.out / _RECORDS), self.policy)
+        done, pending = self.resume.done, self.resume.pending
         if not pending:
             return [done[unit.key] for unit in self.plan.units]
+        if self.preflight:
+            await self.batch.check_models(pending)
         bar = tqdm(
             total=len(pending),
             desc=f"eval {self.plan.suite.name}",
@@ -394,32 +499,91 @@ class _Executor:
                 self.ran += 1
                 bar.update(1)
 
-            await self._run(pending, keep)
+            await self.batch.run_batch(pending, keep)
         return [done[unit.key] for unit in self.plan.units]
 
-    async def _run(self, units: list[_Unit], keep: Callable[[CaseRecord], None]) -> None:
-        """Set up (timed on its own), then run ``units``, giving each record to ``keep``."""
+
+class BatchRunner:
+    """Runs units of a plan and returns their records: the part of a run any executor needs.
+
+    It loads the corpora, opens one answer service per (variant, model) with its model behind
+    the disk cache in ``cache_dir``, and runs at most ``concurrency`` units at once. The local
+    executor gives it every pending unit; another executor can give each worker its own
+    ``BatchRunner`` and a batch of units (records are plain data and pickle).
+    """
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        cache_dir: Path,
+        *,
+        concurrency: int,
+        cache: bool = True,
+        stream_calls: bool = False,
+    ) -> None:
+        self.plan = plan
+        self.cache_dir = cache_dir
+        self.cache = cache
+        self.concurrency = concurrency
+        self.corpora: dict[str, Corpus] = {}
+        self.models: dict[str, CachedModel] = {}
+        self.services: dict[tuple[str, str], AnswerService] = {}
+        self.setup_seconds = 0.0
+        """Wall time spent loading what the units need (corpora, search indexes, model
+        clients) before the first one started."""
+        self.seconds = 0.0
+        """Wall time spent running units (models, retrieval, finalize), without set-up or
+        scoring."""
+        self.cpu_seconds = 0.0
+        """CPU time this process spent meanwhile: against ``seconds``, how busy the run kept
+        it (a run whose client is busy all the time is bound by its CPU, not the models)."""
+        self.stream_calls = stream_calls
+        """Stream the calls of models that can also answer whole (see :func:`run`)."""
+        self.streaming: dict[str, bool] = {}
+        """Model name → whether its calls stream, for the models that have the choice."""
+        self._readable: dict[tuple[str, Reader], str] = {}
+
+    async def check_models(self, units: Sequence[_Unit]) -> None:
+        """Preflight: every model the units use that can tell says it answers (else a
+        :class:`~citelab.ModelError` naming the model, the endpoint and the cause)."""
+        seen: dict[str, ModelSpec] = {unit.model.name: unit.model for unit in units}
+        for spec in seen.values():
+            await self._model(spec).check_available()
+
+    async def run_batch(
+        self, units: Sequence[_Unit], keep: Callable[[CaseRecord], None] | None = None
+    ) -> list[CaseRecord]:
+        """Set up (timed on its own), then run ``units``; each record goes to ``keep`` as it
+        finishes, and all of them are returned in the order of ``units``."""
+        records: dict[str, CaseRecord] = {}
+
+        def collect(record: CaseRecord) -> None:
+            records[record.key] = record
+            if keep is not None:
+                keep(record)
+
         began = time.perf_counter()
         self._load_corpora()
         try:
             await self._prepare(units)
-            self.setup_seconds = time.perf_counter() - began
+            self.setup_seconds += time.perf_counter() - began
             began, cpu = time.perf_counter(), time.process_time()
             with _long_lived_frozen():
-                await self._run_units(units, keep)
-            self.seconds = time.perf_counter() - began
-            self.cpu_seconds = time.process_time() - cpu
+                await self._run_units(units, collect)
+            self.seconds += time.perf_counter() - began
+            self.cpu_seconds += time.process_time() - cpu
         finally:
             # Connections belong to this event loop: close them before it ends.
             for model in self.models.values():
                 await model.aclose()
+        return [records[unit.key] for unit in units]
 
-    async def _prepare(self, units: list[_Unit]) -> None:
+    async def _prepare(self, units: Sequence[_Unit]) -> None:
         """Open every service the units use, with their agents' indexes and models."""
         for variant, spec, agents in _services_used(units):
             await self._service(variant, spec).prepare(agents)
 
-    async def _run_units(self, units: list[_Unit], keep: Callable[[CaseRecord], None]) -> None:
+    async def _run_units(self, units: Sequence[_Unit], keep: Callable[[CaseRecord], None]) -> None:
         semaphore = asyncio.Semaphore(self.concurrency)
 
         async def one(unit: _Unit) -> None:
@@ -523,13 +687,18 @@ class _Executor:
                 if "stream" not in spec.options:
                     inner.streaming = self.stream_calls
                 self.streaming[spec.name] = inner.streaming
-            namespace = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
-            folder = self.out / "cache" / "models"
-            self.models[spec.name] = CachedModel(inner, folder, namespace, enabled=self.cache)
+            identity: dict[str, Any] = spec.model_dump(mode="json")
+            endpoint = model_endpoint(spec)
+            if endpoint is not None:  # answers of another endpoint are another model's
+                identity["endpoint"] = endpoint
+            namespace = json.dumps(identity, sort_keys=True)
+            self.models[spec.name] = CachedModel(
+                inner, self.cache_dir, namespace, enabled=self.cache
+            )
         return self.models[spec.name]
 
 
-def _services_used(units: list[_Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
+def _services_used(units: Sequence[_Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
     """Each (variant, model) pair the units run, with the agents its cases ask, in order."""
     used: dict[tuple[str, str], tuple[Variant, ModelSpec, dict[str, None]]] = {}
     for unit in units:
@@ -674,36 +843,49 @@ def _read_records(path: Path) -> dict[str, CaseRecord]:
 
 
 def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str, Any]:
+    batch = executor.batch
     return {
         **_static_config(plan),
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "finished_at": _now(),
         "seconds": round(time.time() - started, 2),
-        "units": {"total": len(plan.units), "ran": executor.ran, "resumed": executor.resumed},
-        "setup_seconds": round(executor.setup_seconds, 3),
-        "execution_seconds": round(executor.seconds, 3),
-        "execution_cpu_seconds": round(executor.cpu_seconds, 3),
-        "concurrency": executor.concurrency,
-        "model_cache_enabled": executor.cache,
+        "units": {
+            "total": len(plan.units),
+            "ran": executor.ran,
+            "resumed": executor.resume.resumed,
+            "rerun_failed": executor.resume.failed,
+            "rerun_changed": executor.resume.changed,
+        },
+        "resume_policy": {
+            "rerun_failed": executor.policy.rerun_failed,
+            "reuse_changed": executor.policy.reuse_changed,
+        },
+        "setup_seconds": round(batch.setup_seconds, 3),
+        "execution_seconds": round(batch.seconds, 3),
+        "execution_cpu_seconds": round(batch.cpu_seconds, 3),
+        "concurrency": batch.concurrency,
+        "model_cache_enabled": batch.cache,
         "model_cache": {
             name: {"hits": model.hits, "misses": model.misses}
-            for name, model in executor.models.items()
+            for name, model in batch.models.items()
         },
-        "stream_calls": executor.stream_calls,
-        "model_streaming": dict(executor.streaming),
+        "stream_calls": batch.stream_calls,
+        "model_streaming": dict(batch.streaming),
     }
 
 
 def _static_config(plan: RunPlan) -> dict[str, Any]:
     suite = plan.suite
+    variants = suite.expanded_variants()
     return {
         "suite": suite.model_dump(mode="json", exclude={"path"}),
         "suite_file": suite.path.name if suite.path else None,
         "datasets": {d.name: len(d) for d in plan.datasets},
         "variants": {
-            name: {"set": variant.set}
-            for name, variant in ((v.name, v) for v in plan.suite.expanded_variants())
+            variant.name: {"set": variant.set, "description": variant.description}
+            for variant in variants
         },
+        "variant_notes": variant_notes(variants, plan.models),
         "models": [m.model_dump(mode="json") for m in plan.models],
         "scorers": [scorer.config() for scorer in plan.scorers],
         "versions": _versions(),

@@ -112,6 +112,11 @@ class ExtractiveModel:
     pieces, to watch a stream unfold; 0 still yields to the event loop), ``name``.
     """
 
+    reads_instructions = False
+    """It answers from the question and the numbered sources alone: no wording of the
+    system prompt (the agent's prompt, the contract template) changes what it writes. Reports
+    say so beside variants that only change that wording."""
+
     def __init__(
         self,
         *,

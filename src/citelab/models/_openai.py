@@ -150,6 +150,63 @@ class OpenAIModel:
         except openai.OpenAIError as exc:
             raise ModelError(f"{self.name}: {exc}") from exc
 
+    async def check_available(self) -> None:
+        """Ask the endpoint whether it answers and serves this model, in one or two quick
+        requests (no retries); raise :class:`~citelab.ModelError` saying which it is not.
+
+        ``GET /models/{model}`` first; a 404 is "no such model" when ``GET /models`` answers
+        (its list is quoted), else the server has no models API and a one-token completion
+        decides. Runners call this before a long run, so a wrong URL or model name fails at
+        once instead of once per case.
+        """
+        import openai
+
+        client = openai.AsyncOpenAI(
+            api_key=self._api_key or "unused",
+            base_url=self.base_url,
+            timeout=min(self.timeout, 15.0),
+            max_retries=0,
+        )
+        try:
+            async with client:
+                await self._check(client)
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise ModelError(f"{self.name}: cannot reach {self.endpoint}: {cause}") from exc
+        except openai.APIStatusError as exc:
+            raise ModelError(
+                f"{self.name}: {self.endpoint} answered HTTP {exc.status_code}: "
+                f"{_error_message(exc)}"
+            ) from exc
+
+    async def _check(self, client: AsyncOpenAI) -> None:
+        import openai
+
+        try:
+            await client.models.retrieve(self.model)
+            return
+        except openai.NotFoundError:
+            pass
+        try:
+            listed = [card.id async for card in client.models.list()]
+        except openai.NotFoundError:
+            listed = None
+        if listed is not None:
+            offered = ", ".join(repr(name) for name in listed[:10]) or "none"
+            raise ModelError(
+                f"{self.name}: model {self.model!r} does not exist at {self.endpoint} "
+                f"(it serves: {offered})"
+            )
+        try:
+            await client.chat.completions.create(
+                model=self.model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
+            )
+        except openai.NotFoundError as exc:
+            raise ModelError(
+                f"{self.name}: model {self.model!r} does not exist at {self.endpoint}: "
+                f"{_error_message(exc)}"
+            ) from exc
+
     async def prepare(self) -> None:
         """Open the running loop's SDK clients now (their TLS set-up included), so the first
         calls do not pay for it; connections still open on first use."""
