@@ -197,3 +197,14 @@ def test_tool_call_deltas_are_indexed_from_zero() -> None:
         ToolCallDelta(index=0, arguments="{}"),
     ]
     assert reader.finish == "tool_calls"
+
+
+@pytest.mark.anyio
+async def test_check_available_names_a_missing_model_and_a_dead_endpoint(
+    server: RunningServer,
+) -> None:
+    await _model(server).check_available()
+    with pytest.raises(ModelError, match=r"model 'claude-x' does not exist at .*'extractive'"):
+        await AnthropicModel("claude-x", base_url=_root(server)).check_available()
+    with pytest.raises(ModelError, match="cannot reach"):
+        await AnthropicModel("x", base_url="http://127.0.0.1:9").check_available()

@@ -133,6 +133,34 @@ class AnthropicModel:
         except anthropic.AnthropicError as exc:
             raise ModelError(f"{self.name}: {exc}") from exc
 
+    async def check_available(self) -> None:
+        """Ask the endpoint once (a one-token message, no retries) whether it answers and
+        serves this model; raise :class:`~citelab.ModelError` saying which it is not
+        (runners call this before a long run)."""
+        anthropic = _sdk()
+        client = anthropic.AsyncAnthropic(
+            api_key=self._api_key or "unused",
+            base_url=self.base_url,
+            timeout=min(self.timeout, 15.0),
+            max_retries=0,
+        )
+        ping = {"role": "user", "content": "ping"}
+        try:
+            async with client:
+                await client.messages.create(model=self.model, max_tokens=1, messages=[ping])
+        except anthropic.NotFoundError as exc:
+            raise ModelError(
+                f"{self.name}: model {self.model!r} does not exist at {self.endpoint}: "
+                f"{_message(exc)}"
+            ) from exc
+        except anthropic.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise ModelError(f"{self.name}: cannot reach {self.endpoint}: {cause}") from exc
+        except anthropic.APIStatusError as exc:
+            raise ModelError(
+                f"{self.name}: {self.endpoint} answered HTTP {exc.status_code}: {_message(exc)}"
+            ) from exc
+
     async def aclose(self) -> None:
         """Close the running loop's SDK client, if one was opened."""
         client = self._clients.pop(asyncio.get_running_loop(), None)
