@@ -17,7 +17,8 @@ the title or text of any source in view; a term may be met by a related word (a 
 ``cost`` by ``fee``/``price``/``pay``…, ``deadline`` by ``close``/``due``, ``long`` by
 ``semesters``/``years``), and such a term, which names the kind of fact asked for, must be
 met or coverage counts as none. A reformulated query adds the related words of uncovered
-terms; related words also count (with their own IDF) when sentences are scored.
+terms; when no sentence in view holds a term, its related words count in its place (with
+their own IDF) when sentences are scored.
 
 When coverage is below ``min_coverage``, a search tool is offered and the model has called
 it fewer than ``max_searches`` times since the last user message, it calls the tool with a
@@ -216,7 +217,7 @@ class ExtractiveModel:
 
     def _answer(self, terms: list[Term], view: View) -> _Answer:
         candidates = _candidates(view)
-        weights = _weights(_with_related(terms), candidates)
+        weights = _weights(_with_related(terms, candidates), candidates)
         chosen = self._choose(terms, weights, candidates)
         if not chosen:
             return _Answer(self.no_answer_text, _no_answer_replies(view))
@@ -284,12 +285,15 @@ def _covered(terms: list[Term], view: View) -> set[str]:
     return {term.stem for term in terms if ({term.stem} | related_stems(term.stem)) & seen}
 
 
-def _with_related(terms: list[Term]) -> list[Term]:
-    """The question's terms, then the related words of each (``cost`` adds ``fee``…)."""
+def _with_related(terms: list[Term], candidates: list[_Sentence]) -> list[Term]:
+    """The question's terms, then the related words of each term no sentence holds
+    (``cost`` adds ``fee``… only when no source says "cost")."""
     known = {term.stem for term in terms}
+    present = set().union(*(c.stems for c in candidates)) if candidates else set()
     extra = [
         Term(related, related)
         for term in terms
+        if term.stem not in present
         for related in sorted(related_stems(term.stem))
         if related not in known
     ]
