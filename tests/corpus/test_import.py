@@ -205,3 +205,17 @@ def test_jsonl_errors_show_a_correct_line(tmp_path: Path) -> None:
     good.write_text(EXAMPLE_LINE + "\n", encoding="utf-8")
     [document] = load_corpus(good)
     assert json.loads(EXAMPLE_LINE)["entity_id"] == document.entity_id
+
+
+def test_an_agents_file_names_a_folder_relative_to_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citelab.agent import load_agents
+
+    monkeypatch.setenv("CITELAB_CACHE_DIR", str(tmp_path / "cache"))
+    _notes(tmp_path / "project" / "notes")
+    agents_file = tmp_path / "project" / "agents.toml"
+    agents_file.write_text('[agents.mine]\ncorpus = "./notes"\n', encoding="utf-8")
+    [agent] = load_agents(agents_file).values()
+    assert agent.corpus == str((tmp_path / "project" / "notes").resolve())
+    assert len(load_corpus(resolve_corpus_path(agent.corpus))) == 5
