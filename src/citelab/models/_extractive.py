@@ -220,7 +220,7 @@ class ExtractiveModel:
         weights = _weights(_with_related(terms, candidates), candidates)
         chosen = self._choose(terms, weights, candidates)
         if not chosen:
-            return _Answer(self.no_answer_text, _no_answer_replies(view))
+            return _Answer(self.no_answer_text, _no_answer_replies(view, candidates))
         text = " ".join(_cite(sentence.text, sentence.numbers) for sentence in chosen)
         return _Answer(text, _replies(chosen, weights, candidates, view))
 
@@ -364,7 +364,7 @@ def _replies(
         for number in c.numbers:
             best[number] = max(best.get(number, 0.0), _score(c, weights))
     others = sorted((n for n in best if n not in cited and best[n] > 0), key=lambda n: -best[n])
-    titles = _answerable_titles([*cited[:1], *others], view, 3)
+    titles = _answerable_titles([*cited[:1], *others], view, candidates)
     if not titles:
         return []
     first = f"Tell me more about {titles[0]}"
@@ -373,32 +373,38 @@ def _replies(
     ]
 
 
-def _no_answer_replies(view: View) -> list[SuggestedReply]:
+def _no_answer_replies(view: View, candidates: list[_Sentence]) -> list[SuggestedReply]:
     """After no answer: questions about sources in view that they answer (none without any),
     so a chip never leads back to the same no-answer."""
-    titles = _answerable_titles(sorted(view), view, 3)
+    titles = _answerable_titles(sorted(view), view, candidates)
     return [SuggestedReply(label=f"Tell me about {title}") for title in titles]
 
 
-def _answerable_titles(numbers: list[int], view: View, limit: int) -> list[str]:
+def _answerable_titles(
+    numbers: list[int], view: View, candidates: list[_Sentence], limit: int = 3
+) -> list[str]:
+    sentences_of: dict[int, list[frozenset[str]]] = {}
+    for candidate in candidates:
+        for number in candidate.numbers:
+            sentences_of.setdefault(number, []).append(candidate.stems)
     titles: list[str] = []
     for number in numbers:
         title = _short(view[number].title)
-        if title not in titles and _answerable(view[number]):
+        if title not in titles and _answerable(view[number], sentences_of.get(number, [])):
             titles.append(title)
         if len(titles) == limit:
             break
     return titles
 
 
-def _answerable(source: SeenSource) -> bool:
+def _answerable(source: SeenSource, sentence_stems: list[frozenset[str]]) -> bool:
     """Whether a question naming ``source``'s title would get an answer from it: some sentence
     holds two title terms (or the one term a one-word title has)."""
     terms = {term.stem for term in content_terms(source.title)}
     if not terms:
         return False
     enough = min(len(terms), _ENOUGH_TERMS)
-    return any(len(stems_of(text) & terms) >= enough for text in sentences(source.content))
+    return any(len(stems & terms) >= enough for stems in sentence_stems)
 
 
 def _short(title: str) -> str:
