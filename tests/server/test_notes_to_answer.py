@@ -108,3 +108,13 @@ def test_bad_model_and_corpus_values_are_named(
 ) -> None:
     assert main(["ask", "Hello?", "--db", str(tmp_path / "db"), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_serve_names_a_bad_file_in_the_folder_before_it_starts(tmp_path: Path) -> None:
+    notes = _notes(tmp_path / "notes")
+    (notes / "scan.pdf").write_bytes(b"%PDF-1.4 not really")
+    process = ServeProcess(tmp_path, "--corpus", str(notes))
+    code = process.close()
+    printed = "".join(iter(process.lines.get, ""))
+    assert code == 2
+    assert "scan.pdf: unreadable PDF" in printed

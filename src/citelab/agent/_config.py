@@ -198,6 +198,8 @@ def override_agents(
         path = Path(corpus).expanduser()
         if not path.exists():
             raise ConfigError(f"corpus {path}: no such file or folder")
+        if path.is_dir():
+            _imported(path)  # now, so a bad file is named before a server starts
         update["corpus"] = str(path.resolve())
     return {name: agent.model_copy(update=update) for name, agent in agents.items()}
 

@@ -26,7 +26,10 @@ question alone.
 
 What this cannot follow: sources without any number or list structure (free prose), tables,
 numbers written as words, and instructions about the answer's wording or marker style (the
-extractive model always cites as ``[n]`` after the sentence it quotes).
+extractive model always cites as ``[n]`` after the sentence it quotes). After the last
+header-line entry, text runs on into that entry until a ``Question:``-style label, a Markdown
+heading, or a last paragraph ending in ``?``: an instruction written below the sources
+without one of those is read as part of the last source.
 """
 
 from __future__ import annotations
