@@ -50,6 +50,7 @@ CONVERT = [
     "OPENAI_FILE_SCHEME",
     "OPENAI_LOSSES",
     "Losses",
+    "anthropic_document_source",
     "from_anthropic",
     "from_cohere",
     "from_gemini",

@@ -38,7 +38,7 @@ def test_judges_are_rebuilt_from_their_configuration() -> None:
     assert rebuilt.threshold == 0.6
     assert build_judge("lexical").config() == {"name": "lexical", "threshold": 0.75}
     assert build_judge(judge) is judge
-    assert judge_names() == ["lexical", "llm"]
+    assert judge_names() == ["lexical", "lexical_pairs", "llm"]
 
 
 @pytest.mark.parametrize(

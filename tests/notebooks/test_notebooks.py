@@ -32,6 +32,7 @@ NAMES = [
     "02_contract_lab",
     "03_multi_round_numbering",
     "04_evaluation_report",
+    "05_scoring_external_answers",
 ]
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CELL_TIMEOUT = 240
@@ -352,3 +353,17 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     assert unstable is not None
     assert int(unstable.group(1)) > 0
     assert re.search(r"^baseline\s+0$", out, re.MULTILINE)
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_scoring_external_answers_shows_alce_figures_and_a_calibration_table(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "05_scoring_external_answers")
+    out = run.stdout()
+    assert re.search(r"citation_recall_alce\s+\d+\.\d", out)
+    assert re.search(r"^lindholm-5\s+0\.0\s+1\.0\s", out, re.MULTILINE)  # range before cap
+    assert "groundingChunks[1] (maps): no uri, so it is not a source" in out
+    assert "ALCE NLI (TRUE T5-11B), citation recall" in out
+    assert re.search(r"lexical_pairs \(threshold=0\.6\)\s+209\s", out)

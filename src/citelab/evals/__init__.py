@@ -17,7 +17,17 @@
   :func:`rescore` scores recorded runs again without any model call.
 """
 
+from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
 from citelab.evals._cache import CachedModel
+from citelab.evals._calibrate import (
+    ALCE_PUBLISHED_AGREEMENT,
+    DEFAULT_LABELS,
+    LabelledPair,
+    calibrate,
+    calibration_table,
+    category_accuracy,
+    load_labels,
+)
 from citelab.evals._citation_scorers import (
     CitationPrecision,
     CitationRecall,
@@ -38,11 +48,20 @@ from citelab.evals._dataset import (
     load_dataset,
 )
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals._formats import (
+    ANSWER_FORMATS,
+    AnswerFormat,
+    ExternalAnswer,
+    read_answers,
+    to_answers,
+)
 from citelab.evals._judges import (
     DEFAULT_JUDGE_PROMPT,
+    FunctionJudge,
     Judge,
     LexicalJudge,
     LLMJudge,
+    PairLexicalJudge,
     build_judge,
     content_terms,
     judge_names,
@@ -71,6 +90,7 @@ from citelab.evals._pipeline_scorers import (
     uncited_dropping,
     written_citations,
 )
+from citelab.evals._punkt import sent_tokenize
 from citelab.evals._records import (
     CaseRecord,
     RestrictedEntity,
@@ -98,12 +118,22 @@ from citelab.evals._scoring import (
     register_scorer,
     scorer_names,
 )
-from citelab.evals._statements import Statement, split_statements, split_statements_alce
+from citelab.evals._statements import (
+    Statement,
+    alce_output,
+    alce_remove_citations,
+    split_statements,
+    split_statements_alce,
+)
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 __all__ = [
+    "ALCE_PUBLISHED_AGREEMENT",
+    "ANSWER_FORMATS",
     "DEFAULT_JUDGE_PROMPT",
+    "DEFAULT_LABELS",
     "AnchorValidity",
+    "AnswerFormat",
     "CachedModel",
     "Case",
     "CaseRecord",
@@ -114,19 +144,23 @@ __all__ = [
     "DanglingMarkers",
     "Dataset",
     "EvalResult",
+    "ExternalAnswer",
     "Finding",
     "FindingResult",
     "FirstCitationOrder",
+    "FunctionJudge",
     "GoldClaim",
     "GoldSources",
     "GoldTurn",
     "Judge",
     "LLMJudge",
+    "LabelledPair",
     "Level",
     "LexicalJudge",
     "ModelSpec",
     "NoAnswer",
     "NumberingStability",
+    "PairLexicalJudge",
     "ReaderSpec",
     "RequiredSearches",
     "RestrictedEntity",
@@ -143,11 +177,16 @@ __all__ = [
     "UncitedDropping",
     "Variant",
     "accepts_argument",
+    "alce_output",
+    "alce_remove_citations",
     "anchor_validity",
     "bootstrap_interval",
     "build_judge",
     "build_scorer",
     "build_scorers",
+    "calibrate",
+    "calibration_table",
+    "category_accuracy",
     "check_dataset",
     "citation_precision",
     "citation_recall",
@@ -155,16 +194,19 @@ __all__ = [
     "claim_recall",
     "content_terms",
     "dangling_markers",
+    "default_answer_scorers",
     "default_output_dir",
     "evaluate_findings",
     "first_citation_order",
     "gold_sources",
     "judge_names",
     "load_dataset",
+    "load_labels",
     "load_suite",
     "no_answer",
     "numbering_stability",
     "plan_run",
+    "read_answers",
     "register_judge",
     "register_scorer",
     "render_html",
@@ -173,13 +215,17 @@ __all__ = [
     "resolve_suite_path",
     "run",
     "run_async",
+    "score_answers",
     "score_records",
     "scorer_names",
+    "sent_tokenize",
     "source_language",
     "source_leakage",
     "split_statements",
     "split_statements_alce",
     "summarize",
+    "summary_json",
+    "to_answers",
     "turn_record",
     "uncited_dropping",
     "write_outputs",

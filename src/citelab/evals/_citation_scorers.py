@@ -12,23 +12,30 @@ citation precision, per citation
     that supports the statement alone, beside another that does too) is not irrelevant.
 
 citelab's mode pools units over the whole variant (micro average), uses citelab's marker
-grammar and statement splitter, and judges every distinct citation of a statement.
-``alce_compat=True`` reproduces ALCE's own choices: ALCE's statement parsing (see
-:mod:`citelab.evals._statements`), at most ``max_citations`` (3) citations per statement
-taken in order with repeats kept, statements citing a number beyond the sources count as
-unsupported and their citations are not counted, an answer without citations has precision
-0, and figures are averaged per answer (macro). Answers without statements are skipped, as
-ALCE skips them.
+grammar and statement splitter, caps citations first (``max_citations``), and judges every
+distinct citation of a statement. ``alce_compat=True`` reproduces ALCE's ``compute_autoais``
+exactly (see ``docs/alce-compat.md`` for the table of behaviours): ALCE's statement parsing
+(first line, ``<|im_end|>`` removed, NLTK punkt sentences; see
+:mod:`citelab.evals._statements`); citations are positions into the answer's sources in
+number order, so ``[0]`` names the *last* source as ALCE's ``docs[-1]`` does; every citation's
+range is checked before at most ``max_citations`` (3) are kept, in order and with repeats;
+a statement citing beyond the sources is unsupported and its citations are not counted; in
+the precision step a repeated citation is tested by removing the *first* equal citation;
+an answer without countable citations has precision 0; figures are averaged per answer
+(macro). ``qampari=True`` reads answers as ALCE's QAMPARI mode does (comma-separated items,
+each prefixed with the question). Answers without statements are skipped, as ALCE skips them.
 
 Turns whose gold expects no answer are not scored here (``no_answer`` judges them).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from citelab._errors import ConfigError
 from citelab.evals._dataset import GoldClaim, GoldTurn
 from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import SourceRecord, TurnRecord
@@ -57,6 +64,11 @@ class _Support:
     sources: dict[int, SourceRecord]
     memo: dict[tuple[str, tuple[int, ...]], bool] = field(default_factory=dict)
 
+    @functools.cached_property
+    def ordered(self) -> list[int]:
+        """The source numbers in order: ALCE's positions index this list."""
+        return sorted(self.sources)
+
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
         if key not in self.memo:
@@ -65,8 +77,10 @@ class _Support:
         return self.memo[key]
 
 
-def _statements(record: TurnRecord, alce_compat: bool) -> list[Statement]:
-    return split_statements_alce(record.text) if alce_compat else split_statements(record.text)
+def _statements(record: TurnRecord, alce_compat: bool, qampari: bool) -> list[Statement]:
+    if alce_compat:
+        return split_statements_alce(record.text, question=record.question, qampari=qampari)
+    return split_statements(record.text)
 
 
 def _applicable(record: TurnRecord, gold: GoldTurn) -> bool:
@@ -88,6 +102,7 @@ class _CitationScorer:
     judge: Judge
     alce_compat: bool = False
     max_citations: int | None = None
+    qampari: bool = False
     name: str = ""
     higher_is_better: bool = True
     level: DetailLevel = "statement"
@@ -106,20 +121,39 @@ class _CitationScorer:
             "judge": self.judge.config(),
             "alce_compat": self.alce_compat,
             "max_citations": self.max_citations,
+            "qampari": self.qampari,
         }
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _applicable(record, gold):
             return Score.not_applicable(self.metric)
-        statements = _statements(record, self.alce_compat)
+        statements = _statements(record, self.alce_compat, self.qampari)
         if not statements:
             return Score.not_applicable(self.metric)
         support = _Support(self.judge, {s.number: s for s in record.sources})
         rows = [row for statement in statements for row in self._rows(statement, support)]
         return self._score(rows)
 
-    def _cited(self, statement: Statement) -> tuple[int, ...]:
+    def _cited(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
+        """The source numbers the statement cites, after the cap; None when one is out of range.
+
+        citelab caps first and then checks the kept numbers. ALCE reads ``[n]`` as position
+        ``n - 1`` of the sources in number order (Python indexing, so ``[0]`` is the last
+        one), checks every position, and caps afterwards.
+        """
+        if self.alce_compat:
+            return self._cited_alce(statement, support)
         numbers = statement.citations
+        if self.max_citations is not None:
+            numbers = numbers[: self.max_citations]
+        return None if any(n not in support.sources for n in numbers) else numbers
+
+    def _cited_alce(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
+        ordered = support.ordered
+        positions = [n - 1 for n in statement.citations]
+        if any(p >= len(ordered) or p < -len(ordered) for p in positions):
+            return None
+        numbers = tuple(ordered[p] for p in positions)
         return numbers[: self.max_citations] if self.max_citations is not None else numbers
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
@@ -137,18 +171,18 @@ class CitationRecall(_CitationScorer):
     level: DetailLevel = "statement"
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
-        cited = self._cited(statement)
-        if not cited:
-            verdict, reason = False, "uncited"
-        elif any(n not in support.sources for n in cited):
+        cited = self._cited(statement, support)
+        if cited is None:
             verdict, reason = False, "out_of_range"
+        elif not cited:
+            verdict, reason = False, "uncited"
         else:
             verdict = support(statement.claim, cited)
             reason = "supported" if verdict else "unsupported"
         row = {
             "statement": statement.index,
             "claim": statement.claim,
-            "citations": list(cited),
+            "citations": list(statement.citations if cited is None else cited),
             "hit": verdict,
             "reason": reason,
         }
@@ -168,14 +202,14 @@ class CitationPrecision(_CitationScorer):
         return Score.of(self.metric, rows)
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
-        cited = self._cited(statement)
-        out_of_range = any(n not in support.sources for n in cited)
-        if out_of_range and self.alce_compat:
+        cited = self._cited(statement, support)
+        if cited is None and self.alce_compat:
             return []  # ALCE rejects the statement before counting its citations
-        together = not out_of_range and support(statement.claim, cited)
+        numbers = statement.citations[: self.max_citations] if cited is None else cited
+        together = cited is not None and support(statement.claim, cited)
         rows = []
-        for position, number in enumerate(cited):
-            verdict = together and self._relevant(statement.claim, cited, position, support)
+        for position, number in enumerate(numbers):
+            verdict = together and self._relevant(statement.claim, numbers, position, support)
             rows.append(
                 {
                     "statement": statement.index,
@@ -188,12 +222,20 @@ class CitationPrecision(_CitationScorer):
             )
         return rows
 
-    @staticmethod
-    def _relevant(claim: str, cited: tuple[int, ...], position: int, support: _Support) -> bool:
+    def _relevant(
+        self, claim: str, cited: tuple[int, ...], position: int, support: _Support
+    ) -> bool:
         if len(cited) == 1 or support(claim, (cited[position],)):
             return True
-        others = cited[:position] + cited[position + 1 :]
-        return not support(claim, others)
+        return not support(claim, self._others(cited, position))
+
+    def _others(self, cited: tuple[int, ...], position: int) -> tuple[int, ...]:
+        """The statement's other citations: ALCE removes the first equal one (``list.remove``),
+        citelab the one at ``position`` (they differ only for repeats, in passage order)."""
+        if self.alce_compat:
+            first = cited.index(cited[position])
+            return cited[:first] + cited[first + 1 :]
+        return cited[:position] + cited[position + 1 :]
 
 
 @dataclass(frozen=True)
@@ -264,15 +306,30 @@ def _judge(spec: str | Mapping[str, Any] | Judge) -> Judge:
     return build_judge(spec if isinstance(spec, str | Judge) else dict(spec))
 
 
+def _cap(alce_compat: bool, max_citations: int | None, qampari: bool) -> int | None:
+    if qampari and not alce_compat:
+        raise ConfigError("qampari=True is ALCE's list mode: it needs alce_compat=True")
+    if max_citations is not None and max_citations < 1:
+        raise ConfigError(f"max_citations must be at least 1, got {max_citations}")
+    if max_citations is not None or not alce_compat:
+        return max_citations
+    return _ALCE_MAX_CITATIONS
+
+
 @register_scorer("citation_recall")
 def citation_recall(
     judge: str | Mapping[str, Any] | Judge = "lexical",
     alce_compat: bool = False,
     max_citations: int | None = None,
+    qampari: bool = False,
 ) -> CitationRecall:
-    """ALCE citation recall; ``alce_compat`` caps citations at 3 unless told otherwise."""
-    cap = max_citations if max_citations is not None or not alce_compat else _ALCE_MAX_CITATIONS
-    return CitationRecall(_judge(judge), alce_compat, cap)
+    """ALCE citation recall; ``alce_compat`` caps citations at 3 unless told otherwise.
+
+    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does.
+    """
+    return CitationRecall(
+        _judge(judge), alce_compat, _cap(alce_compat, max_citations, qampari), qampari
+    )
 
 
 @register_scorer("citation_precision")
@@ -280,10 +337,15 @@ def citation_precision(
     judge: str | Mapping[str, Any] | Judge = "lexical",
     alce_compat: bool = False,
     max_citations: int | None = None,
+    qampari: bool = False,
 ) -> CitationPrecision:
-    """ALCE citation precision; ``alce_compat`` caps citations at 3 unless told otherwise."""
-    cap = max_citations if max_citations is not None or not alce_compat else _ALCE_MAX_CITATIONS
-    return CitationPrecision(_judge(judge), alce_compat, cap)
+    """ALCE citation precision; ``alce_compat`` caps citations at 3 unless told otherwise.
+
+    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does.
+    """
+    return CitationPrecision(
+        _judge(judge), alce_compat, _cap(alce_compat, max_citations, qampari), qampari
+    )
 
 
 @register_scorer("claim_recall")

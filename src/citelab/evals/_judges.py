@@ -9,12 +9,14 @@ run's log can rebuild them.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
+import importlib
 import json
 import re
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -23,9 +25,11 @@ from citelab._errors import ConfigError, ModelError
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
+    "FunctionJudge",
     "Judge",
     "LLMJudge",
     "LexicalJudge",
+    "PairLexicalJudge",
     "build_judge",
     "content_terms",
     "judge_names",
@@ -74,9 +78,10 @@ def content_terms(text: str) -> frozenset[str]:
 @lru_cache(maxsize=65_536)
 def _content_terms(text: str) -> frozenset[str]:
     normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
-    return frozenset(w for w in _WORD.findall(normal) if w not in _STOPWORDS and w != "_")
+    return frozenset(_WORD.findall(normal)).difference(_STOPWORDS, ("_",))
 
 
+@lru_cache(maxsize=16_384)  # a turn asks about the same passages again and again
 def _evidence_terms(evidence: str) -> frozenset[str]:
     # Evidence is several passages joined by line breaks, in ever new combinations; words never
     # span a line break, so the union of the (cached) lines' terms is the text's terms.
@@ -116,6 +121,153 @@ class LexicalJudge:
         return {"name": self.name, "threshold": self.threshold}
 
 
+_NEGATIONS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "none",
+        "nor",
+        "without",
+        "cannot",
+        "n't",
+        "nobody",
+        "nothing",
+        "neither",
+        "nicht",
+        "kein",
+        "keine",
+        "keinen",
+        "keiner",
+        "nie",
+        "niemals",
+        "ohne",
+        "pas",
+        "jamais",
+        "aucun",
+        "aucune",
+        "sans",
+    ]
+)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text))
+
+
+@lru_cache(maxsize=65_536)
+def _term_sequence(text: str) -> tuple[str, ...]:
+    normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
+    normal = normal.replace("n't", " n't")
+    return tuple(w for w in re.findall(r"\w+|n't", normal) if w not in _STOPWORDS and w != "_")
+
+
+def _negated(text: str) -> bool:
+    normal = unicodedata.normalize("NFKC", text).casefold().replace("n't", " n't ")
+    return any(word in _NEGATIONS for word in re.findall(r"\w+|n't", normal))
+
+
+@lru_cache(maxsize=65_536)
+def _pair_set(text: str, window: int) -> frozenset[frozenset[str]]:
+    terms = [t for t in _term_sequence(text) if t not in _NEGATIONS]
+    return frozenset(
+        frozenset((terms[i], terms[j]))
+        for i in range(len(terms))
+        for j in range(i + 1, min(len(terms), i + 1 + window))
+        if terms[i] != terms[j]
+    )
+
+
+class PairLexicalJudge:
+    """Offline, deterministic, stricter about meaning than :class:`LexicalJudge`.
+
+    score = ``word_weight`` × word recall + (1 − ``word_weight``) × word-pair recall, where
+    word recall is the share of the claim's content words found in the evidence and word-pair
+    recall the share of the claim's neighbouring content-word pairs found near each other
+    (within ``window`` content words, either order) in one line of the evidence. Then:
+
+    * every number of the claim must occur in the evidence ("120 credits" is not supported by
+      "180 credits"): each missing one costs ``number_penalty``;
+    * the claim's negation must match the evidence sentence closest to it: a claim with
+      "not"/"never"/"no" supported by a sentence without any (or the other way round) costs
+      ``negation_penalty``.
+
+    Supported when the score reaches ``threshold``. The defaults were set on citelab's own
+    labelled set (``fixtures/judges/support_labels.jsonl``), so figures on that set are
+    in-distribution.
+    """
+
+    name = "lexical_pairs"
+
+    def __init__(
+        self,
+        threshold: float = 0.6,
+        word_weight: float = 0.3,
+        window: int = 3,
+        number_penalty: float = 0.5,
+        negation_penalty: float = 0.5,
+    ) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ConfigError(f"judge lexical_pairs: threshold must be in (0, 1], got {threshold}")
+        if not 0.0 <= word_weight <= 1.0:
+            raise ConfigError(
+                f"judge lexical_pairs: word_weight must be in [0, 1], got {word_weight}"
+            )
+        if window < 1:
+            raise ConfigError(f"judge lexical_pairs: window must be at least 1, got {window}")
+        self.threshold = threshold
+        self.word_weight = word_weight
+        self.window = window
+        self.number_penalty = number_penalty
+        self.negation_penalty = negation_penalty
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        return self.score(statement, evidence) >= self.threshold
+
+    def score(self, statement: str, evidence: str) -> float:
+        """The support score before the threshold (may be below 0 after penalties)."""
+        claim = _content_terms(statement)
+        if not claim:
+            return 0.0
+        words = len(claim & _evidence_terms(evidence)) / len(claim)
+        pairs = _pair_set(statement, 2)
+        if pairs:
+            lines = evidence.split("\n")
+            near = frozenset().union(*(_pair_set(line, self.window) for line in lines))
+            pair_recall = len(pairs & near) / len(pairs)
+            value = self.word_weight * words + (1 - self.word_weight) * pair_recall
+        else:
+            value = words
+        missing = _numbers(statement) - _numbers(evidence)
+        value -= self.number_penalty * len(missing)
+        if _negated(statement) != _negated(_closest_sentence(statement, evidence)):
+            value -= self.negation_penalty
+        return value
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "threshold": self.threshold,
+            "word_weight": self.word_weight,
+            "window": self.window,
+            "number_penalty": self.number_penalty,
+            "negation_penalty": self.negation_penalty,
+        }
+
+
+def _closest_sentence(statement: str, evidence: str) -> str:
+    """The evidence sentence sharing most content words with the statement."""
+    claim = _content_terms(statement)
+    best, best_overlap = "", -1
+    for sentence in _SENTENCE_END.split(evidence):
+        overlap = len(claim & _content_terms(sentence))
+        if overlap > best_overlap:
+            best, best_overlap = sentence, overlap
+    return best
+
+
 DEFAULT_JUDGE_PROMPT = """\
 You check whether a statement is fully supported by evidence passages.
 Answer with exactly one word: "yes" if every fact in the statement is stated in or directly
@@ -136,7 +288,9 @@ class LLMJudge:
     Any endpoint the ``openai`` SDK can reach works (OpenAI, vLLM, llama.cpp, ``citelab
     serve-model``). The prompt is part of the configuration (it is written into the run's
     log and report). Verdicts are cached by request, in memory and, with ``cache_dir``, on
-    disk, so a re-score never re-asks the model.
+    disk, so a re-score never re-asks the model. At most ``concurrency`` requests are in
+    flight at once, however many threads ask; :meth:`supports_many` asks a batch
+    concurrently (``citelab score`` scores answers on that many threads).
     """
 
     name = "llm"
@@ -150,9 +304,14 @@ class LLMJudge:
         prompt: str = DEFAULT_JUDGE_PROMPT,
         cache_dir: str | None = None,
         timeout: float = 60.0,
+        concurrency: int = 8,
     ) -> None:
         if "{statement}" not in prompt or "{evidence}" not in prompt:
             raise ConfigError("judge llm: prompt must contain {statement} and {evidence}")
+        if concurrency < 1:
+            raise ConfigError(f"judge llm: concurrency must be at least 1, got {concurrency}")
+        self.concurrency = concurrency
+        self._slots = threading.BoundedSemaphore(concurrency)
         self.model = model
         self.base_url = base_url
         self.prompt = prompt
@@ -169,9 +328,16 @@ class LLMJudge:
         cached = self._lookup(key)
         if cached is not None:
             return cached
-        verdict = _parse_verdict(self._ask(request))
+        with self._slots:
+            reply = self._ask(request)
+        verdict = _parse_verdict(reply)
         self._store(key, request, verdict)
         return verdict
+
+    def supports_many(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Verdicts for ``(statement, evidence)`` pairs, asked ``concurrency`` at a time."""
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(lambda pair: self.supports(*pair), pairs))
 
     def config(self) -> dict[str, Any]:
         return {
@@ -181,6 +347,7 @@ class LLMJudge:
             "prompt": self.prompt,
             "cache_dir": self.cache_dir,
             "timeout": self.timeout,
+            "concurrency": self.concurrency,
         }
 
     def _request(self, statement: str, evidence: str) -> dict[str, Any]:
@@ -205,16 +372,17 @@ class LLMJudge:
         return str(response.choices[0].message.content or "")
 
     def _openai(self) -> Any:
-        if self._client is None:
-            import openai
+        with self._lock:
+            if self._client is None:
+                import openai
 
-            self._client = openai.OpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key or "not-needed",
-                timeout=self.timeout,
-                max_retries=2,
-            )
-        return self._client
+                self._client = openai.OpenAI(
+                    base_url=self.base_url,
+                    api_key=self._api_key or "not-needed",
+                    timeout=self.timeout,
+                    max_retries=2,
+                )
+            return self._client
 
     def _lookup(self, key: str) -> bool | None:
         with self._lock:
@@ -268,18 +436,77 @@ def judge_names() -> list[str]:
 
 
 def build_judge(spec: str | dict[str, Any] | Judge) -> Judge:
-    """A judge from its name, its configuration dict, or an instance (returned as is)."""
+    """A judge from its name, its configuration dict, or an instance (returned as is).
+
+    A name may also be ``module:attr`` (in the CLI and in suite files): ``attr`` is a
+    :class:`Judge` instance (used as is), a class (built with the rest of the configuration)
+    or a function ``(statement, evidence) -> bool`` (wrapped in a :class:`FunctionJudge`).
+    """
     if isinstance(spec, Judge):
         return spec
     config = {"name": spec} if isinstance(spec, str) else dict(spec)
     name = config.pop("name", None)
+    if isinstance(name, str) and ":" in name:
+        return _imported_judge(name, config)
     if not isinstance(name, str) or name not in _JUDGES:
-        raise ConfigError(f"unknown judge {name!r} (registered: {', '.join(judge_names())})")
+        raise ConfigError(
+            f"unknown judge {name!r} (registered: {', '.join(judge_names())}; or name one as "
+            "module:attr)"
+        )
     try:
         return _JUDGES[name](**config)
     except TypeError as exc:
         raise ConfigError(f"judge {name}: bad configuration {config}: {exc}") from exc
 
 
+def _imported_judge(spec: str, config: dict[str, Any]) -> Judge:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"judge {spec!r}: write it as module:attr (e.g. mypkg.judges:nli)")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"judge {spec!r}: cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ConfigError(f"judge {spec!r}: module {module_name!r} has no {attr!r}")
+        target = getattr(target, part)
+    if isinstance(target, type):
+        try:
+            built = target(**config)
+        except TypeError as exc:
+            raise ConfigError(f"judge {spec}: bad configuration {config}: {exc}") from exc
+        if not isinstance(built, Judge):
+            raise ConfigError(f"judge {spec!r}: {attr} does not build a Judge (supports, config)")
+        return built
+    if config:
+        raise ConfigError(f"judge {spec!r}: takes no configuration, got {sorted(config)}")
+    if isinstance(target, Judge):
+        return target
+    if callable(target):
+        return FunctionJudge(target, spec)
+    raise ConfigError(f"judge {spec!r}: {attr} is neither a Judge nor a callable")
+
+
+class FunctionJudge:
+    """A plain function ``(statement, evidence) -> bool`` as a judge, named ``module:attr``."""
+
+    def __init__(self, function: Callable[[str, str], object], name: str) -> None:
+        self.function = function
+        self.name = name
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        verdict = self.function(statement, evidence)
+        if not isinstance(verdict, bool | int):
+            raise ConfigError(
+                f"judge {self.name}: must return True or False, got {type(verdict).__name__}"
+            )
+        return bool(verdict)
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
 register_judge("lexical", LexicalJudge)
 register_judge("llm", LLMJudge)
+register_judge("lexical_pairs", PairLexicalJudge)

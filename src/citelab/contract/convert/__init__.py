@@ -13,7 +13,12 @@ Each pair ``to_<system>(message)`` / ``from_<system>(data, sources=...)`` comes 
 ``build_message`` accepts them. Malformed input is an ``InvalidInput`` saying where.
 """
 
-from citelab.contract.convert._anthropic import ANTHROPIC_LOSSES, from_anthropic, to_anthropic
+from citelab.contract.convert._anthropic import (
+    ANTHROPIC_LOSSES,
+    anthropic_document_source,
+    from_anthropic,
+    to_anthropic,
+)
 from citelab.contract.convert._cohere import COHERE_LOSSES, from_cohere, to_cohere
 from citelab.contract.convert._common import Losses
 from citelab.contract.convert._gemini import GEMINI_LOSSES, from_gemini, to_gemini
@@ -33,6 +38,7 @@ __all__ = [
     "OPENAI_FILE_SCHEME",
     "OPENAI_LOSSES",
     "Losses",
+    "anthropic_document_source",
     "from_anthropic",
     "from_cohere",
     "from_gemini",

@@ -9,8 +9,11 @@ carry; the contract's anchor is the *answer* side: the block's span of the joine
 
 Document order is the request's: pass the request's documents as ``sources`` to
 :func:`from_anthropic` so ``document_index`` resolves to their uris (otherwise a document is
-``document:<index>``). :func:`to_anthropic` writes ``document_index`` as the position in the
-message's source list, so giving ``message.sources`` back as ``sources`` round-trips.
+``document:<index>``). The request's own ``document`` blocks are accepted as they are
+(:func:`anthropic_document_source`: a ``url`` source is its url, any other is
+``document:<index>``; the title is the block's). :func:`to_anthropic` writes
+``document_index`` as the position in the message's source list, so giving
+``message.sources`` back as ``sources`` round-trips.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from citelab.contract.convert._common import (
     source_index,
 )
 
-__all__ = ["ANTHROPIC_LOSSES", "from_anthropic", "to_anthropic"]
+__all__ = ["ANTHROPIC_LOSSES", "anthropic_document_source", "from_anthropic", "to_anthropic"]
 
 ANTHROPIC_LOSSES = Losses(
     to_target=(
@@ -149,7 +152,7 @@ def from_anthropic(data: object, *, sources: Sequence[object] | None = None) -> 
     blocks = raw if isinstance(raw, list) else mapping_items(raw).get("content")
     if not isinstance(blocks, list):
         raise InvalidInput("an Anthropic response needs a 'content' list of blocks")
-    book = SourceBook(sources)
+    book = SourceBook(_request_sources(sources))
     text, anchors = "", []
     for index, raw_block in enumerate(blocks):
         item = plain_data(raw_block)
@@ -172,3 +175,55 @@ def _citation_uri(book: SourceBook, citation: _Citation, block: int) -> str:
     if index is None or index < 0:
         raise InvalidInput(f"content[{block}]: a {citation.type} citation needs a document_index")
     return book.uri_at(index, f"document:{index}", citation.document_title)
+
+
+def _request_sources(sources: Sequence[object] | None) -> list[object] | None:
+    if sources is None:
+        return None
+    return [
+        anthropic_document_source(item, index) if _is_document(item) else item
+        for index, item in enumerate(sources)
+    ]
+
+
+def _is_document(item: object) -> bool:
+    data = plain_data(item)
+    return isinstance(data, dict) and data.get("type") == "document"
+
+
+def anthropic_document_source(document: object, index: int) -> dict[str, Any]:
+    """A request ``document`` block as a source: ``{"uri", "title", "content"}``.
+
+    The uri is the document's url (a ``url`` source), else ``document:<index>`` (its
+    position in the request); ``content`` is its text (``text`` and ``content`` sources;
+    absent for PDFs and files).
+    """
+    data = mapping_items(document)
+    source = data.get("source")
+    source = source if isinstance(source, dict) else {}
+    url = source.get("url")
+    uri = url if source.get("type") == "url" and isinstance(url, str) and url else None
+    title = data.get("title")
+    out: dict[str, Any] = {
+        "uri": uri or f"document:{index}",
+        "title": title if isinstance(title, str) and title else None,
+    }
+    content = _document_text(source)
+    if content is not None:
+        out["content"] = content
+    return out
+
+
+def _document_text(source: dict[str, Any]) -> str | None:
+    if source.get("type") == "text" and isinstance(source.get("data"), str):
+        return str(source["data"])
+    if source.get("type") == "content" and isinstance(source.get("content"), list):
+        texts = [
+            str(block.get("text", ""))
+            for block in source["content"]
+            if isinstance(block, dict) and block.get("type") == "text"
+        ]
+        return "\n".join(texts)
+    if source.get("type") == "content" and isinstance(source.get("content"), str):
+        return str(source["content"])
+    return None

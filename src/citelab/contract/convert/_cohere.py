@@ -38,6 +38,7 @@ COHERE_LOSSES = Losses(
         "document and tool-output contents (snippets, text, fields other than url/title)",
         "citations of type PLAN or THINKING_CONTENT (they cite the plan, not the answer)",
         "the order of uncited sources: sources are listed in first-citation order",
+        "thinking blocks (content_index still counts them, as Cohere does)",
     ),
 )
 
@@ -110,9 +111,7 @@ def from_cohere(data: object, *, sources: Sequence[object] | None = None) -> Ans
     if "message" in item:
         item = mapping_items(item["message"])
     message = parse_foreign(_Message, item, "Cohere v2 assistant message")
-    texts = _texts(message)
-    starts = [sum(len(t) for t in texts[:i]) for i in range(len(texts))]
-    text = "".join(texts)
+    starts, text = _text_starts(message)
     book = SourceBook(sources)
     anchors = []
     for index, citation in enumerate(message.citations or []):
@@ -127,19 +126,28 @@ def from_cohere(data: object, *, sources: Sequence[object] | None = None) -> Ans
     return build_message(text, book.items, anchors=anchors)
 
 
-def _texts(message: _Message) -> list[str]:
+def _text_starts(message: _Message) -> tuple[dict[int, int], str]:
+    """Where each text block starts in the joined text, by its index among *all* content
+    blocks (Cohere's ``content_index`` counts thinking blocks too), and the joined text."""
     if isinstance(message.content, str):
-        return [message.content]
-    return [item.text or "" for item in message.content or [] if item.type == "text"]
+        return {0: 0}, message.content
+    starts: dict[int, int] = {}
+    text = ""
+    for index, item in enumerate(message.content or []):
+        if item.type == "text":
+            starts[index] = len(text)
+            text += item.text or ""
+    return starts, text
 
 
-def _offset(starts: list[int], content_index: int | None, citation: int) -> int:
-    index = content_index or 0
-    if not starts and index == 0:
-        return 0
-    if not 0 <= index < len(starts):
-        raise InvalidInput(f"citations[{citation}]: content_index {index} names no text item")
-    return starts[index]
+def _offset(starts: dict[int, int], content_index: int | None, citation: int) -> int:
+    if content_index is None or (content_index == 0 and not starts):
+        return min(starts.values(), default=0)  # no index: the first text block
+    if content_index not in starts:
+        raise InvalidInput(
+            f"citations[{citation}]: content_index {content_index} names no text item"
+        )
+    return starts[content_index]
 
 
 def _source_identity(source: _Source, citation: int) -> tuple[str, str | None]:

@@ -40,7 +40,12 @@ GEMINI_LOSSES = Losses(
     from_target=(
         "confidenceScores, webSearchQueries, searchEntryPoint, retrievalMetadata",
         "chunk contents (retrievedContext.text) and web domains",
-        "the part structure (all text parts are joined)",
+        "the part structure (all answer text parts are joined)",
+        "thought parts (thought: true): they are not answer text, and supports inside them "
+        "are dropped",
+        "grounding chunks without a uri (maps and image chunks, File Search retrievedContext "
+        "without uri): they are not sources, and their support indices are dropped",
+        "citationMetadata (recitation citations of training data, not grounding sources)",
     ),
 )
 
@@ -74,7 +79,7 @@ class _ChunkRef(BaseModel):
 
 
 class _Chunk(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="allow")
 
     web: _ChunkRef | None = None
     retrieved_context: _ChunkRef | None = _field("retrieved_context", "retrievedContext")
@@ -116,11 +121,20 @@ def _chunk(uri: str, title: str) -> dict[str, Any]:
     return {kind: {"uri": uri, "title": title}}
 
 
-def from_gemini(data: object, *, sources: Sequence[object] | None = None) -> AnswerMessage:
+def from_gemini(
+    data: object,
+    *,
+    sources: Sequence[object] | None = None,
+    dropped: list[str] | None = None,
+) -> AnswerMessage:
     """Read a Gemini candidate, or a response (its first candidate).
 
-    Every grounding chunk becomes a source, in chunk order (after any given ``sources``).
+    Every grounding chunk with a uri becomes a source, in chunk order (after any given
+    ``sources``). What cannot be read as the contract is left out, not refused (see
+    :data:`GEMINI_LOSSES`); pass a list as ``dropped`` to be told, one line per thing left
+    out (a chunk without uri, a support inside a thought part, citationMetadata).
     """
+    report: list[str] = dropped if dropped is not None else []
     candidate = mapping_items(data)
     if "candidates" in candidate:
         candidates = candidate["candidates"] or []
@@ -130,51 +144,73 @@ def from_gemini(data: object, *, sources: Sequence[object] | None = None) -> Ans
     parts = _text_parts(candidate)
     raw_meta = candidate.get("groundingMetadata", candidate.get("grounding_metadata")) or {}
     metadata = parse_foreign(_Metadata, raw_meta, "Gemini groundingMetadata")
+    if candidate.get("citationMetadata", candidate.get("citation_metadata")):
+        report.append("citationMetadata: recitation citations are not grounding sources")
     book = SourceBook(sources)
     chunk_uris = [
-        book.cite(*_chunk_identity(c, i)) for i, c in enumerate(metadata.grounding_chunks or [])
+        _chunk_uri(book, chunk, i, report)
+        for i, chunk in enumerate(metadata.grounding_chunks or [])
     ]
-    text = "".join(parts)
+    text = "".join(part or "" for part in parts)
     anchors = []
     for index, support in enumerate(metadata.grounding_supports or []):
-        start, end = _segment_span(parts, support.segment, index)
+        span = _segment_span(parts, support.segment, index)
+        if span is None:
+            report.append(f"groundingSupports[{index}]: its segment is in a thought part")
+            continue
         for chunk in support.grounding_chunk_indices or []:
             if not 0 <= chunk < len(chunk_uris):
                 raise InvalidInput(f"groundingSupports[{index}]: no grounding chunk {chunk}")
+            if chunk_uris[chunk] is None:
+                continue
             where = f"groundingSupports[{index}]"
-            anchors.append(anchor_for(text, chunk_uris[chunk], start, end, where))
+            anchors.append(anchor_for(text, str(chunk_uris[chunk]), *span, where))
     return build_message(text, book.items, anchors=anchors)
 
 
-def _text_parts(candidate: dict[str, Any] | Any) -> list[str]:
+def _text_parts(candidate: dict[str, Any] | Any) -> list[str | None]:
+    """Each part's answer text by part index; None for a thought part (not answer text)."""
     content = candidate.get("content") or {}
     parts = mapping_items(content).get("parts") or []
-    texts = []
+    texts: list[str | None] = []
     for part in parts:
-        value = mapping_items(part).get("text")
-        texts.append(value if isinstance(value, str) else "")
+        item = mapping_items(part)
+        value = item.get("text")
+        if item.get("thought") is True:
+            texts.append(None)
+        else:
+            texts.append(value if isinstance(value, str) else "")
     return texts
 
 
-def _chunk_identity(chunk: _Chunk, index: int) -> tuple[str, str | None]:
+def _chunk_uri(book: SourceBook, chunk: _Chunk, index: int, report: list[str]) -> str | None:
     ref = chunk.web or chunk.retrieved_context
     if ref is None or not ref.uri:
-        raise InvalidInput(f"groundingChunks[{index}] has no web or retrievedContext uri")
-    return ref.uri, ref.title
+        kinds = sorted(chunk.model_extra or {}) or ["an empty chunk"]
+        kind = "retrievedContext without uri" if ref is not None else ", ".join(kinds)
+        report.append(f"groundingChunks[{index}] ({kind}): no uri, so it is not a source")
+        return None
+    return book.cite(ref.uri, ref.title)
 
 
-def _segment_span(parts: list[str], segment: _Segment | None, support: int) -> tuple[int, int]:
+def _segment_span(
+    parts: list[str | None], segment: _Segment | None, support: int
+) -> tuple[int, int] | None:
+    """The segment as code points of the joined answer text; None inside a thought part."""
     where = f"groundingSupports[{support}].segment"
     if segment is None or segment.end_index is None:
         raise InvalidInput(f"{where}: a segment needs an endIndex")
     part = segment.part_index or 0
     if not 0 <= part < len(parts):
         raise InvalidInput(f"{where}: partIndex {part} names no text part")
-    offsets = TextOffsets(parts[part])
+    text = parts[part]
+    if text is None:
+        return None
+    offsets = TextOffsets(text)
     try:
         start = offsets.utf8_to_codepoint(segment.start_index or 0)
         end = offsets.utf8_to_codepoint(segment.end_index)
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: {exc}") from exc
-    base = sum(len(text) for text in parts[:part])
+    base = sum(len(other or "") for other in parts[:part])
     return base + start, base + end

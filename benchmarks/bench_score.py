@@ -1,0 +1,199 @@
+"""``citelab score`` figures (issue #12), measured side by side in one run and printed.
+
+1. Throughput with the lexical judge: 10,000 generated ALCE-format examples (``--examples``)
+   scored by :func:`citelab.evals.score_answers` (read, check, ALCE-compatible and citelab
+   recall and precision, tables and bootstrap intervals), as examples per second; beside it
+   the ``citelab score`` command as a process on the same file (its start-up included), and
+   the two ALCE-compatible scorers alone. Target: ≥ 1,000 examples/s.
+2. The LLM judge against ``citelab serve-model --model judge --latency-ms 200`` (an offline
+   yes/no judge behind the OpenAI API, in its own process, over real HTTP, the real SDK):
+   achieved wall time against the ideal at concurrency 32 (and 8), as ``ideal / achieved``
+   (target 0.9 at 32). The ideal is the scoring's own schedule with nothing but the
+   latency: answers start in order as one of the ``concurrency`` slots frees, and an answer
+   holds its slot for one latency per judge call it makes (its calls are sequential: each
+   precision check depends on the joint verdict).
+
+Run: ``.venv/bin/python benchmarks/bench_score.py [--quick]`` (under ``flock /tmp/heavy.lock``
+on a shared machine). Each line gives the load average when it was taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from citelab.evals import LexicalJudge, LLMJudge, score_answers
+
+_WORDS = [f"w{index}" for index in range(300)]
+_COMPAT = [
+    {"name": "citation_recall", "alce_compat": True},
+    {"name": "citation_precision", "alce_compat": True},
+]
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(6, 12))).capitalize()
+
+
+def _example(index: int, rng: random.Random) -> dict[str, Any]:
+    """An ALCE item: 5 docs, 2-4 sentences citing 1-3 of them (some copied from a doc)."""
+    docs = [
+        {"title": f"Doc {n}", "text": " ".join(_sentence(rng) + "." for _ in range(3))}
+        for n in range(1, 6)
+    ]
+    sentences = []
+    for _ in range(rng.randint(2, 4)):
+        cited = rng.sample(range(1, 6), rng.randint(1, 3))
+        body = docs[cited[0] - 1]["text"].split(". ")[0] if rng.random() < 0.5 else _sentence(rng)
+        sentences.append(body.rstrip(".") + " " + "".join(f"[{n}]" for n in cited) + ".")
+    return {"id": str(index), "question": _sentence(rng) + "?", "docs": docs,
+            "output": " ".join(sentences)}  # fmt: skip
+
+
+def _write(path: Path, count: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    data = {"data": [_example(i, rng) for i in range(count)]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def throughput(path: Path, count: int) -> None:
+    print(f"1. citelab score on {count:,} ALCE-format examples, lexical judge")
+    lines = []
+    began = time.perf_counter()
+    score_answers(path, "alce", judge=LexicalJudge())
+    lines.append(("score_answers (ALCE-compatible recall, precision)", time.perf_counter() - began))
+    began = time.perf_counter()
+    own = [*_COMPAT, {"name": "citation_recall"}, {"name": "citation_precision"}]
+    score_answers(path, "alce", judge=LexicalJudge(), scorers=own)
+    lines.append(("score_answers, + citelab's own two (caches warm)", time.perf_counter() - began))
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "citelab", "score", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"citelab score failed: {done.stderr}")
+    lines.append(("citelab score (a process, start-up included)", seconds))
+    base = lines[0][1]
+    for what, seconds in lines:
+        rate = count / seconds
+        print(
+            f"   {what:48} {seconds:6.2f} s  {rate:7,.0f} examples/s  "
+            f"({base / seconds:4.2f}× the first)  load {_load():.2f}"
+        )
+
+
+class _Served:
+    """``citelab serve-model --model judge`` in its own process, stopped by pid."""
+
+    def __init__(self, latency_ms: float) -> None:
+        command = [sys.executable, "-m", "citelab", "serve-model", "--model", "judge"]
+        command += ["--port", "0", "--latency-ms", str(latency_ms)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        found = re.search(r"(http://\S+)", self.process.stdout.readline())
+        if found is None:
+            self.process.terminate()
+            raise RuntimeError("citelab serve-model did not announce its address")
+        self.base_url = found.group(1).rstrip("/")
+
+    def __enter__(self) -> _Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+class _Counting:
+    """The lexical judge (the served model's verdicts) counting the distinct calls."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.inner = LexicalJudge()
+        self.seen: set[tuple[str, str]] = set()
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        self.seen.add((statement, evidence))
+        return self.inner.supports(statement, evidence)
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def _calls_per_answer(data: list[dict[str, Any]]) -> list[int]:
+    calls = []
+    for item in data:
+        judge = _Counting()
+        score_answers({"data": [item]}, "alce", judge=judge, scorers=_COMPAT)
+        calls.append(len(judge.seen))
+    return calls
+
+
+def _ideal(calls: list[int], concurrency: int, latency: float) -> float:
+    slots = [0.0] * concurrency
+    for count in calls:
+        start = heapq.heappop(slots)
+        heapq.heappush(slots, start + count * latency)
+    return max(slots)
+
+
+def llm_judge(count: int, latency_ms: float) -> None:
+    rng = random.Random(11)
+    data = [_example(i, rng) for i in range(count)]
+    calls = _calls_per_answer(data)
+    latency = latency_ms / 1000
+    print(
+        f"2. LLM judge over real HTTP, {count} answers, {sum(calls)} judge calls, "
+        f"{latency_ms:.0f} ms each"
+    )
+    with _Served(latency_ms) as served:
+        for concurrency in (32, 8):
+            judge = LLMJudge("judge", base_url=served.base_url, concurrency=concurrency)
+            judge.supports("warm up", "the connection")
+            began, cpu = time.perf_counter(), time.process_time()
+            score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
+            seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
+            ideal = _ideal(calls, concurrency, latency)
+            print(
+                f"   concurrency {concurrency:2}: {seconds:6.2f} s against an ideal of "
+                f"{ideal:6.2f} s → achieved/ideal {ideal / seconds:4.2f}  "
+                f"(client CPU {1000 * cpu / sum(calls):.1f} ms per call)  load {_load():.2f}"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=10_000)
+    parser.add_argument("--answers", type=int, default=600, help="answers for the LLM judge")
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--quick", action="store_true", help="1,000 examples, 160 answers")
+    args = parser.parse_args()
+    examples, answers = (1_000, 160) if args.quick else (args.examples, args.answers)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "generated_results.json"
+        _write(path, examples)
+        throughput(path, examples)
+    llm_judge(answers, args.latency_ms)
+
+
+if __name__ == "__main__":
+    main()

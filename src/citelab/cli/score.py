@@ -1,0 +1,104 @@
+"""``citelab score``: score answers citelab did not produce (ALCE files, vendor responses).
+
+``citelab score results.json --format alce --out report/`` reads an ALCE result file and
+writes the same tables, ``run.json`` and ``report.html`` as ``citelab eval``; ``--json``
+prints each metric's value and interval as JSON on stdout instead of a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+_FORMATS = ("alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="score answers from a file (ALCE results, vendor responses, AnswerMessages)",
+        description=(
+            "Score the answers of INPUT with citelab's scorers (ALCE-compatible recall and "
+            "precision for ALCE files) and print the summary; --out writes the tables, "
+            "run.json and report.html."
+        ),
+    )
+    parser.add_argument("input", metavar="INPUT", help="a JSON or JSON Lines file of answers")
+    parser.add_argument(
+        "--format", dest="answer_format", choices=_FORMATS, default="alce", help="(default: alce)"
+    )
+    parser.add_argument(
+        "--judge",
+        metavar="NAME|JSON|module:attr",
+        default="lexical",
+        help="the support judge: a registered name (lexical, lexical_pairs, llm), a JSON "
+        'configuration ({"name": "llm", "model": ...}) or module:attr (default: lexical)',
+    )
+    parser.add_argument(
+        "--scorers",
+        nargs="+",
+        metavar="NAME|JSON",
+        help="scorers to run, by name or JSON configuration (default: citation recall and "
+        "precision; ALCE files also in ALCE-compatible mode)",
+    )
+    parser.add_argument("--qampari", action="store_true", help="ALCE's QAMPARI list mode")
+    parser.add_argument("--out", metavar="DIR", help="write tables, run.json and report.html")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="multiply values (100 for ALCE's tables)"
+    )
+    parser.add_argument(
+        "--workers", type=int, metavar="N", help="answers scored at once (default: the judge's)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from citelab._errors import ConfigError
+    from citelab.evals import score_answers, summary_json
+
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {args.workers}")
+    result = score_answers(
+        args.input,
+        args.answer_format,
+        judge=parse_spec(args.judge, "--judge"),
+        scorers=[parse_spec(s, "--scorers") for s in args.scorers] if args.scorers else None,
+        out_dir=args.out,
+        qampari=True if args.qampari else None,
+        workers=args.workers,
+    )
+    if args.json:
+        print(json.dumps(summary_json(result, args.scale), indent=2))
+    else:
+        _print_table(result.summary(scale=args.scale))
+    if args.out:
+        print(f"report: {args.out}/report.html", file=sys.stderr)
+    return 0
+
+
+def parse_spec(value: str, option: str) -> str | dict[str, Any]:
+    """A name (or module:attr) as is; a JSON object as its configuration."""
+    from citelab._errors import ConfigError
+
+    if not value.lstrip().startswith("{"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: not JSON: {exc}") from exc
+    if not isinstance(parsed, dict) or "name" not in parsed:
+        raise ConfigError(f"{option}: a JSON configuration needs a 'name'")
+    return parsed
+
+
+def _print_table(summary: Any) -> None:
+    if summary.empty:
+        print("no applicable answers were scored")
+        return
+    columns = ["metric", "value", "ci_low", "ci_high", "cases"]
+    print(summary[columns].rename(columns={"cases": "answers"}).round(3).to_string(index=False))

@@ -1,0 +1,57 @@
+"""An offline model that answers support-judge prompts: ``citelab serve-model --model judge``.
+
+It reads the statement and the evidence from a prompt written like
+:data:`~citelab.evals.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``),
+asks an offline judge (lexical by default) and answers ``yes`` or ``no``. Served behind the
+OpenAI API it lets the LLM judge run end to end — real SDK, real HTTP, real concurrency —
+on a machine without model weights (tests, benchmarks, teaching).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from citelab._errors import ModelError
+from citelab.evals._judges import Judge, build_judge
+from citelab.models import (
+    FinishDelta,
+    Message,
+    ModelDelta,
+    TextDelta,
+    ToolChoice,
+    ToolSpec,
+    message_text,
+)
+
+__all__ = ["JudgeModel"]
+
+
+class JudgeModel:
+    """Answers "yes"/"no" to judge prompts with an offline judge; see the module docs."""
+
+    def __init__(self, judge: str | Mapping[str, Any] = "lexical", name: str = "judge") -> None:
+        self.judge: Judge = build_judge(judge if isinstance(judge, str) else dict(judge))
+        self.name = name
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        tool_choice: ToolChoice | None = None,
+        seed: int | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        if not messages:
+            raise ModelError("judge model: no messages")
+        statement, evidence = _parts(message_text(messages[-1]))
+        yield TextDelta(text="yes" if self.judge.supports(statement, evidence) else "no")
+        yield FinishDelta(reason="stop")
+
+
+def _parts(prompt: str) -> tuple[str, str]:
+    if "Evidence:\n" not in prompt or "\nStatement:\n" not in prompt:
+        raise ModelError("judge model: the prompt has no 'Evidence:' and 'Statement:' sections")
+    evidence = prompt.split("Evidence:\n", 1)[1].split("\nStatement:\n", 1)[0].strip()
+    statement = prompt.split("\nStatement:\n", 1)[1].split("\n\nAnswer", 1)[0].strip()
+    return statement, evidence
