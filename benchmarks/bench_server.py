@@ -14,9 +14,13 @@ figure. Bounded in count (--streams) and time (--timeout seconds).
 
 It also prices the transport: one answer after another with an unpaced agent, through
 `AnswerService.answer` in this process, and through the server as JSON and as SSE (ratios
-against the in-process call).
+against the in-process call). And it holds JSON load: --bursts bursts of --json-answers JSON
+answers, --json-concurrency at a time over kept-alive connections, counting every error
+(a `ReadError` on a reused connection included) and the server's resident memory after each
+burst (it must stay flat).
 
     .venv/bin/python benchmarks/bench_server.py [--quick] [--streams N] [--piece-delay S]
+        [--json-answers N] [--json-concurrency C] [--bursts B]
 """
 
 from __future__ import annotations
@@ -182,6 +186,76 @@ async def per_answer_in_process(folder: Path, count: int) -> float:
     return (time.perf_counter() - started) / count
 
 
+@dataclass
+class Burst:
+    """One burst of JSON answers, and the server's memory after it."""
+
+    answered: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    rss_mib: float = 0.0
+
+
+async def json_burst(url: str, token: str, answers: int, concurrency: int) -> Burst:
+    burst = Burst()
+    gate = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async def one(client: httpx.AsyncClient, i: int) -> None:
+        body = {"agent": "unpaced", "question": QUESTIONS[i % len(QUESTIONS)]}
+        async with gate:
+            try:
+                response = await client.post("/api/question", json=body)
+            except (httpx.HTTPError, OSError) as exc:
+                burst.errors.append(f"{type(exc).__name__}: {exc}")
+                return
+        if response.status_code == 200:
+            burst.answered += 1
+        else:
+            burst.errors.append(f"HTTP {response.status_code}: {response.text[:120]}")
+
+    async with httpx.AsyncClient(
+        base_url=url, headers=headers, limits=limits, timeout=120
+    ) as client:
+        started = time.perf_counter()
+        await asyncio.gather(*(one(client, i) for i in range(answers)))
+        burst.seconds = time.perf_counter() - started
+    return burst
+
+
+def run_bursts(server: Server, count: int, answers: int, concurrency: int) -> list[Burst]:
+    bursts = []
+    for _ in range(count):
+        burst = asyncio.run(json_burst(server.url, server.token, answers, concurrency))
+        burst.rss_mib = resident_mib(server.process.pid)
+        bursts.append(burst)
+    return bursts
+
+
+def resident_mib(pid: int) -> float:
+    """The process's resident memory (Linux /proc), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def print_bursts(bursts: list[Burst], answers: int, concurrency: int) -> None:
+    print(
+        f"{len(bursts)} bursts of {answers} JSON answers, {concurrency} at once "
+        "(kept-alive connections); server memory after each:"
+    )
+    for number, burst in enumerate(bursts, 1):
+        rate = burst.answered / burst.seconds if burst.seconds else 0.0
+        print(
+            f"  burst {number}: {burst.answered} answered, {len(burst.errors)} errors, "
+            f"{burst.seconds:6.1f} s ({rate:5.1f}/s), RSS {burst.rss_mib:7.1f} MiB"
+        )
+        for error in sorted(set(burst.errors))[:3]:
+            print(f"    error: {error}")
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -193,7 +267,11 @@ def main() -> None:
     parser.add_argument("--streams", type=int, help="concurrent streams (default 500)")
     parser.add_argument("--piece-delay", type=float, default=0.2, help="seconds per text piece")
     parser.add_argument("--timeout", type=float, default=180.0, help="bound on the loaded run")
+    parser.add_argument("--json-answers", type=int, help="JSON answers per burst (default 1000)")
+    parser.add_argument("--json-concurrency", type=int, default=50, help="JSON answers at once")
+    parser.add_argument("--bursts", type=int, default=3, help="JSON bursts (memory after each)")
     args = parser.parse_args()
+    json_answers = args.json_answers or (100 if args.quick else 1000)
     streams = args.streams or (50 if args.quick else 500)
 
     with tempfile.TemporaryDirectory() as folder:
@@ -208,6 +286,7 @@ def main() -> None:
             started = time.perf_counter()
             loaded = asyncio.run(run_load(server.url, server.token, streams, args.timeout))
             wall = time.perf_counter() - started
+            bursts = run_bursts(server, args.bursts, json_answers, args.json_concurrency)
         finally:
             server.stop()
 
@@ -231,7 +310,9 @@ def main() -> None:
         print(f"  whole stream:       median {statistics.median(loaded.durations):8.2f} s")
     for error in sorted(set(loaded.errors))[:5]:
         print(f"  error: {error}")
-    if loaded.errors or done != streams:
+    print_bursts(bursts, json_answers, args.json_concurrency)
+    json_errors = sum(len(b.errors) for b in bursts)
+    if loaded.errors or done != streams or json_errors:
         raise SystemExit(1)
 
 

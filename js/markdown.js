@@ -16,6 +16,7 @@ export function createMarkdown() {
   md.use(citationMarkers);
   md.core.ruler.push("citelab_tight_lists", tightLists);
   md.core.ruler.push("citelab_align", alignAsData);
+  md.core.ruler.push("citelab_numeric_links", numericLinks);
   md.core.ruler.before("strip_references", "citelab_definitions", recordDefinitions);
   md.core.ruler.before("inline", "citelab_track_lookups", trackLookups);
   md.core.ruler.after("inline", "citelab_untrack_lookups", untrackLookups);
@@ -51,6 +52,37 @@ function alignAsData(state) {
     token.attrs = token.attrs.filter(([name]) => name !== "style");
     token.attrSet("data-align", match[1]);
   }
+}
+
+// Link text that could pass for a citation marker: only digits, brackets, commas, dashes.
+const NUMERIC_TEXT = /^[\s[\]0-9,\-\u2013]*[0-9][\s[\]0-9,\-\u2013]*$/;
+const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*)/;
+
+// "[1](https://evil.example)" or "[[1]](…)" would look like a citation marker: such a link
+// shows where it goes, "1 (evil.example)", so a reader can tell it from one (as in Python).
+function numericLinks(state) {
+  for (const token of state.tokens) {
+    if (token.type !== "inline" || !token.children) continue;
+    const children = token.children;
+    for (let i = 0; i < children.length; i++) {
+      if (children[i].type === "link_open") i = markNumericLink(state, children, i);
+    }
+  }
+}
+
+function markNumericLink(state, children, start) {
+  let end = start + 1;
+  while (end < children.length && children[end].type !== "link_close") end++;
+  const inner = children.slice(start + 1, end);
+  if (end === children.length || inner.some((t) => t.type !== "text" && t.type !== "code_inline"))
+    return end;
+  if (!NUMERIC_TEXT.test(inner.map((t) => t.content).join(""))) return end;
+  const href = children[start].attrGet("href") ?? "";
+  const found = AUTHORITY.exec(href);
+  const where = new state.Token("text", "", 0);
+  where.content = ` (${found ? found[1] : href})`;
+  children.splice(end, 0, where);
+  return end + 1;
 }
 
 // markdown-it drops the definition tokens right after block parsing; streaming needs to

@@ -17,6 +17,7 @@ const EVENTS = new Set(["references", "token", "done", "error"]);
 export function mountPage(root, options = {}) {
   const client = new PageClient(options);
   const doc = root.ownerDocument;
+  client.onSessionGone = (message) => showSignedOut(doc, message);
   const panels = root.id
     ? [...doc.querySelectorAll(`[data-citelab-sources-for="${cssEscape(doc, root.id)}"]`)]
     : [];
@@ -82,7 +83,9 @@ class PageClient {
         controller.signal,
       );
       if (!response.ok) {
-        this.fail(turnId, await errorOf(response));
+        const error = await errorOf(response);
+        if (error.code === "session_expired") this.onSessionGone?.(error.message);
+        this.fail(turnId, error);
         return;
       }
       await readSse(response.body, (event) => this.dispatch(turnId, event));
@@ -123,7 +126,9 @@ class PageClient {
     try {
       const response = await this.post("/api/feedback", body, "application/json");
       if (response.ok) return {};
-      return { error: (await errorOf(response)).message };
+      const error = await errorOf(response);
+      if (error.code === "session_expired") this.onSessionGone?.(error.message);
+      return { error: error.message };
     } catch {
       return { error: "The server could not be reached." };
     }
@@ -159,6 +164,14 @@ async function errorOf(response) {
     // not JSON: fall through
   }
   return { code: String(response.status), message: `The server answered ${response.status}.` };
+}
+
+// The header said "signed in as …": once the server says the session has ended, say so there
+// (the failed turn says it too), so the page never claims a session it no longer has.
+function showSignedOut(doc, message) {
+  doc.body.dataset.citelabSignedOut = "true";
+  const who = doc.querySelector(".citelab-page-header p");
+  if (who) who.textContent = `Signed out: ${message}.`;
 }
 
 function cssEscape(doc, value) {

@@ -4,7 +4,7 @@
 // no second card, and its citation number points at the earlier card.
 import { safeTurnId } from "./citations.js";
 import { uniqueId } from "./dom.js";
-import { isAllowedUrl, isFragmentUrl } from "./urls.js";
+import { isAbsoluteAllowedUrl, isAllowedUrl, isFragmentUrl } from "./urls.js";
 
 const LINK_REL = "noopener noreferrer";
 
@@ -31,12 +31,11 @@ function present(value) {
 
 /** The URL a card links to, or null when the reference has none that is safe to follow. */
 export function referenceHref(reference) {
-  for (const candidate of [reference?.url, reference?.uri]) {
-    if (typeof candidate === "string" && candidate.trim() && isAllowedUrl(candidate)) {
-      if (!isFragmentUrl(candidate)) return candidate;
-    }
-  }
-  return null;
+  // The web URL may be relative (a page of this site); the URI only as an absolute URL.
+  const url = reference?.url;
+  if (typeof url === "string" && url.trim() && isAllowedUrl(url) && !isFragmentUrl(url)) return url;
+  const uri = reference?.uri;
+  return typeof uri === "string" && isAbsoluteAllowedUrl(uri) ? uri : null;
 }
 
 /** Open every link inside `root` in a new tab, without giving the new page a handle on us. */

@@ -7,6 +7,13 @@ import { allowedUriRegExp, isAllowedUrl, isFragmentUrl } from "./urls.js";
 
 const PER_TAG = new Map(Object.entries(ALLOWLISTS.attributes).map(([t, a]) => [t, new Set(a)]));
 const PER_VALUE = ALLOWLISTS.attribute_values;
+// Whole-value patterns (id, class…): the same ASCII expressions nh3's filter uses in Python.
+const PER_PATTERN = new Map(
+  Object.entries(ALLOWLISTS.attribute_patterns).map(([tag, byName]) => [
+    tag,
+    new Map(Object.entries(byName).map(([name, p]) => [name, new RegExp(`^(?:${p})$`)])),
+  ]),
+);
 const ALL_ATTRIBUTES = [
   ...new Set([
     ...Object.values(ALLOWLISTS.attributes).flat(),
@@ -19,6 +26,7 @@ export const PURIFY_CONFIG = Object.freeze({
   ALLOWED_TAGS: [...ALLOWLISTS.tags],
   ALLOWED_ATTR: ALL_ATTRIBUTES,
   ALLOWED_URI_REGEXP: allowedUriRegExp(),
+  FORBID_CONTENTS: [...ALLOWLISTS.drop_content_tags],
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
   ALLOW_UNKNOWN_PROTOCOLS: false,
@@ -50,6 +58,8 @@ function keepAllowedAttribute(node, data) {
     data.keepAttr = false;
   } else if (data.attrName === "href" && !isAllowedUrl(data.attrValue)) {
     data.keepAttr = false;
+  } else if (PER_PATTERN.get(tag)?.get(data.attrName)?.test(data.attrValue) === false) {
+    data.keepAttr = false;
   }
 }
 
@@ -57,12 +67,12 @@ function keepAllowedAttribute(node, data) {
 // following it never navigates the notebook or the answer page away.
 function finishLink(node) {
   if (node.nodeName.toLowerCase() !== "a") return;
+  node.setAttribute("rel", ALLOWLISTS.link_rel); // on every link, as nh3 writes it
   const href = node.getAttribute("href");
   if (href === null) {
     node.removeAttribute("target");
     return;
   }
-  node.setAttribute("rel", ALLOWLISTS.link_rel);
   if (isFragmentUrl(href)) node.removeAttribute("target");
   else node.setAttribute("target", "_blank");
 }

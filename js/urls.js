@@ -6,8 +6,9 @@ const SCHEMES = new Set(ALLOWLISTS.url_schemes);
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 // Browsers drop ASCII tab/newline anywhere in a URL and trim C0 controls and spaces at both
 // ends, so "java\tscript:" would run as javascript:. We drop every control and space
-// everywhere before looking at the scheme: stricter than the browser, never looser.
-const IGNORED = /[\u0000-\u0020\u007f-\u009f\u00a0\u1680\u180e\u2000-\u2029\u205f\u3000\ufeff]/g;
+// everywhere before looking at the scheme: stricter than the browser, never looser (the same
+// class as the Python renderer's, from the allowlists).
+const IGNORED = new RegExp(ALLOWLISTS.url_ignored, "g");
 
 /** True when `url` is http(s), mailto, or (if the allowlists allow it) relative/fragment. */
 export function isAllowedUrl(url) {
@@ -15,6 +16,17 @@ export function isAllowedUrl(url) {
   const match = SCHEME.exec(url.replace(IGNORED, ""));
   if (!match) return ALLOWLISTS.allow_relative_urls === true;
   return SCHEMES.has(match[1].toLowerCase());
+}
+
+/**
+ * True when a source's identity (its `uri`) may be its link: an absolute URL with an allowed
+ * scheme only, as in the Python renderer. A relative `uri` ("/logout") names a thing, not a
+ * page of this site, so it is shown as text, never made a same-origin link.
+ */
+export function isAbsoluteAllowedUrl(url) {
+  if (typeof url !== "string") return false;
+  const match = SCHEME.exec(url.replace(IGNORED, ""));
+  return match !== null && SCHEMES.has(match[1].toLowerCase());
 }
 
 /** True for a link that stays on the page (`#…`). */

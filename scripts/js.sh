@@ -12,7 +12,7 @@ here=${BASH_SOURCE[0]%/*}
 cd "$here/.."
 
 STATIC=src/citelab/static
-ENTRIES=(widget_chat widget_sources widget_message page)
+ENTRIES=(widget_chat widget_sources widget_message page report)
 STAMP=node_modules/.installed
 
 die() {

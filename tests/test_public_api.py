@@ -4,7 +4,16 @@ import sys
 import pytest
 
 import citelab
-from citelab import CitelabError, Conflict, InvalidInput, NotFound
+from citelab import (
+    CitelabError,
+    Conflict,
+    InvalidInput,
+    ModelError,
+    ModelTimeout,
+    ModelUnavailable,
+    NotFound,
+    Unavailable,
+)
 
 
 def test_public_names_are_sorted_and_exported() -> None:
@@ -36,7 +45,16 @@ def test_import_citelab_does_not_import_the_heavy_parts() -> None:
 
 
 @pytest.mark.parametrize(
-    ("error", "status"), [(InvalidInput, 400), (NotFound, 404), (Conflict, 409)]
+    ("error", "status"),
+    [
+        (InvalidInput, 400),
+        (NotFound, 404),
+        (Conflict, 409),
+        (ModelError, 502),
+        (Unavailable, 503),
+        (ModelUnavailable, 503),
+        (ModelTimeout, 504),
+    ],
 )
 def test_errors_share_one_root_and_map_to_http(error: type[CitelabError], status: int) -> None:
     assert issubclass(error, CitelabError)

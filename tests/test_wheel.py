@@ -34,6 +34,7 @@ def test_wheel_holds_bundles_fixtures_suites_and_agents(wheel: Path) -> None:
     for needed in [
         "citelab/static/widget_chat.js",
         "citelab/static/page.js",
+        "citelab/static/report.js",
         "citelab/static/citelab.css",
         "citelab/_fixtures/corpora/university.jsonl",
         "citelab/_fixtures/datasets/university.jsonl",

@@ -155,10 +155,10 @@ describe("second layer: DOMPurify alone", () => {
   });
 
   test.each([
-    ['<a href="javascript:alert(1)">x</a>', "<a>x</a>"],
-    ['<a href=" jav&#x09;ascript:alert(1)">x</a>', "<a>x</a>"],
-    ['<a href="data:text/html;base64,PHNjcmlwdD4=">x</a>', "<a>x</a>"],
-    ['<a href="entity:node/5">x</a>', "<a>x</a>"],
+    ['<a href="javascript:alert(1)">x</a>', '<a rel="noopener noreferrer">x</a>'],
+    ['<a href=" jav&#x09;ascript:alert(1)">x</a>', '<a rel="noopener noreferrer">x</a>'],
+    ['<a href="data:text/html;base64,PHNjcmlwdD4=">x</a>', '<a rel="noopener noreferrer">x</a>'],
+    ['<a href="entity:node/5">x</a>', '<a rel="noopener noreferrer">x</a>'],
     ['<p onclick="alert(1)" style="color:red" data-x="1" aria-label="a">x</p>', "<p>x</p>"],
     ['<p data-align="left">x</p>', "<p>x</p>"],
     ['<td data-align="left">x</td>', "x"],
@@ -175,8 +175,19 @@ describe("second layer: DOMPurify alone", () => {
     ],
     [
       '<ol start="3" reversed><li id="a" title="t">x</li></ol>',
-      '<ol start="3"><li id="a">x</li></ol>',
+      '<ol start="3"><li>x</li></ol>',
     ],
+    // id and class only with the values the renderers write (as nh3's filter in Python)
+    [
+      '<ol class="x"><li id="cite-t1-3" class="citelab-source" lang="en">x</li></ol>',
+      '<ol><li id="cite-t1-3" class="citelab-source">x</li></ol>',
+    ],
+    ['<code class="language-py">x</code>', '<code class="language-py">x</code>'],
+    ['<code class="language-py evil">x</code>', "<code>x</code>"],
+    ['<a class="citation" title="t" href="#cite-t-1">1</a>', '<a class="citation" href="#cite-t-1" rel="noopener noreferrer">1</a>'],
+    ['<a class="citation x">1</a>', '<a rel="noopener noreferrer">1</a>'],
+    ['<a href="\u2028javascript:alert(1)">x</a>', '<a rel="noopener noreferrer">x</a>'],
+    ["x<noscript><p>inside</p></noscript>ok", "xok"],
   ])("%s → %s", (input, output) => {
     expect(sanitizeToString(input)).toBe(output);
   });
@@ -198,5 +209,29 @@ describe("URL rule", () => {
     [42, false],
   ])("%j allowed: %s", (url, allowed) => {
     expect(isAllowedUrl(url)).toBe(allowed);
+  });
+});
+
+describe("links that look like citation markers", () => {
+  test.each([
+    ["[1](https://evil.example/x)", '<a href="https://evil.example/x" rel="noopener noreferrer" target="_blank">1 (evil.example)</a>'],
+    ["[[1]](https://evil.example)", '<a href="https://evil.example" rel="noopener noreferrer" target="_blank">[1] (evil.example)</a>'],
+    ["[2, 3](/local)", '<a href="/local" rel="noopener noreferrer" target="_blank">2, 3 (/local)</a>'],
+    ["[`1`](https://u:p@evil.example:8080/)", '<a href="https://u:p@evil.example:8080/" rel="noopener noreferrer" target="_blank"><code>1</code> (evil.example:8080)</a>'],
+  ])("%s shows where it goes", (source, link) => {
+    expect(markdownToHtml(source)).toBe(`<p>${link}</p>\n`);
+  });
+
+  test("ordinary links and real markers are left alone", () => {
+    const html = markdownToHtml("See [the fees](https://a.example) [1].", { turn: "t" });
+    expect(html).toContain('target="_blank">the fees</a>');
+    expect(html).toContain('[<a href="#cite-t-1" data-ref-turn="t" data-ref-index="1"');
+    expect(html).not.toContain("(a.example)");
+  });
+
+  test('a title is never kept: [t](http://x " [@a](/a) ")', () => {
+    const html = markdownToHtml('[text](http://x.example " [@a](/a) ")');
+    expect(html).not.toContain("title");
+    expect(html).toContain('<a href="http://x.example"');
   });
 });

@@ -176,3 +176,31 @@ describe("the standalone page", () => {
     expect(mountAll(document)).toEqual([]); // not twice
   });
 });
+
+describe("a session that has ended", () => {
+  test("the header stops saying who is signed in, and the turn says why", async () => {
+    const header = document.createElement("header");
+    header.className = "citelab-page-header";
+    header.innerHTML = "<h1>citelab</h1><p>Agent <strong>campus</strong> · signed in as <strong>alice</strong></p>";
+    document.body.append(header);
+    const gone = {
+      code: "session_expired",
+      message: "your session has ended (it expired, or the server restarted)",
+    };
+    const { mounted } = page([
+      new Response(JSON.stringify({ error: gone }), {
+        status: 401,
+        headers: { "Content-Type": "application/json" },
+      }),
+    ]);
+    mounted.ask("Still there?");
+    await settle();
+    expect(header.textContent).not.toContain("signed in as");
+    expect(header.textContent).toContain("Signed out: your session has ended");
+    expect(document.body.dataset.citelabSignedOut).toBe("true");
+    const [turn] = mounted.store.turns();
+    expect(turn.status).toBe("error");
+    header.remove();
+    delete document.body.dataset.citelabSignedOut;
+  });
+});

@@ -127,6 +127,12 @@ describe("referenceHref", () => {
     [{ url: "#frag", uri: "entity:node/1" }, null],
     [{ uri: "entity:node/1" }, null],
     [{ url: " " }, null],
+    // A relative URI names a source, it is no page of this site: not a link (as in Python).
+    [{ uri: "/logout" }, null],
+    [{ uri: "logout" }, null],
+    [{ uri: "//evil.example/x" }, null],
+    [{ uri: "mailto:a@b.org" }, "mailto:a@b.org"],
+    [{ url: "/pages/2", uri: "/logout" }, "/pages/2"],
   ])("%j → %j", (ref, href) => {
     expect(referenceHref(ref)).toBe(href);
   });

@@ -42,19 +42,40 @@ pd.DataFrame(
 # `run` answers every case through the answer service (bounded concurrency, a progress bar),
 # scores every turn, and writes CSV/Parquet tables, `run.json` and a self-contained
 # `report.html` to `out_dir`. Model calls are cached in `out_dir`, and finished cases are kept:
-# run it again with the same `out_dir` and nothing is recomputed. We use a temporary folder; the
-# command-line equivalent is `citelab eval --suite default`.
+# run it again with the same `out_dir` and nothing is recomputed (cases that failed, or were
+# run under another configuration, run again). We write into `reports/default/` beside this
+# notebook, so JupyterLab's file browser shows the report; the command-line equivalent is
+# `citelab eval --suite default --out notebooks/reports/default`.
 
 # %%
-import tempfile
 from pathlib import Path
 
 from citelab.evals import run
 
-out_dir = Path(tempfile.mkdtemp(prefix="citelab-eval-"))
+out_dir = Path("reports") / "default"
 result = run(suite, out_dir=out_dir, limit=LIMIT)
 print(f"{len(result.turns)} turns scored; report: {out_dir / 'report.html'}")
+print("failed turns:", len(result.turns) - int(result.turns["error"].isna().sum()))
 sorted(path.name for path in out_dir.iterdir())
+
+# %% [markdown]
+# A failed turn (a model that timed out, say) is never hidden: `result.errors()` groups them by
+# cause, the report opens with them, and `citelab eval` exits non-zero.
+
+# %%
+result.errors()
+
+# %% [markdown]
+# ### The report, here
+#
+# `result.show()` puts the whole report in this notebook — summary, paired differences, plots
+# and the **case browser**: filter the turns by variant, dataset, a metric they missed or
+# "differs from baseline", and open one to see its answer with the cited spans highlighted, the
+# sources it held and cited, the gold claims, every scorer's verdict with its reasons, and the
+# rounds. It is a sandboxed frame, so its page styles stay out of JupyterLab's.
+
+# %%
+result.show(height=720)
 
 # %% [markdown]
 # ## 3. Did the findings hold?
@@ -116,46 +137,29 @@ unstable[unstable["variant"] == "no_tool_rewrite"][
 ].head(8)
 
 # %% [markdown]
-# ## 5. The ablations, plotted
+# ## 5. The ablations: differences from the baseline
 #
-# The ablations matter in *multi-round* turns (the model searched again), so we compare the
-# variants on those turns (`summary(subset="multi_round")`), with their intervals, and follow
-# numbering stability round by round.
+# The ablations matter in *multi-round* turns (the model searched again). `result.differences()`
+# gives each variant minus the baseline on the cases both were scored on, with a *paired*
+# bootstrap interval (the same cases drawn for both sides), and says whether it excludes 0;
+# `cases` and `units` say how much evidence there is (the report flags fewer than 20 units).
 
 # %%
-# Writing the HTML report switched matplotlib to its file backend: select the notebook's again.
-%matplotlib inline
-import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.patches import Patch
-
 METRICS = ["numbering_stability", "citation_precision", "citation_recall", "gold_sources"]
-multi = result.summary(subset="multi_round")
-multi = multi[multi["metric"].isin(METRICS)]
+diffs = result.differences(subset="multi_round")
+diffs = diffs[diffs["metric"].isin(METRICS)]
+diffs[["variant", "metric", "difference", "ci_low", "ci_high", "excludes_zero", "cases", "units"]]
 
+# %% [markdown]
+# `result.plot(...)` draws the same figures as the report, one colour per variant everywhere:
+# `"differences"` (a point and its interval per variant, 0 marked), `"values"`, `"stability"`.
 
-def pivot(column):
-    return multi.pivot(index="metric", columns="variant", values=column).loc[METRICS, order]
+# %%
+%matplotlib inline
+result.plot("differences", subset="multi_round", metrics=METRICS)
 
-
-value = pivot("value")
-below, above = value - pivot("ci_low"), pivot("ci_high") - value
-errors = np.stack([below.T.to_numpy(), above.T.to_numpy()], axis=1)  # (variants, 2, metrics)
-colors = dict(zip(order, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
-figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
-value.plot.barh(ax=left, xerr=errors, capsize=2, xlim=(0, 1.05), legend=False, color=colors)
-left.set_title("Multi-round turns: value and 95% interval")
-
-by_round = result.stability_by_round()
-for width, (variant, marker) in zip([6, 4.5, 3, 1.5], zip(order, "osD^", strict=True), strict=True):
-    part = by_round[by_round["variant"] == variant]
-    right.plot(part["round"] + 1, part["value"], marker=marker, lw=width, color=colors[variant])
-right.set(title="Numbering stability by model round", xlabel="model round", ylim=(0, 1.05))
-right.set_xticks(sorted(by_round["round"].unique() + 1))
-swatches = [Patch(color=colors[variant], label=variant) for variant in order]
-figure.legend(handles=swatches, loc="upper center", ncol=len(order), frameon=False)
-figure.tight_layout(rect=(0, 0, 1, 0.92))
-plt.show()
+# %%
+result.plot("stability")
 
 # %% [markdown]
 # Without the tool-message rewrite, citations written after a second search resolve to other
@@ -163,7 +167,7 @@ plt.show()
 # the gold sources suffer with them. `merge_replace` costs the offline model nothing here,
 # because it only cites its freshest view — the findings above say so.
 #
-# The full report, with these plots and the failing cases, is `report.html` in `out_dir`.
+# The full report, with these plots and every case, is `reports/default/report.html`.
 #
 # ## 6. Another model: any OpenAI-compatible endpoint
 #
@@ -218,12 +222,30 @@ small = suite.model_copy(
         "findings": [],
     }
 )
-http_dir = Path(tempfile.mkdtemp(prefix="citelab-http-"))
+http_dir = Path("reports") / "over-http"
 small_result = run(small, out_dir=http_dir, limit=5, progress=False)
 compare = small_result.to_pandas(level="variant")
 compare = compare.pivot(index="metric", columns="model", values="value")
 print("identical metrics over HTTP:", compare["extractive"].equals(compare["over-http"]))
 compare.round(3)
+
+# %% [markdown]
+# ## 7. Two runs side by side
+#
+# `citelab compare RUN_A RUN_B` (or `compare_runs`) matches two run folders' cases by id — two
+# models, two prompt versions, before and after a change — and reports B minus A with paired
+# intervals, and the case browser over both. Here: the five-case run over HTTP against the
+# same cases of the full run.
+
+# %%
+from citelab.evals import compare_runs, write_comparison
+
+comparison = compare_runs(out_dir, http_dir, labels=["in-process", "over-http"])
+print(f"{comparison.matched} cases matched; only in A: {comparison.only[0]}")
+written = write_comparison(comparison, Path("reports") / "compare")
+changed = comparison.result.differences()
+changed = changed[changed["model"] == "baseline · extractive"]  # the series both runs have
+print("baseline metrics that differ:", int((changed["difference"] != 0).sum()))
 
 # %%
 server.stop()

@@ -18,7 +18,10 @@ from citelab._errors import (
     InvalidInput,
     MissingDependency,
     ModelError,
+    ModelTimeout,
+    ModelUnavailable,
     NotFound,
+    Unavailable,
 )
 
 if TYPE_CHECKING:
@@ -112,6 +115,8 @@ __all__ = [
     "MetaRegistry",
     "MissingDependency",
     "ModelError",
+    "ModelTimeout",
+    "ModelUnavailable",
     "NotFound",
     "OpenAIModel",
     "PerturbedModel",
@@ -123,6 +128,7 @@ __all__ = [
     "SourcesPanel",
     "SuggestedReply",
     "TemplateLab",
+    "Unavailable",
     "__version__",
     "build_anchors",
     "build_message",

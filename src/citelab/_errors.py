@@ -9,7 +9,10 @@ translated at the boundary (``raise NotFound(...) from exc``)::
     ├── NotFound             no such thing, or not yours to see (HTTP 404)
     ├── Conflict             the request cannot run in the current state (HTTP 409)
     ├── ConfigError          a configuration file or value is wrong (names the file and key)
-    ├── ModelError           a model call failed (network, API, malformed stream)
+    ├── ModelError           a model call failed (network, API, malformed stream) (HTTP 502)
+    │   ├── ModelTimeout       no first token, or no answer, within its deadline (HTTP 504)
+    │   └── ModelUnavailable   the model cannot take the call now (HTTP 503, may say when)
+    ├── Unavailable          a resource is busy now (a locked database) (HTTP 503)
     └── MissingDependency    an optional dependency is not installed
 """
 
@@ -26,7 +29,10 @@ __all__ = [
     "InvalidInput",
     "MissingDependency",
     "ModelError",
+    "ModelTimeout",
+    "ModelUnavailable",
     "NotFound",
+    "Unavailable",
 ]
 
 
@@ -92,7 +98,38 @@ class ModelError(CitelabError):
     """A model call failed: network, API error, or a malformed stream."""
 
     code = "model_error"
-    http_status = 500
+    http_status = 502
+    #: Seconds after which asking again may succeed (``Retry-After``), when known.
+    retry_after: float | None = None
+
+
+class ModelTimeout(ModelError):
+    """The model sent no first token, or the answer was not done, within its deadline."""
+
+    code = "model_timeout"
+    http_status = 504
+
+
+class ModelUnavailable(ModelError):
+    """The model cannot take the call now (unreachable, overloaded, rate-limited)."""
+
+    code = "model_unavailable"
+    http_status = 503
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Unavailable(CitelabError):
+    """Something the request needs is busy now (a locked database); ask again later."""
+
+    code = "unavailable"
+    http_status = 503
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class MissingDependency(CitelabError):

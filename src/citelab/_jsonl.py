@@ -42,6 +42,8 @@ class JsonlRows(Generic[RowT]):
 
 def load_jsonl(path: Path, rows: JsonlRows[RowT]) -> list[RowT]:
     """The valid rows of ``path`` in file order; :class:`InvalidInput` listing every problem."""
+    if path.is_dir():
+        raise InvalidInput(f"{rows.what} {path} is a folder; give a JSONL file (one row a line)")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:

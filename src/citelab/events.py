@@ -29,8 +29,9 @@ class Question(BaseModel):
 
     agent: str = Field(default="default", min_length=1, max_length=200)
     """The agent that answers (follow-ups are pinned to the conversation's agent)."""
-    question: str = Field(max_length=20_000)
-    """The question text; empty or whitespace-only is rejected by the service."""
+    question: str = Field(max_length=20_000, json_schema_extra={"minLength": 1, "pattern": r"\S"})
+    """The question text; empty or whitespace-only is rejected by the service (the schema
+    says so: at least one character that is not white space)."""
     conversation_id: str | None = Field(default=None, max_length=200)
     """Continue this conversation; omit to start a new one."""
 

@@ -44,14 +44,16 @@ async def test_an_index_goes_to_the_cache_when_the_corpus_folder_is_read_only(
     monkeypatch.setattr(_runtime.os, "access", lambda path, mode: False)
     await service(corpus_copy).answer("mine", "How do I reset my password?")
     assert not (corpus_copy.parent / "mine.jsonl.index").exists()
-    [index] = (tmp_path / "cache" / "indexes").iterdir()
+    # (beside it only the hidden lock file that keeps two processes from building it twice)
+    [index] = [p for p in (tmp_path / "cache" / "indexes").iterdir() if not p.name.startswith(".")]
     assert index.name.startswith("mine-")
     assert (index / "manifest.json").is_file()
 
 
 async def test_an_explicit_index_dir_wins(corpus_copy: Path, tmp_path: Path) -> None:
     await service(corpus_copy, index_dir=tmp_path / "idx").answer("mine", "Reset password?")
-    assert [p.name.split("-")[0] for p in (tmp_path / "idx").iterdir()] == ["mine"]
+    built = [p.name.split("-")[0] for p in (tmp_path / "idx").iterdir() if p.name[0] != "."]
+    assert built == ["mine"]
 
 
 async def test_aclose_closes_the_models_the_service_built(

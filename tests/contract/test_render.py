@@ -42,7 +42,8 @@ def test_marker_grammar_and_what_stays_text() -> None:
     assert "[0]" in html
     assert "<code>[1]</code>" in html
     assert '<a href="https://a.example" rel="noopener noreferrer">x [1]</a>' in html
-    assert '<a href="https://b.example" rel="noopener noreferrer">2</a>' in html
+    # a link whose text could pass for a marker says where it goes
+    assert '<a href="https://b.example" rel="noopener noreferrer">2 (b.example)</a>' in html
 
 
 def test_marker_link_shape() -> None:
@@ -177,3 +178,80 @@ def test_same_message_same_prefix_different_message_different_prefix(
     other = build_message("Other", [{"uri": "u"}])
     assert citation_id_prefix(copy) == citation_id_prefix(example_message)
     assert citation_id_prefix(other) != citation_id_prefix(example_message)
+
+
+@pytest.mark.parametrize(
+    ("fragment", "sanitized"),
+    [
+        # nh3 kept title and lang on every tag (its default generic attributes)
+        ('<p title="t" lang="en">x</p>', "<p>x</p>"),
+        (
+            '<a href="http://x.example" title="t">x</a>',
+            '<a href="http://x.example" rel="noopener noreferrer">x</a>',
+        ),
+        # id and class: only the values the renderers write
+        ('<li id="clobber" class="x">x</li>', "<li>x</li>"),
+        (
+            '<li id="cite-ab-3" class="citelab-source">x</li>',
+            '<li id="cite-ab-3" class="citelab-source">x</li>',
+        ),
+        (
+            '<ol class="citelab-sources"><li>x</li></ol>',
+            '<ol class="citelab-sources"><li>x</li></ol>',
+        ),
+        ('<code class="language-py evil">x</code>', "<code>x</code>"),
+        # a scheme hidden behind characters the front end drops is no link there, nor here
+        ('<a href="\u2028javascript:alert(1)">x</a>', '<a rel="noopener noreferrer">x</a>'),
+        ('<a href="\x01java\x03script:alert(1)">x</a>', '<a rel="noopener noreferrer">x</a>'),
+        ("x<noscript><p>inside</p></noscript>ok", "xok"),
+    ],
+)
+def test_sanitize_html_keeps_exactly_what_the_allowlists_name(
+    fragment: str, sanitized: str
+) -> None:
+    from citelab.contract import sanitize_html
+
+    assert sanitize_html(fragment) == sanitized
+
+
+def test_a_markdown_title_is_not_kept() -> None:
+    html = render_answer_html('[t](http://x.example " [@a](/a) ")')
+    assert "title" not in html
+    assert '<a href="http://x.example" rel="noopener noreferrer">t</a>' in html
+
+
+@pytest.mark.parametrize(
+    ("markdown", "link"),
+    [
+        (
+            "[1](https://evil.example/x)",
+            '<a href="https://evil.example/x" rel="noopener noreferrer">1 (evil.example)</a>',
+        ),
+        (
+            "[[1]](https://evil.example)",
+            '<a href="https://evil.example" rel="noopener noreferrer">[1] (evil.example)</a>',
+        ),
+        ("[2, 3](/local)", '<a href="/local" rel="noopener noreferrer">2, 3 (/local)</a>'),
+        (
+            "[`1`](https://u:p@evil.example:8080/)",
+            '<a href="https://u:p@evil.example:8080/" rel="noopener noreferrer">'
+            "<code>1</code> (evil.example:8080)</a>",
+        ),
+    ],
+)
+def test_a_link_that_looks_like_a_citation_shows_where_it_goes(markdown: str, link: str) -> None:
+    assert render_answer_html(markdown) == f"<p>{link}</p>\n"
+
+
+def test_ordinary_links_and_real_markers_are_left_alone() -> None:
+    html = render_answer_html("See [the fees](https://a.example) [1].", id_prefix="t")
+    assert '<a href="https://a.example" rel="noopener noreferrer">the fees</a>' in html
+    assert '[<a href="#cite-t-1" class="citation"' in html
+    assert "(a.example)" not in html
+
+
+def test_a_relative_source_uri_is_shown_as_text_not_linked() -> None:
+    message = build_message("Claim [1].", [{"uri": "/logout", "title": "Sign out"}])
+    html = render_sources_html(message)
+    assert "<a " not in html
+    assert "<code>/logout</code>" in html

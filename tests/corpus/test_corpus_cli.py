@@ -1,5 +1,7 @@
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,10 +68,43 @@ def test_errors_exit_with_2_and_a_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["corpus", "info", str(tmp_path / "missing.jsonl")]) == 2
-    assert "citelab corpus: cannot read corpus" in capsys.readouterr().err
+    assert "citelab corpus: corpus file" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"entity_type": "node"}\n', encoding="utf-8")
     assert main(["corpus", "index", str(bad)]) == 2
     assert "bad.jsonl:1: field entity_id: Field required" in capsys.readouterr().err
     assert main(["corpus", "info", str(bad.with_name("x")), "--max-chars", "3"]) == 2
     assert "--max-chars 3: Input should be greater than or equal to 8" in capsys.readouterr().err
+
+
+def test_a_bundled_corpus_can_be_named_as_in_agent_files(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["corpus", "info", "intranet"]) == 0
+    assert capsys.readouterr().out.startswith("corpus       intranet\n")
+    assert main(["corpus", "info", "nosuchcorpus"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown fixture corpus 'nosuchcorpus'" in err
+    assert "university" in err  # the valid names are listed
+
+
+def test_a_folder_given_as_a_corpus_says_it_is_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["corpus", "info", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"corpus {tmp_path} is a folder" in err
+    assert "does not exist" not in err
+
+
+def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
+    # Far more than a pipe holds (64 KiB), so the writer meets the closed pipe for sure.
+    command = [sys.executable, "-m", "citelab", "corpus", "synth", "--entities", "3000"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        process.stdout.read(10)  # as `| head -c 10` does, then close the pipe
+        process.stdout.close()
+        _, err = process.communicate(timeout=60)
+    assert b"Traceback" not in err
+    assert b"BrokenPipeError" not in err
+    assert process.returncode == 141

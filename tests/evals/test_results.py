@@ -104,3 +104,32 @@ def test_a_record_without_its_case_is_an_error() -> None:
     scorers = build_scorers(["no_answer"])
     with pytest.raises(InvalidInput, match="no case c0 in d"):
         score_records(_records("a", [GOOD]), {}, scorers)
+
+
+def test_failed_turns_are_grouped_by_cause_most_frequent_first() -> None:
+    from citelab.evals._results import error_cause, error_summary
+
+    assert error_cause("ModelError: case 'a' took 12.5 s") == error_cause(
+        "ModelError: case 'b' took 3 s"
+    )
+    turns = pd.DataFrame(
+        {
+            "variant": ["v", "v", "w", "w"],
+            "model": ["m"] * 4,
+            "dataset": ["d"] * 4,
+            "case_id": ["c1", "c2", "c3", "c4"],
+            "turn": [0, 0, 0, 1],
+            "error": [
+                None,
+                "ModelError: no answer from 'http://x' within 60 s",
+                "ModelError: no answer from 'http://y' within 30 s",
+                "not run: an earlier turn of the case failed",
+            ],
+        }
+    )
+    summary = error_summary(turns)
+    assert summary["count"].tolist() == [2, 1]
+    assert summary.loc[0, "first_message"] == "ModelError: no answer from 'http://x' within 60 s"
+    assert summary.loc[0, "case_id"] == "c2"
+    assert summary.loc[1, "first_message"].startswith("not run")
+    assert error_summary(turns[turns["error"].isna()]).empty

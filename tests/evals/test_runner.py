@@ -270,7 +270,7 @@ def test_failed_turns_make_the_command_fail_with_their_causes_grouped(
     assert "2 × ModelError: counting: refused a question about 'football cup'" in err
     assert "first in baseline · counted · cases/cup turn 0" in err
     report = (out / "report.html").read_text()
-    assert report.index("Errors") < report.index("Variant summary")
+    assert report.index("<h2>Errors</h2>") < report.index("<h2>Findings</h2>")
     assert "refused a question about" in report
     # Accepted on request, still printed.
     assert main([*args, "--allow-failures", "--keep-failed"]) == 0

@@ -126,7 +126,11 @@ def test_findings_must_name_known_variants(tmp_path: Path) -> None:
 
 
 def test_unknown_suites_agents_and_scorers_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no suite named 'nope'"):
+    with pytest.raises(ConfigError, match="no suite named 'nope'; the suites are: -"):
+        resolve_suite_path("nope", search=[tmp_path])
+    (tmp_path / "mine.toml").write_text("name = 'mine'\n")
+    (tmp_path / "notes.txt").write_text("not a suite\n")
+    with pytest.raises(ConfigError, match="no suite named 'nope'; the suites are: mine "):
         resolve_suite_path("nope", search=[tmp_path])
     with pytest.raises(ConfigError, match="does not exist"):
         load_suite(tmp_path / "absent.toml")

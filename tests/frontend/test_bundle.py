@@ -19,6 +19,7 @@ def test_bundle_files_are_committed() -> None:
         "widget_sources.js",
         "widget_message.js",
         "page.js",
+        "report.js",
         "citelab.css",
     } <= names
 
@@ -28,6 +29,7 @@ def test_widget_bundles_export_initialize_and_render() -> None:
         text = (STATIC / name).read_text(encoding="utf-8")
         assert "export{" in text.replace(" ", ""), name
     assert "mountPage" in (STATIC / "page.js").read_text(encoding="utf-8")
+    assert "data-citelab-cases" in (STATIC / "report.js").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

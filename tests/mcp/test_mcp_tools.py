@@ -151,7 +151,7 @@ async def test_a_crash_is_a_generic_tool_error_and_is_logged(
         async with Client(create_server(service(index_dir))) as client:
             result = await client.call_tool("ask", {"question": "Hi?", "agent": "broken"})
     text = error_text(result)
-    assert text.startswith("internal_error: ")
+    assert text.startswith("model_error: The model failed to answer (error id ")  # as HTTP's 502
     assert SECRET not in text
     found = re.search(r"error id (\w+)", text)
     assert found is not None

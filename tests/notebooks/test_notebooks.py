@@ -339,16 +339,24 @@ def test_multi_round_numbering_shows_stale_numbers_only_without_the_rewrite(
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
-    executed: dict[str, Executed],
+    executed: dict[str, Executed], kernel_env: Path
 ) -> None:
     run = run_of(executed, "04_evaluation_report")
+    # The report is written beside the notebook and shown in an isolated frame.
+    assert (kernel_env / "04_evaluation_report" / "reports" / "default" / "report.html").is_file()
+    assert (kernel_env / "04_evaluation_report" / "reports" / "compare" / "report.html").is_file()
+    frames = [html for html in run.data("text/html") if "citelab-report-frame" in html]
+    assert len(frames) == 1
+    assert frames[0].startswith("<iframe")
+    assert "failed turns: 0\n" in run.stdout()
+    assert "baseline metrics that differ: 0\n" in run.stdout()
     out = run.stdout()
     holding = re.search(r"^(\d+) of (\d+) findings hold$", out, re.MULTILINE)
     assert holding is not None
     assert holding.group(1) == holding.group(2) != "0"
     assert re.search(r"^serving at http://127\.0\.0\.1:\d+/v1$", out, re.MULTILINE)
     assert "identical metrics over HTTP: True" in out
-    assert len(run.data("image/png")) == 1
+    assert len(run.data("image/png")) == 2  # result.plot: differences, stability
     unstable = re.search(r"^no_tool_rewrite\s+(\d+)$", out, re.MULTILINE)
     assert unstable is not None
     assert int(unstable.group(1)) > 0

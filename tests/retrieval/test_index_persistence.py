@@ -37,8 +37,10 @@ def test_first_open_builds_and_persists_next_to_the_corpus(corpus_path: Path) ->
     assert manifest["chunks"] == len(index)
     assert manifest["format"] == index_module.INDEX_FORMAT_VERSION
     assert "bm25/data.csc.index.npy" in manifest["files"]
-    # Nothing else is left behind beside the corpus (no staging directory).
+    # Nothing else is left behind beside the corpus (no staging directory), except the lock
+    # file that makes two processes build it once.
     assert sorted(p.name for p in corpus_path.parent.iterdir()) == [
+        ".help.jsonl.index.lock",
         "help.jsonl",
         "help.jsonl.index",
     ]

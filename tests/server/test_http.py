@@ -162,15 +162,16 @@ def logged_error(caplog: pytest.LogCaptureFixture, message: str) -> logging.LogR
     return logged[0]
 
 
-def test_a_crash_is_500_with_a_generic_message_and_a_logged_traceback(
+def test_a_model_crash_is_502_with_a_generic_message_and_a_logged_traceback(
     live: Live, caplog: pytest.LogCaptureFixture
 ) -> None:
     body = {"agent": "tripwire", "question": f"{QUESTION} {CRASH_AT_ONCE}"}
     with caplog.at_level(logging.ERROR, logger="citelab.server"):
         response = live.client("alice").post("/api/question", json=body)
-    assert response.status_code == 500
+    assert response.status_code == 502
     code, message = error_of(response.json())
-    assert code == "internal_error"
+    assert code == "model_error"
+    assert message.startswith("The model failed to answer (error id ")
     assert SECRET not in response.text
     assert "RuntimeError" not in response.text
     record = logged_error(caplog, message)
@@ -187,7 +188,7 @@ def test_a_crash_once_the_stream_started_is_a_generic_error_event(
     # The forced search sent the references before the model was called.
     assert [event.event for event in events] == ["references", "error"]
     error = ErrorEvent.model_validate_json(events[-1].data)
-    assert error.code == "internal_error"
+    assert error.code == "model_error"  # the code a JSON answer's 502 carries
     assert SECRET not in events[-1].data
     assert logged_error(caplog, error.message).exc_info is not None
 
@@ -208,7 +209,7 @@ def test_an_error_mid_stream_is_an_error_event_and_the_conversation_goes_on(
     assert "token" in names
     assert "done" not in names
     error = ErrorEvent.model_validate_json(events[-1].data)
-    assert error.code == "internal_error"
+    assert error.code == "model_error"
     assert SECRET not in events[-1].data
     assert logged_error(caplog, error.message).exc_info is not None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -103,3 +104,48 @@ def test_anonymous_servers_say_so_in_the_security_list() -> None:
 )
 def test_accept_negotiation(accept: str, wanted: bool) -> None:
     assert wants_event_stream(accept) is wanted
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t "])
+def test_blank_questions_are_outside_the_schema_as_the_server_refuses_them(
+    live: Live, document: dict[str, Any], blank: str
+) -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        validator(document, "Question").validate({"question": blank})
+    assert live.client("alice").post("/api/question", json={"question": blank}).status_code == 400
+
+
+def test_an_integral_number_is_an_integer_as_the_schema_says(
+    live: Live, document: dict[str, Any]
+) -> None:
+    client = live.client("alice")
+    asked = client.post("/api/question", json={"question": "How much is the semester fee?"})
+    rating = {"conversation_id": asked.json()["conversation_id"], "turn": 1.0, "value": "up"}
+    validator(document, "FeedbackRequest").validate(rating)
+    assert client.post("/api/feedback", json=rating).json()["turn"] == 1
+    for wrong in ["1", True, 1.5]:
+        with pytest.raises(jsonschema.ValidationError):
+            validator(document, "FeedbackRequest").validate({**rating, "turn": wrong})
+        assert client.post("/api/feedback", json={**rating, "turn": wrong}).status_code == 400
+
+
+def test_every_streamed_event_is_one_the_document_names_and_shapes(
+    live: Live, document: dict[str, Any]
+) -> None:
+    from .conftest import ask_sse
+
+    response = document["paths"]["/api/question"]["post"]["responses"]["200"]
+    events = response["content"]["text/event-stream"]["x-events"]
+    streamed = ask_sse(live.client("alice"), {"question": "How much is the semester fee?"})
+    assert [e.event for e in streamed][-1] == "done"
+    for event in streamed:
+        assert event.event in events
+        schema = {**events[event.event], "components": document["components"]}
+        jsonschema.Draft202012Validator(schema).validate(json.loads(event.data))
+
+
+def test_the_statuses_the_server_now_answers_are_documented(document: dict[str, Any]) -> None:
+    responses = document["paths"]["/api/question"]["post"]["responses"]
+    assert {"405", "408", "502", "503", "504"} <= set(responses)
+    assert "Allow" in responses["405"]["headers"]
+    assert "Retry-After" in responses["503"]["headers"]

@@ -135,14 +135,14 @@ class FakeClock:
 
 def test_sessions_expire_and_the_oldest_make_room() -> None:
     clock = FakeClock()
-    store = SessionStore(ttl_seconds=60, max_sessions=2, clock=clock)
+    store = SessionStore(ttl_seconds=60, per_user=2, clock=clock)
     alice = User(id="alice", token=ALICE).reader
     first, second = store.open(alice), store.open(alice)
     assert first.id != second.id
     assert first.csrf_token != second.csrf_token
     assert store.get(first.id) == first
     third = store.open(alice)
-    assert store.get(first.id) is None  # evicted: the store holds at most two
+    assert store.get(first.id) is None  # evicted: a user holds at most two
     assert store.get(third.id) == third
     clock.now += 60
     assert store.get(second.id) is None

@@ -123,6 +123,11 @@ class AgentConfig(BaseModel):
     """Most model calls in one turn; the turn fails when the model still calls tools."""
     no_answer_message: str = Field(default=DEFAULT_NO_ANSWER_MESSAGE, min_length=1)
     """Substituted for the answer when nothing usable reached the user."""
+    answer_deadline_seconds: float | None = Field(default=None, gt=0, le=3600)
+    """Longest a whole answer may take (every model call and search); ``None``: the answer
+    service's own deadline."""
+    first_token_seconds: float | None = Field(default=None, gt=0, le=3600)
+    """Longest one model call may take to send anything; ``None``: the service's own."""
 
     @field_validator("retrieval", mode="before")
     @classmethod

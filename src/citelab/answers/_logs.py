@@ -154,7 +154,7 @@ class SQLiteLogStore(SQLiteStore):
                 (entry.log_id, entry.runner_id, entry.created_at, entry.model_dump_json()),
             )
 
-        await self._db.write(insert)
+        await self._db.write_retrying(insert)
 
     async def newest_for_runner(self, runner_id: str) -> LogEntry | None:
         data = await self._db.read_value(

@@ -10,32 +10,39 @@ on_token=None)`` does, in order (as the seed's ``AnswerService::answer()``):
    retrieval settings do not resolve, is :class:`Conflict`;
 4. owner rules (:mod:`citelab.answers._owner`): unknown, expired or another user's
    conversation is :class:`NotFound`;
-5. run the agent with a fresh runner id: a conversation's first turn forces retrieval (the
-   service runs rag_search with the question before the model); a follow-up lets the model
-   decide, and reuses the held sources when it does not search;
-6. substitute the agent's no-answer message iff nothing reached the client: on the
+5. claim the conversation: a second turn of it while one runs is :class:`Conflict` at once
+   (logged as refused), before anything is generated;
+6. run the agent with a fresh runner id, within the answer deadline and with every model
+   call's first piece within the first-token timeout (else :class:`ModelTimeout`): a
+   conversation's first turn forces retrieval (the service runs rag_search with the question
+   before the model); a follow-up lets the model decide, and reuses the held sources when it
+   does not search. The history the model gets holds only the earlier turns whose sources
+   this reader may read (an anonymous-owned conversation passes between readers);
+7. substitute the agent's no-answer message iff nothing reached the client: on the
    non-streaming path (no ``on_token``) when no usable source is held, or on either path when
    the model wrote no text. ``on_token`` only ever gets the non-empty pieces the text is made
    of, so an empty text means no token was sent; a streamed answer that reached the client is
    left alone even without sources (finalizing then gives it no sources);
-7. finalize citations, build anchors and the contract message;
-8. log the turn, capture its log and trace ids with one query for the runner's newest entry,
+8. finalize citations, build anchors and the contract message;
+9. log the turn, capture its log and trace ids with one query for the runner's newest entry,
    and save the conversation. A failed turn is logged and saves nothing: the conversation
-   stays as it was and usable.
+   stays as it was and usable; a turn whose save fails (another process won the race, or the
+   database stayed locked) has its log entry marked ``not_saved:<code>``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citelab._errors import CitelabError, Conflict, InvalidInput, NotFound
+from citelab._errors import CitelabError, Conflict, InvalidInput, ModelTimeout, NotFound
 from citelab._paths import cache_dir
 from citelab.agent import (
     AgentConfig,
@@ -61,7 +68,7 @@ from citelab.answers._store import (
 )
 from citelab.contract import build_message
 from citelab.corpus import Corpus, Reader
-from citelab.models import Message, Model
+from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec
 from citelab.sources import (
     MERGE_STRATEGIES,
     FinalizedAnswer,
@@ -71,6 +78,8 @@ from citelab.sources import (
 )
 
 __all__ = [
+    "DEFAULT_ANSWER_DEADLINE_SECONDS",
+    "DEFAULT_FIRST_TOKEN_SECONDS",
     "DEFAULT_TTL_SECONDS",
     "MAX_QUESTION_CHARS",
     "AnswerService",
@@ -82,6 +91,10 @@ MAX_QUESTION_CHARS = 20_000
 """Longest question accepted (the transports' ``Question`` has the same limit)."""
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600.0
 """A conversation expires this long after its last turn."""
+DEFAULT_ANSWER_DEADLINE_SECONDS = 120.0
+"""Longest one answer may take, every model call and search included (504 after it)."""
+DEFAULT_FIRST_TOKEN_SECONDS = 30.0
+"""Longest one model call may take to send its first piece (504 after it)."""
 
 
 def default_database_path() -> Path:
@@ -100,6 +113,8 @@ class _Turn:
     reader: Reader
     runner_id: str
     streaming: bool
+    history_drew_on: set[tuple[str, str]] = field(default_factory=set)
+    """What the history given to the model drew on (an answer may repeat its history)."""
 
 
 class AnswerService:
@@ -113,7 +128,10 @@ class AnswerService:
     folder when that is read-only). A conversation expires ``ttl_seconds`` after its last
     turn. ``scorer`` scores traces on feedback (default: Langfuse when configured in the
     environment). ``tool_threads=False`` runs searches in the event loop instead of a worker
-    thread (see :func:`~citelab.agent.run_agent`; evaluation runs use it). Use ``async with``
+    thread (see :func:`~citelab.agent.run_agent`; evaluation runs use it). An answer must be
+    done within ``answer_deadline_seconds`` and every model call must send its first piece
+    within ``first_token_seconds`` (an agent's own ``answer_deadline_seconds`` and
+    ``first_token_seconds`` win), else :class:`~citelab.ModelTimeout`. Use ``async with``
     (or :meth:`aclose`) to close what the service opened; :meth:`prepare` loads what the
     agents need before the first question does.
     """
@@ -133,7 +151,11 @@ class AnswerService:
         max_question_chars: int = MAX_QUESTION_CHARS,
         scorer: TraceScorer | None = None,
         tool_threads: bool = True,
+        answer_deadline_seconds: float = DEFAULT_ANSWER_DEADLINE_SECONDS,
+        first_token_seconds: float = DEFAULT_FIRST_TOKEN_SECONDS,
     ) -> None:
+        if answer_deadline_seconds <= 0 or first_token_seconds <= 0:
+            raise InvalidInput("answer_deadline_seconds and first_token_seconds must be positive")
         self.agents: dict[str, AgentConfig] = dict(
             agents if agents is not None else default_agents()
         )
@@ -151,6 +173,9 @@ class AnswerService:
         self.ttl_seconds = ttl_seconds
         self.max_question_chars = max_question_chars
         self.tool_threads = tool_threads
+        self.answer_deadline_seconds = answer_deadline_seconds
+        self.first_token_seconds = first_token_seconds
+        self._claims: set[str] = set()
         self._runtimes = Runtimes(models=models, corpora=corpora, index_dir=index_dir)
         self.feedback = FeedbackLogger(
             self.agents, self.store, self.logs, clock=self.clock, scorer=scorer
@@ -177,22 +202,70 @@ class AnswerService:
         this the streaming path). Follow-ups ignore ``agent``: they run the conversation's.
         """
         turn = await self._prepare(agent, question, conversation_id, user, on_token is not None)
+        with await self._claim(turn):
+            try:
+                run = await self._run(turn, on_references, on_token, seed)
+            except Exception as exc:
+                await self._log_failure(turn, exc)
+                raise
+            return await self._finish(turn, run)
+
+    async def _run(
+        self,
+        turn: _Turn,
+        on_references: ReferencesCallback | None,
+        on_token: TokenCallback | None,
+        seed: int | None,
+    ) -> AgentRun:
+        """Run the agent within the answer deadline, each model call within the first-token
+        timeout."""
+        config = turn.config
+        deadline = config.answer_deadline_seconds or self.answer_deadline_seconds
+        first = config.first_token_seconds or self.first_token_seconds
+        scope = asyncio.timeout(deadline)
         try:
-            run = await run_agent(
-                self._context(turn),
-                turn.runtime.model,
-                self._messages(turn),
-                max_rounds=turn.config.max_rounds,
-                force_search=turn.question if not turn.record.turns else None,
-                on_token=on_token,
-                on_references=on_references,
-                seed=seed,
-                tool_threads=self.tool_threads,
+            async with scope:
+                return await run_agent(
+                    self._context(turn),
+                    FirstTokenTimeout(turn.runtime.model, first),
+                    self._messages(turn),
+                    max_rounds=config.max_rounds,
+                    force_search=turn.question if not turn.record.turns else None,
+                    on_token=on_token,
+                    on_references=on_references,
+                    seed=seed,
+                    tool_threads=self.tool_threads,
+                )
+        except TimeoutError:
+            if not scope.expired():
+                raise
+        raise ModelTimeout(
+            f"agent {config.name!r}: the answer was not done within {deadline:g} s "
+            "(its answer deadline)"
+        )
+
+    async def _claim(self, turn: _Turn) -> contextlib.AbstractContextManager[None]:
+        """Claim the conversation for this turn before anything is generated: a second turn
+        of it while one runs is :class:`Conflict` at once, logged as such (another process
+        racing on the same file is still caught by the versioned save)."""
+        key = turn.record.conversation_id
+        if key in self._claims:
+            refused = Conflict(
+                f"conversation {key!r} is already answering a question; wait for that answer, "
+                "then ask again"
             )
-        except Exception as exc:
-            await self._log_failure(turn, exc)
-            raise
-        return await self._finish(turn, run)
+            await self._log_failure(turn, refused)
+            raise refused
+        self._claims.add(key)
+
+        @contextlib.contextmanager
+        def held() -> Iterator[None]:
+            try:
+                yield
+            finally:
+                self._claims.discard(key)
+
+        return held()
 
     def answer_sync(
         self,
@@ -231,8 +304,16 @@ class AnswerService:
             if prepare is not None:
                 await prepare()
 
+    def check_storage(self) -> None:
+        """Open the SQLite file the service keeps its stores in, and try a write: a path that
+        is a folder, not a database or not writable is a :class:`~citelab.ConfigError` now,
+        not a 500 on the first question (``citelab serve`` calls it before listening)."""
+        for owned in self._owned:
+            owned.check()
+
     async def aclose(self) -> None:
-        """Close what the service opened itself: the models it built, its SQLite stores."""
+        """Close what the service opened itself: the models it built, its SQLite stores (whose
+        write-ahead log is checkpointed into the file, so the file alone is a full copy)."""
         await self._runtimes.aclose()
         for owned in self._owned:
             await asyncio.to_thread(owned.close)
@@ -255,13 +336,16 @@ class AnswerService:
     ) -> _Turn:
         question = self._validated(question)
         reader = user or Reader.anonymous()
-        stored = await self.store.load(conversation_id) if conversation_id is not None else None
-        config = self._gate(stored.agent if stored is not None else agent)
         now = self.clock()
         if conversation_id is None:
+            config = self._gate(agent)
             record = self._new_record(config, reader, now)
         else:
+            # Owner rules first, then the pinned agent: the ``agent`` a follow-up names plays no
+            # part, so a bad name cannot tell whether a conversation id exists.
+            stored = await self.store.load(conversation_id)
             record = authorize(stored, conversation_id, reader, now)
+            config = self._gate(record.agent)
         runtime = await self._runtimes.get(config)
         return _Turn(config, runtime, record, question, reader, uuid.uuid4().hex, streaming)
 
@@ -312,8 +396,13 @@ class AnswerService:
         )
 
     def _messages(self, turn: _Turn) -> list[Message]:
+        """The history the model gets: only turns whose sources this reader may read (an
+        anonymous-owned conversation passes between readers, and access can change)."""
         messages: list[Message] = []
         for past in turn.record.turns:
+            if not _history_readable(past, turn):
+                continue
+            turn.history_drew_on.update(past.drew_on or ())
             messages.append({"role": "user", "content": past.question})
             messages.append({"role": "assistant", "content": past.answer})
         messages.append({"role": "user", "content": turn.question})
@@ -327,7 +416,11 @@ class AnswerService:
             outcome.text, list(finalized.sources), anchors, run.suggested_replies
         )
         log_id, trace_id = await self._log_turn(turn, outcome)
-        await self._save(turn, outcome, log_id, trace_id)
+        try:
+            await self._save(turn, outcome, log_id, trace_id)
+        except CitelabError as exc:  # lost the race (Conflict), or the file stayed locked
+            await self._mark_unsaved(log_id, exc)
+            raise
         return Answer(
             text=outcome.text,
             sources=list(finalized.sources),
@@ -361,6 +454,14 @@ class AnswerService:
             trace_id=trace_id,
             no_answer=outcome.no_answer,
             created_at=now,
+            drew_on=sorted(
+                turn.history_drew_on
+                | {
+                    (source.entity_type, source.entity_id)
+                    for source in outcome.run.sources
+                    if source.entity_type is not None and source.entity_id is not None
+                }
+            ),
         )
         record = turn.record.model_copy(
             update={
@@ -389,6 +490,23 @@ class AnswerService:
         newest = await self.logs.newest_for_runner(turn.runner_id)
         return (newest.log_id, newest.trace_id) if newest is not None else (None, None)
 
+    async def _mark_unsaved(self, log_id: str | None, exc: CitelabError) -> None:
+        """The turn's log entry says it was never saved (so it is not read as an answer)."""
+        if log_id is None:
+            return
+
+        def unsaved(entry: LogEntry) -> LogEntry:
+            entry.tags = [*entry.tags, "error", f"not_saved:{exc.code}"]
+            entry.extra["error"] = {
+                "code": exc.code,
+                "type": type(exc).__name__,
+                "message": str(exc),
+            }
+            return entry
+
+        with contextlib.suppress(CitelabError):  # the log is busy too: the error still goes out
+            await self.logs.annotate(log_id, unsaved)
+
     async def _log_failure(self, turn: _Turn, exc: Exception) -> None:
         entry = self._entry(turn, "", "", ())
         code = exc.code if isinstance(exc, CitelabError) else "internal_error"
@@ -412,6 +530,43 @@ class AnswerService:
         )
 
 
+class FirstTokenTimeout:
+    """``model``, except that a call sending nothing for ``seconds`` is :class:`ModelTimeout`
+    (an SDK's own timeout and retries could make that minutes)."""
+
+    def __init__(self, model: Model, seconds: float) -> None:
+        self.model = model
+        self.seconds = seconds
+        self.name = model.name
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        tool_choice: ToolChoice | None = None,
+        seed: int | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        deltas = aiter(self.model.stream(messages, tools, tool_choice=tool_choice, seed=seed))
+        try:
+            try:
+                first = await asyncio.wait_for(anext(deltas), self.seconds)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise ModelTimeout(
+                    f"model {self.name!r} sent nothing within {self.seconds:g} s "
+                    "(the first-token timeout)"
+                ) from None
+            yield first
+            async for delta in deltas:
+                yield delta
+        finally:
+            close = getattr(deltas, "aclose", None)
+            if close is not None:  # an abandoned stream frees what it holds
+                await close()
+
+
 @dataclass
 class _Outcome:
     """What a run comes to once the no-answer rule is applied and citations are finalized."""
@@ -424,7 +579,7 @@ class _Outcome:
 
 
 def _outcome(turn: _Turn, run: AgentRun) -> _Outcome:
-    """Apply the no-answer rule (see the module docstring, step 6) and finalize."""
+    """Apply the no-answer rule (see the module docstring, step 7) and finalize."""
     no_answer = (not turn.streaming and not run.sources) or run.text == ""
     finalized = finalize_citations("" if no_answer else run.text, run.sources)
     text = turn.config.no_answer_message if no_answer else finalized.text
@@ -454,6 +609,18 @@ def _readable(held: Sequence[Source], turn: _Turn) -> list[Source]:
         if document is not None and document.readable_by(turn.reader):
             readable.append(source)
     return readable
+
+
+def _history_readable(past: TurnRecord, turn: _Turn) -> bool:
+    """Whether ``turn``'s reader may see ``past`` (every entity it drew on is readable)."""
+    if past.drew_on is None:  # saved before this was kept: only the owner's own history
+        return turn.record.owner is not None and turn.record.owner == turn.reader.user_id
+    corpus = turn.runtime.corpus
+    for entity_type, entity_id in past.drew_on:
+        document = corpus.get(entity_type, entity_id)
+        if document is None or not document.readable_by(turn.reader):
+            return False
+    return True
 
 
 def _tags(turn: _Turn, more: list[str]) -> list[str]:

@@ -8,32 +8,49 @@ Every operation runs in a single worker thread that owns the database's one conn
 operations never block the event loop, never share a connection across threads, and are
 serialized (the lock SQLite would take for writes anyway). Opening a connection per operation
 cost about ten times the operation itself. Other processes using the same file coordinate
-through WAL and ``busy_timeout``.
+through WAL and a short ``busy_timeout``: a write that finds the file locked for longer is
+:class:`~citelab.Unavailable` (503) at once rather than holding up every queued operation
+behind it; :meth:`SQLiteDatabase.write_retrying` waits between attempts off the worker thread.
+
+:meth:`SQLiteDatabase.check` opens the file and tries a write, so a path that is a folder, not
+a database, or not writable is a clear :class:`~citelab.ConfigError` at start-up.
+:meth:`SQLiteDatabase.close` checkpoints the write-ahead log into the main file, so after a
+clean stop the ``.sqlite3`` file alone is a complete copy (see the README on backups).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["SQLiteDatabase", "SQLiteStore", "first_value"]
+from citelab._errors import ConfigError, Unavailable
+
+__all__ = ["DEFAULT_BUSY_SECONDS", "SQLiteDatabase", "SQLiteStore", "first_value"]
 
 T = TypeVar("T")
 
-_BUSY_TIMEOUT_MS = 10_000
+DEFAULT_BUSY_SECONDS = 1.0
+"""How long one operation waits for another process's lock before it gives up."""
+_RETRY_SECONDS = 5.0
+_RETRY_PAUSE_SECONDS = 0.1
 
 
 class SQLiteDatabase:
     """A database file plus the schema statements to run when it is first opened."""
 
-    def __init__(self, path: str | Path, schema: list[str]) -> None:
+    def __init__(
+        self, path: str | Path, schema: list[str], *, busy_seconds: float = DEFAULT_BUSY_SECONDS
+    ) -> None:
         self.path = Path(path)
         self._schema = schema
+        self.busy_seconds = busy_seconds
         self._connection: sqlite3.Connection | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -51,6 +68,40 @@ class SQLiteDatabase:
         """
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker(), self._run, operation, True)
+
+    async def write_retrying(
+        self, operation: Callable[[sqlite3.Connection], T], *, within: float = _RETRY_SECONDS
+    ) -> T:
+        """:meth:`write`, tried again while the file is locked, for up to ``within`` seconds
+        (the pauses are in the event loop, so other operations run meanwhile)."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                return await self.write(operation)
+            except Unavailable:
+                if time.monotonic() + _RETRY_PAUSE_SECONDS >= deadline:
+                    raise
+            await asyncio.sleep(_RETRY_PAUSE_SECONDS)
+
+    def check(self) -> None:
+        """Open the file (creating it) and try a write; :class:`ConfigError` says what is wrong."""
+        executor = self._worker()
+        executor.submit(self._check).result()
+
+    def _check(self) -> None:
+        where = f"database {self.path}"
+        if self.path.is_dir():
+            raise ConfigError(f"{where}: is a folder; give the path of a file (it is created)")
+        try:
+            conn = self._connection or self._open()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError as exc:
+            self._close()
+            raise ConfigError(f"{where}: cannot be used as a SQLite database: {exc}") from exc
+        except OSError as exc:
+            self._close()
+            raise ConfigError(f"{where}: cannot be created: {exc.strerror}") from exc
 
     async def read_value(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
         """The first column of the first row ``sql`` selects, or ``None`` when there is none."""
@@ -77,10 +128,13 @@ class SQLiteDatabase:
             return self._executor
 
     def _run(self, operation: Callable[[sqlite3.Connection], T], write: bool) -> T:
-        conn = self._connection or self._open()
-        if not write:
-            return operation(conn)
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn = self._connection or self._open()
+            if not write:
+                return operation(conn)
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._busy(exc) from exc
         try:
             result = operation(conn)
         except BaseException:
@@ -89,10 +143,19 @@ class SQLiteDatabase:
         conn.execute("COMMIT")
         return result
 
+    def _busy(self, exc: sqlite3.OperationalError) -> Exception:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return Unavailable(
+                f"the database is busy (locked by another process for over "
+                f"{self.busy_seconds:g} s); try again shortly",
+                retry_after=1,
+            )
+        return exc
+
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        conn = sqlite3.connect(self.path, timeout=self.busy_seconds, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {round(self.busy_seconds * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         # With WAL, NORMAL never corrupts the database; a power cut may lose the last
         # commits. FULL would fsync on every commit: ninety times slower per write here.
@@ -104,6 +167,10 @@ class SQLiteDatabase:
 
     def _close(self) -> None:
         if self._connection is not None:
+            # Copy the write-ahead log into the file, so the file alone holds everything (if
+            # another process is reading, the last connection to close checkpoints instead).
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._connection.close()
             self._connection = None
 
@@ -127,6 +194,10 @@ class SQLiteStore:
     def path(self) -> Path:
         return self._db.path
 
+    def check(self) -> None:
+        """Open the file and try a write (see :meth:`SQLiteDatabase.check`)."""
+        self._db.check()
+
     def close(self) -> None:
-        """Close the database connection (a later call reopens it)."""
+        """Checkpoint and close the database connection (a later call reopens it)."""
         self._db.close()

@@ -49,6 +49,10 @@ class TurnRecord(BaseModel):
     """True when the no-answer message was substituted."""
     created_at: float
     """Unix time the turn finished."""
+    drew_on: list[tuple[str, str]] | None = None
+    """``(entity_type, entity_id)`` of every corpus entity the turn's model was shown: a later
+    turn gives this one to its model only if that turn's reader may read them all.
+    ``None`` in records saved before it was kept."""
 
 
 class ConversationRecord(BaseModel):
@@ -170,7 +174,7 @@ class SQLiteConversationStore(SQLiteStore):
                 ),
             )
 
-        await self._db.write(upsert)
+        await self._db.write_retrying(upsert)
 
     async def purge_expired(self, now: float) -> int:
         def delete(conn: sqlite3.Connection) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -44,7 +45,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"citelab {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+    try:
+        sys.stdout.flush()  # what is still buffered can meet a closed pipe too
+    except BrokenPipeError:
+        return _reader_went_away()
     return int(result or 0)
+
+
+def _reader_went_away() -> int:
+    """``citelab … | head`` closed the pipe: stop quietly, as other tools do (exit 141, the
+    shell's code for SIGPIPE), and point stdout at nothing so the exit flush cannot fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

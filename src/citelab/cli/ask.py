@@ -52,9 +52,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(answer.to_done_event().model_dump_json(indent=2))
         return 0
-    if args.stream:
-        print("\n")  # the streamed raw text above; the finalized text follows
-    print(answer.text)
+    if not args.stream or not answer.raw_text:  # nothing streamed (or no answer): print it
+        print(answer.text)
+    elif answer.text != answer.raw_text:
+        # The text streamed above is the model's; finalizing renumbered or dropped markers.
+        print("\n\nWith the citations finalized:\n" + answer.text)
+    else:
+        print()  # the answer is the text streamed above
     _print_sources(answer.references)
     print(
         f"\n(conversation {answer.conversation_id}, turn {answer.turn}; "
@@ -65,9 +69,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _ask(args: argparse.Namespace) -> Answer:
+    from citelab._errors import NotFound
     from citelab.answers import AnswerService
 
     agents = agents_from(args)
+    if args.conversation is None and args.agent not in agents:
+        raise NotFound(f"unknown agent {args.agent!r}; the agents are: {', '.join(sorted(agents))}")
     reader = reader_from(args)
     on_token = _print_piece if args.stream and not args.json else None
     async with AnswerService(agents, database=args.db) as service:

@@ -2,9 +2,11 @@
 
 citelab corpus import DIR -o PATH [--entity-type T] [--lang L] [--base-url URL] [--skip-bad]
 citelab corpus synth --entities N [--seed S] [--out PATH]
-citelab corpus info PATH [--json]
-citelab corpus index PATH [--max-chars N]
-citelab corpus search PATH QUERY [--user U] [--role R]... [--lang L] [--max-results K]
+citelab corpus info PATH|NAME [--json]
+citelab corpus index PATH|NAME [--max-chars N]
+citelab corpus search PATH|NAME QUERY [--user U] [--role R]... [--lang L] [--max-results K]
+
+NAME is a bundled corpus (``university``, ``helpcentre``, ``intranet``), as in agent files.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citelab.cli._common import add_reader_arguments, reader_from
@@ -98,7 +101,7 @@ def _register_synth(commands: Any) -> None:
 
 def _register_info(commands: Any) -> None:
     info = commands.add_parser("info", help="counts, languages and access rules of a corpus")
-    info.add_argument("path", help="a JSONL corpus")
+    info.add_argument("path", help="a JSONL corpus, or a bundled corpus's name")
     info.add_argument("--max-chars", type=_positive, default=800, help="chunk size to count with")
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
     info.set_defaults(func=run_info)
@@ -106,14 +109,16 @@ def _register_info(commands: Any) -> None:
 
 def _register_index(commands: Any) -> None:
     index = commands.add_parser("index", help="build (or check) the BM25 index of a corpus")
-    index.add_argument("path", help="a JSONL corpus; the index goes to PATH.index/")
+    index.add_argument(
+        "path", help="a JSONL corpus (or a bundled one's name); the index goes to PATH.index/"
+    )
     index.add_argument("--max-chars", type=_positive, default=800, help="chunk size")
     index.set_defaults(func=run_index)
 
 
 def _register_search(commands: Any) -> None:
     search = commands.add_parser("search", help="run rag_search as a given reader")
-    search.add_argument("path", help="a JSONL corpus")
+    search.add_argument("path", help="a JSONL corpus, or a bundled corpus's name")
     search.add_argument("query", help="what to search for")
     add_reader_arguments(search)
     search.add_argument(
@@ -143,7 +148,7 @@ def run_info(args: argparse.Namespace) -> int:
     from citelab.corpus import load_corpus, summarize_corpus
 
     params = _chunking(args)
-    summary = summarize_corpus(load_corpus(args.path), params)
+    summary = summarize_corpus(load_corpus(_corpus_path(args.path)), params)
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0
@@ -169,7 +174,7 @@ def run_index(args: argparse.Namespace) -> int:
     from citelab.retrieval import SearchIndex
 
     params = _chunking(args)
-    corpus = load_corpus(args.path)
+    corpus = load_corpus(_corpus_path(args.path))
     started = time.perf_counter()
     index = SearchIndex.open(corpus, params)
     elapsed = time.perf_counter() - started
@@ -192,12 +197,20 @@ def run_search(args: argparse.Namespace) -> int:
     from citelab.retrieval import RagSearch, SearchIndex
 
     params = _chunking(args)
-    index = SearchIndex.open(load_corpus(args.path), params)
+    index = SearchIndex.open(load_corpus(_corpus_path(args.path)), params)
     reader = reader_from(args)
     tool = RagSearch(index, reader_language_only=args.only_lang)
     output = tool.run({"query": args.query, "max_results": args.max_results}, reader)
     print(json.dumps(output, ensure_ascii=False, indent=2))
     return 0
+
+
+def _corpus_path(given: str) -> Path:
+    """A file, or a bundled corpus by name (agent files' rule: a folder is a clear error)."""
+    from citelab.agent import resolve_corpus_path
+
+    path = Path(given).expanduser()
+    return path if path.is_file() else resolve_corpus_path(given)
 
 
 def _chunking(args: argparse.Namespace) -> ChunkingParams:

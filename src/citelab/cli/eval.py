@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 1:
             raise ConfigError(f"--{option} must be at least 1, got {value}")
     suite = load_suite(args.suite)
+    _check_model_names(args.model or [])  # before anything starts (a progress bar included)
     out = args.out or default_output_dir(suite)
     if args.rescore:
         result = rescore(out, suite)
@@ -125,6 +126,21 @@ def run(args: argparse.Namespace) -> int:
         print("--allow-failures: exiting 0 despite the failed turns", file=sys.stderr)
         return 0
     return 1
+
+
+def _check_model_names(specs: list[str]) -> None:
+    """Every ``--model`` names a registered model (building or reaching it is the preflight's
+    part, which ``--no-preflight`` skips)."""
+    from citelab._errors import ConfigError
+    from citelab.models import available_models
+
+    known = available_models()
+    prefixes = {name.removesuffix(":<model>") for name in known if name.endswith(":<model>")}
+    for spec in specs:
+        prefix, colon, rest = spec.partition(":")
+        if (colon and rest and prefix in prefixes) or (not colon and spec in known):
+            continue
+        raise ConfigError(f"--model {spec!r}: unknown model; known models: {', '.join(known)}")
 
 
 def _print_errors(errors: Any, turns: int) -> None:

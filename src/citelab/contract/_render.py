@@ -29,11 +29,14 @@ from mcp_types import ResourceLink
 
 from citelab._errors import InvalidInput
 from citelab.contract._allowlists import (
+    ALLOWED_ATTRIBUTE_PATTERNS,
     ALLOWED_ATTRIBUTE_VALUES,
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
     ALLOWED_URL_SCHEMES,
+    DROP_CONTENT_TAGS,
     LINK_REL,
+    URL_IGNORED,
 )
 from citelab.contract._message import AnswerMessage
 from citelab.contract._payloads import SOURCE_URL_KEY, link_url_problem
@@ -59,15 +62,49 @@ def sanitize_html(fragment: str) -> str:
     return nh3.clean(
         fragment,
         tags=set(ALLOWED_TAGS),
-        attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+        # "*": no attribute on every tag (nh3 would keep title and lang everywhere).
+        attributes={"*": set()} | {tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+        attribute_filter=_attribute_filter,
         tag_attribute_values={
             tag: {name: set(values) for name, values in allowed.items()}
             for tag, allowed in ALLOWED_ATTRIBUTE_VALUES.items()
         },
         url_schemes=set(ALLOWED_URL_SCHEMES),
+        clean_content_tags=set(DROP_CONTENT_TAGS),
         link_rel=LINK_REL,
         strip_comments=True,
     )
+
+
+_URL_IGNORED = re.compile(URL_IGNORED)
+_URL_SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+
+
+def allowed_url(url: str) -> bool:
+    """Whether ``url`` may be a link: an allowed scheme, or relative (the front end's rule,
+    ``urls.js``): the scheme is read with every ignorable character dropped first."""
+    scheme = _URL_SCHEME.match(_URL_IGNORED.sub("", url))
+    return scheme is None or scheme.group(1).lower() in ALLOWED_URL_SCHEMES
+
+
+@cache
+def _patterns() -> dict[tuple[str, str], re.Pattern[str]]:
+    return {
+        (tag, name): re.compile(pattern)
+        for tag, by_name in ALLOWED_ATTRIBUTE_PATTERNS.items()
+        for name, pattern in by_name.items()
+    }
+
+
+def _attribute_filter(tag: str, name: str, value: str) -> str | None:
+    """Keep a patterned attribute only when its whole value matches (see the allowlists), and
+    a link only when :func:`allowed_url` says so."""
+    if name == "href":
+        return value if allowed_url(value) else None
+    pattern = _patterns().get((tag, name))
+    if pattern is None or pattern.fullmatch(value):
+        return value
+    return None
 
 
 def citation_id_prefix(message: AnswerMessage) -> str:
@@ -118,7 +155,48 @@ def _answer_parser() -> MarkdownIt:
     parser.inline.ruler.before("link", "citation_marker", _citation_marker)
     parser.core.ruler.push("tight_lists", _tight_lists)
     parser.core.ruler.push("table_align", _table_align)
+    parser.core.ruler.push("numeric_links", _numeric_links)
     return parser
+
+
+# Link text that could pass for a citation marker: only digits, brackets, commas, dashes.
+_NUMERIC_TEXT = re.compile(r"[\s\[\]0-9,\-\u2013]*[0-9][\s\[\]0-9,\-\u2013]*")
+_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]*)")
+
+
+def _numeric_links(state: StateCore) -> None:
+    # "[1](https://evil.example)" or "[[1]](…)" would look like a citation marker: such a link
+    # shows where it goes, "1 (evil.example)", so a reader can tell it from one (as the front
+    # end does).
+    for token in state.tokens:
+        if token.type != "inline" or not token.children:
+            continue
+        children = token.children
+        index = 0
+        while index < len(children):
+            child = children[index]
+            if child.type == "link_open" and child.markup != "citation":
+                index = _mark_numeric_link(children, index)
+            index += 1
+
+
+def _mark_numeric_link(children: list[Token], start: int) -> int:
+    """Give the link opening at ``start`` its destination when its text is numeric; returns
+    the position of its ``link_close``."""
+    end = start + 1
+    while end < len(children) and children[end].type != "link_close":
+        end += 1
+    inner = children[start + 1 : end]
+    if end == len(children) or any(t.type not in ("text", "code_inline") for t in inner):
+        return end
+    if not _NUMERIC_TEXT.fullmatch("".join(t.content for t in inner)):
+        return end
+    href = str(children[start].attrs.get("href", ""))
+    found = _AUTHORITY.match(href)
+    where = Token("text", "", 0)
+    where.content = f" ({found.group(1) if found else href})"
+    children.insert(end, where)
+    return end + 1
 
 
 def _citation_marker(state: StateInline, silent: bool) -> bool:

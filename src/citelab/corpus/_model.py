@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 __all__ = ["Access", "Document", "Reader", "Translation"]
 
@@ -33,6 +40,12 @@ class Access(BaseModel):
     """User ids allowed to read it when it is not public."""
     roles: frozenset[str] = frozenset()
     """Roles allowed to read it when it is not public."""
+
+    @field_serializer("users", "roles")
+    def _sorted(self, names: frozenset[str]) -> list[str]:
+        # Sorted, not in set order (which depends on PYTHONHASHSEED): the corpus hash and
+        # every saved copy of a document must be the same in every process.
+        return sorted(names)
 
     def allows(self, reader: Reader) -> bool:
         if self.public:

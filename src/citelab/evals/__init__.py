@@ -38,6 +38,7 @@ from citelab.evals._citation_scorers import (
     claim_attribution,
     claim_recall,
 )
+from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
 from citelab.evals._dataset import (
     Case,
     Dataset,
@@ -98,7 +99,7 @@ from citelab.evals._records import (
     SourceRecord,
     TurnRecord,
 )
-from citelab.evals._report import render_html, write_outputs
+from citelab.evals._report import ReportView, render_html, write_outputs
 from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
 from citelab.evals._runner import (
     RunPlan,
@@ -141,6 +142,7 @@ __all__ = [
     "CitationRecall",
     "ClaimAttribution",
     "ClaimRecall",
+    "Comparison",
     "DanglingMarkers",
     "Dataset",
     "EvalResult",
@@ -162,6 +164,7 @@ __all__ = [
     "NumberingStability",
     "PairLexicalJudge",
     "ReaderSpec",
+    "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
     "RoundRecord",
@@ -192,6 +195,7 @@ __all__ = [
     "citation_recall",
     "claim_attribution",
     "claim_recall",
+    "compare_runs",
     "content_terms",
     "dangling_markers",
     "default_answer_scorers",
@@ -202,6 +206,7 @@ __all__ = [
     "judge_names",
     "load_dataset",
     "load_labels",
+    "load_run",
     "load_suite",
     "no_answer",
     "numbering_stability",
@@ -228,6 +233,7 @@ __all__ = [
     "to_answers",
     "turn_record",
     "uncited_dropping",
+    "write_comparison",
     "write_outputs",
     "written_citations",
 ]

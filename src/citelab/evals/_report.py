@@ -1,8 +1,18 @@
 """Writing a run's results: CSV (and Parquet), ``run.json`` and one self-contained HTML page.
 
-The HTML report has no external assets: plots are SVG drawn by matplotlib (Agg) and embedded
-as base64 ``<img>`` data, so no text inside a plot is ever parsed as markup; every other
-string (variant names, questions, configuration, judge prompts) is HTML-escaped.
+The HTML report has no external assets and makes no request: plots are SVG drawn by
+matplotlib and embedded as base64 ``<img>`` data, so no text inside a plot is ever parsed as
+markup; every other string (variant names, questions, configuration, judge prompts) is
+HTML-escaped; the case browser (``js/report.js``, bundled) and its data are inline, the data
+escaped for a script element, and renders answers through the front end's sanitizer.
+
+It opens with the errors (when turns failed), then the findings, the variants (with their
+descriptions and notes), the summary (value, interval, units and cases, a flag under
+:data:`MIN_UNITS` units), the paired differences against the baseline, the plots, the case
+browser, the per-dataset table, the metric glossary and the configuration.
+
+:class:`ReportView` shows a report inside a notebook: an ``<iframe srcdoc>``, so the page's
+styles never reach JupyterLab's.
 """
 
 from __future__ import annotations
@@ -12,16 +22,26 @@ import html
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from citelab.evals._case_browser import (
+    case_browser_html,
+    static_text,
+    variant_colors,
+    variant_order,
+)
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals._glossary import metric_glossary
 from citelab.evals._results import EvalResult
 
-__all__ = ["render_html", "write_outputs"]
+__all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
+
+MIN_UNITS = 20
+"""Below this many units a metric's value is flagged: its interval says little."""
 
 
 def write_outputs(
@@ -33,6 +53,8 @@ def write_outputs(
     written: dict[str, Path] = {}
     tables = {
         "summary": result.to_pandas("variant"),
+        "differences": result.differences(),
+        "scores": result.scores,
         "cases": result.to_pandas("case"),
         "statements": result.to_pandas("statement"),
         "citations": result.to_pandas("citation"),
@@ -42,6 +64,12 @@ def write_outputs(
         written[f"{name}.csv"] = _write_csv(frame, out / f"{name}.csv")
         if parquet:
             written[f"{name}.parquet"] = _write_parquet(frame, out / f"{name}.parquet")
+    gold = {
+        f"{dataset}/{case_id}": case.model_dump(mode="json")
+        for (dataset, case_id), case in sorted(result.cases.items())
+    }
+    written["gold.json"] = out / "gold.json"
+    written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
     checked = evaluate_findings(result, findings)
     run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
     written["run.json"] = out / "run.json"
@@ -87,43 +115,158 @@ def _e(value: object) -> str:
 
 
 _STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#1b1b1b}
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1180px;color:#1b1b1b;
+padding:0 1rem}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
 .holds{color:#0a6b2d}.fails{color:#a11}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
-max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted{color:#666}
+max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted,.citelab-muted{color:#666}
+.few{color:#8a5a00}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
+td:first-child{white-space:nowrap}
+.citelab-swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;
+margin-right:.35em;vertical-align:baseline;background:#999}
+.citelab.citelab-cases{max-width:none}
+.citelab-case-filters{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.5rem 0}
+.citelab-case-scroll{max-height:22rem;overflow:auto;border:1px solid #ddd}
+.citelab-case-list{width:100%;margin:0}.citelab-case-list th{position:sticky;top:0}
+.citelab-case-row{cursor:pointer}
+.citelab-case-row:hover,.citelab-case-row:focus{background:#eef4ff;outline:none}
+.citelab-case-row[aria-selected=true]{background:#dbe8ff}
+.citelab-case-detail{border-top:2px solid #ccc;margin-top:1rem;padding-top:.3rem}
+.citelab-case-detail:focus{outline:none}.citelab-case-error{color:#a11;font-weight:600}
+.citelab-case-answer{border-left:3px solid #ccd;padding-left:.8rem}
+.citelab-uncited{color:#666}.citelab-miss{color:#a11}.citelab-hit{color:#0a6b2d}
+.citelab-case-reasons div{font-size:12px}.citelab-case-wrote{max-height:12rem}
+.citelab-na{color:#888}
 """
 
 
-def render_html(result: EvalResult, findings: Sequence[FindingResult], title: str) -> str:
-    """The whole report as one HTML document (every string escaped, plots inline)."""
+def render_html(
+    result: EvalResult, findings: Sequence[FindingResult], title: str, *, intro: str = ""
+) -> str:
+    """The whole report as one HTML document (every string escaped, plots inline).
+
+    ``intro`` is HTML put after the heading (already escaped by the caller: the comparison
+    report's table of runs)."""
     summary = result.to_pandas("variant")
+    differences = result.differences()
+    colors = variant_colors(variant_order(result))
+    description = str(result.config.get("suite", {}).get("description") or "")
     sections = [
         f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
+        f"<p>{_e(description)}</p>" if description else "",
+        intro,
         _errors_html(result),
         _run_facts(result),
         _findings_html(findings),
-        "<h2>Variant summary (95% bootstrap intervals over cases)</h2>",
-        _summary_table(summary),
-        "<h2>Metrics by variant</h2>",
-        _img(_metric_bars(summary), "metric bars with intervals"),
+        "<h2>Variants</h2>",
+        _variants_html(result, colors),
+        "<h2>Summary</h2>",
+        _summary_note(),
+        _summary_table(summary, colors, result),
+        f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
+        _differences_html(differences, colors, variant_order(result)),
+        _img(_svg(result.plot("differences")), "differences from the baseline with intervals"),
+        "<h2>Values with their intervals</h2>",
+        _img(_svg(result.plot("values")), "metric values with intervals"),
         "<h2>Numbering stability per round</h2>",
-        _stability_section(result),
+        _stability_section(result, colors),
+        "<h2>Cases</h2>",
+        '<p class="muted">Every scored turn; filter the list and open one to see its answer '
+        "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
+        "with its reasons and the rounds.</p>",
+        case_browser_html(result),
         "<h2>By dataset</h2>",
-        _summary_table(result.summary(by=["dataset"]), by=["dataset"]),
-        "<h2>Misses (the first 30 statement- and citation-level units that failed)</h2>",
-        _failures(result),
+        _summary_table(result.summary(by=["dataset"]), colors, result, by=["dataset"]),
+        "<h2>Metric glossary</h2>",
+        _glossary_html(result),
         "<h2>Configuration</h2>",
         _config_html(result.config),
     ]
-    body = "\n".join(sections)
+    body = "\n".join(part for part in sections if part)
+    style = _STYLE + static_text("citelab.css")
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_e(title or 'citelab evaluation')}</title><style>{_STYLE}</style></head>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # No favicon request either: the page asks for nothing but itself.
+        '<link rel="icon" href="data:,">'
+        f"<title>{_e(title or 'citelab evaluation')}</title><style>{style}</style></head>"
         f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+class ReportView:
+    """A report shown in a notebook cell: the page in an ``<iframe srcdoc>`` (sandboxed:
+    scripts run, nothing reaches the notebook's page or styles).
+
+    ``EvalResult.show()`` returns one; ``html`` is the page, ``height`` the frame's height.
+    """
+
+    def __init__(self, html_page: str, height: int = 900) -> None:
+        self.html = html_page
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<iframe class="citelab-report-frame" srcdoc="{_e(self.html)}" '
+            'sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox" '
+            f'style="width:100%;height:{int(self.height)}px;border:1px solid #ccc" '
+            'title="citelab evaluation report"></iframe>'
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (a self-contained HTML file)."""
+        target = Path(path)
+        target.write_text(self.html, encoding="utf-8")
+        return target
+
+
+def comparison_intro(comparison: Any) -> str:
+    """The comparison report's first section: the two runs and how their cases matched."""
+    colors = variant_colors(list(comparison.labels))
+    rows = []
+    for label, folder, run in zip(
+        comparison.labels, comparison.folders, comparison.runs, strict=True
+    ):
+        turns = run.turns
+        suite = run.config.get("suite") or {}
+        rows.append(
+            f"<tr><td>{_swatch(colors[label])}{_e(label)}</td><td><code>{_e(folder)}</code></td>"
+            f"<td>{_e(suite.get('name', ''))}</td>"
+            f"<td>{_e(', '.join(sorted(set(turns['model']))))}</td>"
+            f"<td>{_e(', '.join(sorted(set(turns['variant']))))}</td>"
+            f'<td class="num">{len(turns[["dataset", "case_id"]].drop_duplicates())}</td>'
+            f'<td class="num">{int(turns["error"].notna().sum())}</td></tr>'
+        )
+    head = (
+        "<tr><th>run</th><th>folder</th><th>suite</th><th>models</th><th>variants</th>"
+        "<th>cases</th><th>failed turns</th></tr>"
+    )
+    a, b = comparison.labels
+    only_a, only_b = comparison.only
+    return (
+        f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+        f"<p>{comparison.matched} cases matched by dataset and case id; {only_a} only in "
+        f"{_e(a)}, {only_b} only in {_e(b)} (left out of the paired differences). In the "
+        "tables below the <i>variant</i> is the run and the <i>model</i> column names what "
+        f"was matched (a variant both runs have, or <code>run</code>); {_e(b)} is compared "
+        f"with {_e(a)}.</p>"
+    )
+
+
+def _swatch(color: str | None) -> str:
+    style = f' style="background:{color}"' if color and _is_hex(color) else ""
+    return f'<span class="citelab-swatch"{style} aria-hidden="true"></span>'
+
+
+def _is_hex(color: str) -> bool:
+    return (
+        len(color) == 7
+        and color[0] == "#"
+        and all(c in "0123456789abcdefABCDEF" for c in color[1:])
     )
 
 
@@ -159,6 +302,7 @@ def _run_facts(result: EvalResult) -> str:
         "turns scored": len(turns),
         "turns failed": int(turns["error"].notna().sum()),
         "seed": result.seed,
+        "bootstrap resamples": result.resamples,
     }
     items = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in facts.items())
     return f"<ul>{items}</ul>"
@@ -178,8 +322,64 @@ def _findings_html(findings: Sequence[FindingResult]) -> str:
     return "<h2>Findings</h2><ul>" + "".join(items) + "</ul>"
 
 
-def _summary_table(summary: pd.DataFrame, by: Sequence[str] = ()) -> str:
-    """Rows: ``by`` columns then metric; columns: variant · model; cells: value [interval] n."""
+def _variants_html(result: EvalResult, colors: dict[str, str]) -> str:
+    """Each variant: its colour, description, overrides and what it cannot change."""
+    configured = result.config.get("variants") or {}
+    notes = dict(result.config.get("variant_notes") or {})
+    same = _same_as_baseline(result)
+    rows = []
+    for name in variant_order(result):
+        info = configured.get(name) or {}
+        overrides = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (info.get("set") or {}).items())
+        note = notes.get(name, "")
+        if name in same:
+            note = (note + " " if note else "") + same[name]
+        rows.append(
+            f"<tr><td>{_swatch(colors.get(name))}{_e(name)}</td>"
+            f"<td>{_e(info.get('description') or '')}</td><td><code>{_e(overrides)}</code></td>"
+            f'<td class="note">{_e(note)}</td></tr>'
+        )
+    head = "<tr><th>variant</th><th>description</th><th>overrides</th><th>note</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _same_as_baseline(result: EvalResult) -> dict[str, str]:
+    """Variants whose every answer equals the baseline's, with a sentence saying so."""
+    baseline = result.baseline()
+    turns = result.turns
+    if baseline is None or turns.empty:
+        return {}
+    keys = ["model", "dataset", "case_id", "turn"]
+    base = turns[turns["variant"] == baseline][[*keys, "answer"]]
+    out = {}
+    for name in variant_order(result):
+        if name == baseline:
+            continue
+        part = turns[turns["variant"] == name][[*keys, "answer"]]
+        paired = base.merge(part, on=keys, suffixes=("_b", "_v"))
+        if len(paired) and (paired["answer_b"] == paired["answer_v"]).all():
+            out[name] = (
+                f"Every one of its {len(paired)} answers is identical to {baseline}'s: "
+                "its differences are 0 by construction, not a finding."
+            )
+    return out
+
+
+def _summary_note() -> str:
+    return (
+        '<p class="muted">Each cell: the value, its 95% bootstrap interval (resampling cases: '
+        "a conversation's turns stay together), then <i>units</i> (what the metric counts: "
+        "statements, citations, turns… see the glossary) and <i>cases</i>. "
+        f'<span class="few">⚠</span> marks fewer than {MIN_UNITS} units: such an interval '
+        "says little. ↑ higher is better, ↓ lower is better.</p>"
+    )
+
+
+def _summary_table(
+    summary: pd.DataFrame, colors: dict[str, str], result: EvalResult, by: Sequence[str] = ()
+) -> str:
+    """Rows: ``by`` columns then metric; columns: variant · model; cells: value, interval,
+    units and cases (flagged under MIN_UNITS units)."""
     if summary.empty:
         return '<p class="muted">No applicable turns.</p>'
     keys = [*by, "metric"]
@@ -187,21 +387,26 @@ def _summary_table(summary: pd.DataFrame, by: Sequence[str] = ()) -> str:
     table = cells.pivot_table(
         index=keys, columns=["variant", "model"], values="cell", aggfunc="first", sort=False
     )
-    header = "".join(f"<th>{_e(k)}</th>" for k in keys) + "".join(
-        f"<th>{_e(' · '.join(map(str, _tuple(c))))}</th>" for c in table.columns
-    )
+    rank = {name: i for i, name in enumerate(variant_order(result))}
+    table = table[sorted(table.columns, key=lambda c: (rank.get(str(_tuple(c)[0]), 0), str(c)))]
+    described = result.config.get("variants") or {}
+    header = "".join(f"<th>{_e(k)}</th>" for k in keys)
+    for column in table.columns:
+        variant, model = (str(part) for part in _tuple(column))
+        description = str((described.get(variant) or {}).get("description") or "")
+        header += (
+            f'<th title="{_e(description)}">{_swatch(colors.get(variant))}{_e(variant)} · '
+            f'{_e(model)}<br><span class="muted">{_e(description)}</span></th>'
+        )
     rows = []
     for key, values in table.iterrows():
         parts = [str(part) for part in _tuple(key)]
         arrow = "↑" if _higher(summary, parts[-1]) else "↓"
         parts[-1] = f"{parts[-1]} {arrow}"
         heads = "".join(f"<th>{_e(part)}</th>" for part in parts)
-        tds = "".join(f'<td class="num">{_e(v if isinstance(v, str) else "")}</td>' for v in values)
+        tds = "".join(f'<td class="num">{v if isinstance(v, str) else ""}</td>' for v in values)
         rows.append(f"<tr>{heads}{tds}</tr>")
     return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
-
-
-_SUMMARY_VALUES = {"value", "ci_low", "ci_high", "units", "cases", "aggregate", "higher_is_better"}
 
 
 def _tuple(value: object) -> tuple[object, ...]:
@@ -213,16 +418,77 @@ def _higher(summary: pd.DataFrame, metric: str) -> bool:
 
 
 def _cell(row: pd.Series) -> str:
-    return f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] n={int(row['units'])}"
+    """One summary cell as HTML (only numbers go in it)."""
+    units, cases = int(row["units"]), int(row["cases"])
+    flag = (
+        f' <span class="few" title="fewer than {MIN_UNITS} units">⚠</span>'
+        if units < MIN_UNITS
+        else ""
+    )
+    return (
+        f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]<br>"
+        f'<span class="muted">{units} units · {cases} cases</span>{flag}'
+    )
 
 
-def _stability_section(result: EvalResult) -> str:
+def _differences_html(frame: pd.DataFrame, colors: dict[str, str], order: list[str]) -> str:
+    """Metric rows, variant columns: difference [paired interval], marked when it excludes 0."""
+    if frame.empty:
+        return '<p class="muted">No variant to compare with the baseline.</p>'
+    rank = {name: i for i, name in enumerate(order)}
+    series = sorted(
+        dict.fromkeys(zip(frame["variant"], frame["model"], strict=True)),
+        key=lambda pair: (rank.get(str(pair[0]), len(rank)), str(pair[1])),
+    )
+    metrics = list(dict.fromkeys(frame["metric"]))
+    lookup = {(r["variant"], r["model"], r["metric"]): r for r in frame.to_dict("records")}
+    header = "<th>metric</th>" + "".join(
+        f"<th>{_swatch(colors.get(str(v)))}{_e(v)} · {_e(m)}</th>" for v, m in series
+    )
+    rows = []
+    for metric in metrics:
+        cells = []
+        higher = True
+        for variant, model in series:
+            row = lookup.get((variant, model, metric))
+            if row is None:
+                cells.append("<td></td>")
+                continue
+            higher = bool(row["higher_is_better"])
+            cells.append(_difference_cell(row))
+        arrow = "↑" if higher else "↓"
+        rows.append(f"<tr><th>{_e(metric)} {arrow}</th>{''.join(cells)}</tr>")
+    note = (
+        '<p class="muted">Variant minus baseline on the cases both were scored on; the '
+        "interval is a paired bootstrap (the same cases drawn for both in every resample). "
+        "<b>Bold</b>: the interval excludes 0 (green better, red worse); "
+        f'<span class="few">⚠</span> under {MIN_UNITS} units.</p>'
+    )
+    return f"{note}<table><tr>{header}</tr>{''.join(rows)}</table>"
+
+
+def _difference_cell(row: Mapping[Any, Any]) -> str:
+    diff, low, high = float(row["difference"]), float(row["ci_low"]), float(row["ci_high"])
+    css = ""
+    if row["excludes_zero"]:
+        good = (diff > 0) == bool(row["higher_is_better"])
+        css = "better" if good else "worse"
+    units, cases = int(row["units"]), int(row["cases"])
+    flag = ' <span class="few">⚠</span>' if units < MIN_UNITS else ""
+    return (
+        f'<td class="num {css}">{diff:+.3f} [{low:+.3f}, {high:+.3f}]<br>'
+        f'<span class="muted">{units} units · {cases} cases</span>{flag}</td>'
+    )
+
+
+def _stability_section(result: EvalResult, colors: dict[str, str]) -> str:
     table = result.stability_by_round()
     if table.empty:
         return '<p class="muted">No citations written in rounds that could be checked.</p>'
-    plot = _img(_stability_plot(table), "numbering stability per round")
+    plot = _img(_svg(result.plot("stability")), "numbering stability per round")
     rows = "".join(
-        f"<tr><td>{_e(r['variant'])}</td><td>{_e(r['model'])}</td>"
+        f"<tr><td>{_swatch(colors.get(str(r['variant'])))}{_e(r['variant'])}</td>"
+        f"<td>{_e(r['model'])}</td>"
         f'<td class="num">{int(r["round"]) + 1}</td><td class="num">{r["value"]:.3f}</td>'
         f'<td class="num">{int(r["citations"])}</td></tr>'
         for r in table.to_dict("records")
@@ -231,41 +497,21 @@ def _stability_section(result: EvalResult) -> str:
     return f"{plot}<table>{head}</tr>{rows}</table>"
 
 
-_FAILURE_KEYS = ["variant", "model", "dataset", "case_id", "turn", "metric"]
-
-
-def _failures(result: EvalResult, limit: int = 30) -> str:
-    """The first misses (a miss is a unit that went the wrong way), details in one column."""
-    better = {s.metric: s.higher_is_better for s in result.scorers}
-    misses = []
-    for level in ("statement", "citation"):
-        frame = result.details.get(level, pd.DataFrame())
-        for row in frame.to_dict("records"):
-            if bool(row["hit"]) != better.get(str(row["metric"]), True):
-                misses.append(row)
-    if not misses:
-        return '<p class="muted">None.</p>'
-    head = "".join(f"<th>{_e(k)}</th>" for k in [*_FAILURE_KEYS, "detail"])
-    rows = []
-    for row in misses[:limit]:
-        keys = "".join(f"<td>{_e(row[k])}</td>" for k in _FAILURE_KEYS)
-        rows.append(f"<tr>{keys}<td>{_e(_detail(row))}</td></tr>")
-    more = len(misses) - limit
-    tail = f'<p class="muted">… and {more} more (see the CSV tables).</p>' if more > 0 else ""
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>{tail}"
-
-
-def _detail(row: dict[Any, Any]) -> str:
-    return "; ".join(
-        f"{key}={value}"
-        for key, value in row.items()
-        if key not in _FAILURE_KEYS and key != "hit" and not _missing(value) and value != ""
+def _glossary_html(result: EvalResult) -> str:
+    glossary = metric_glossary(result.scorers)
+    if glossary.empty:
+        return ""
+    head = "".join(f"<th>{_e(c)}</th>" for c in glossary.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>"
+        for row in glossary.itertuples(index=False)
     )
+    return f"<table><tr>{head}</tr>{rows}</table>"
 
 
 def _config_html(config: dict[str, Any]) -> str:
     text = json.dumps(config, indent=2, default=str, sort_keys=True)
-    return f"<details open><summary>run.json</summary><pre>{_e(text)}</pre></details>"
+    return f"<details><summary>run.json</summary><pre>{_e(text)}</pre></details>"
 
 
 # --- plots -----------------------------------------------------------------------------------
@@ -278,7 +524,9 @@ def _img(svg: bytes | None, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/svg+xml;base64,{data}">'
 
 
-def _figure_svg(figure: Any) -> bytes:
+def _svg(figure: Any) -> bytes | None:
+    if figure is None:
+        return None
     import matplotlib
 
     buffer = io.BytesIO()
@@ -287,58 +535,3 @@ def _figure_svg(figure: Any) -> bytes:
     with matplotlib.rc_context({"svg.hashsalt": "citelab"}):
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buffer.getvalue()
-
-
-def _new_figure(width: float, height: float) -> tuple[Any, Any]:
-    """A figure outside pyplot: no backend switch, no global state, safe in worker threads."""
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height))
-    return figure, figure.add_subplot()
-
-
-def _metric_bars(summary: pd.DataFrame) -> bytes | None:
-    """One horizontal grouped bar chart: a group per metric, a bar per variant, 95% intervals."""
-    if summary.empty:
-        return None
-    metrics = list(dict.fromkeys(summary["metric"]))
-    series = list(dict.fromkeys(zip(summary["variant"], summary["model"], strict=True)))
-    several_models = len({model for _, model in series}) > 1
-    height = 0.8 / len(series)
-    figure, axis = _new_figure(8.0, 0.5 + 0.32 * len(metrics) * max(1, len(series) / 2))
-    for index, (variant, model) in enumerate(series):
-        part = summary[(summary["variant"] == variant) & (summary["model"] == model)]
-        rows = [metrics.index(m) for m in part["metric"]]
-        values = part["value"].to_numpy()
-        errors = [values - part["ci_low"].to_numpy(), part["ci_high"].to_numpy() - values]
-        positions = [row + index * height for row in rows]
-        label = f"{variant} · {model}" if several_models else str(variant)
-        axis.barh(positions, values, height=height, xerr=errors, capsize=2, label=label)
-    arrows = {
-        m: "↑" if bool(summary.loc[summary["metric"] == m, "higher_is_better"].iloc[0]) else "↓"
-        for m in metrics
-    }
-    axis.set_yticks(
-        [row + 0.4 - height / 2 for row in range(len(metrics))],
-        [f"{m} {arrows[m]}" for m in metrics],
-        fontsize=8,
-    )
-    axis.invert_yaxis()
-    axis.set_xlim(0, 1.05)
-    axis.set_xlabel("value (95% bootstrap interval over cases)")
-    axis.legend(fontsize=7, loc="lower right")
-    return _figure_svg(figure)
-
-
-def _stability_plot(table: pd.DataFrame) -> bytes:
-    figure, axis = _new_figure(6.5, 3.2)
-    for (variant, model), part in table.groupby(["variant", "model"], sort=False):
-        label = str(variant) if table["model"].nunique() == 1 else f"{variant} · {model}"
-        axis.plot(part["round"] + 1, part["value"], marker="o", label=label)
-    axis.set_xlabel("model round within the turn")
-    axis.set_ylabel("numbering stability")
-    axis.set_ylim(0, 1.05)
-    axis.set_xticks(sorted(table["round"].unique() + 1))
-    axis.legend(fontsize=7, loc="lower left")
-    figure.tight_layout()
-    return _figure_svg(figure)

@@ -127,6 +127,28 @@ class EvalResult:
             confidence=confidence,
         )
 
+    def plot(self, kind: str = "differences", **options: Any) -> Any:
+        """A matplotlib figure: ``differences`` (each variant minus the baseline, paired
+        intervals), ``values`` (values with intervals) or ``stability`` (per round); one
+        colour per variant, as in the report. None when there is nothing to plot."""
+        from citelab.evals._plots import plot
+
+        return plot(self, kind, **options)  # type: ignore[arg-type]
+
+    def report_html(self, title: str = "") -> str:
+        """The HTML report of this result (as ``report.html``, findings left out)."""
+        from citelab.evals._report import render_html
+
+        name = title or str(self.config.get("suite", {}).get("name", ""))
+        return render_html(self, [], name)
+
+    def show(self, height: int = 900, title: str = "") -> Any:
+        """The report, case browser included, for a notebook cell: an ``<iframe srcdoc>``
+        (:class:`~citelab.evals.ReportView`), so its styles stay out of JupyterLab's."""
+        from citelab.evals._report import ReportView
+
+        return ReportView(self.report_html(title), height=height)
+
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where
         it first happened (``variant``, ``model``, ``dataset``, ``case_id``, ``turn``);

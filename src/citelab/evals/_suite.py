@@ -198,7 +198,16 @@ def resolve_suite_path(name_or_path: str | Path, search: list[Path] | None = Non
             if candidate.is_file():
                 return candidate
     where = ", ".join(str(f) for f in folders)
-    raise ConfigError(f"no suite named {str(name_or_path)!r} (looked in {where})")
+    known = sorted(
+        {p.stem for f in folders if f.is_dir() for p in f.iterdir() if p.suffix in _SUFFIXES}
+    )
+    raise ConfigError(
+        f"no suite named {str(name_or_path)!r}; the suites are: {', '.join(known) or '-'} "
+        f"(looked in {where})"
+    )
+
+
+_SUFFIXES = (".toml", ".yaml", ".yml")
 
 
 def _suite_folders() -> list[Path]:

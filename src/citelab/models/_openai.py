@@ -36,7 +36,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Se
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from citelab._errors import ConfigError, ModelError
+from citelab._errors import ConfigError, ModelError, ModelTimeout, ModelUnavailable
 from citelab.models._types import (
     FinishDelta,
     FinishReason,
@@ -132,21 +132,24 @@ class OpenAIModel:
                 async for delta in deltas:
                     yield delta
         except timed_out as exc:
-            raise ModelError(
+            raise ModelTimeout(
                 f"{self.name}: no answer from {self.endpoint} within {self.timeout:g} s"
             ) from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise ModelError(f"{self.name}: cannot reach {self.endpoint}: {cause}") from exc
+            raise ModelUnavailable(f"{self.name}: cannot reach {self.endpoint}: {cause}") from exc
         except transport as exc:
             raise ModelError(
                 f"{self.name}: the answer from {self.endpoint} broke off: {exc}"
             ) from exc
         except openai.APIStatusError as exc:
-            raise ModelError(
+            message = (
                 f"{self.name}: {self.endpoint} answered HTTP {exc.status_code}: "
                 f"{_error_message(exc)}"
-            ) from exc
+            )
+            if exc.status_code in (429, 503):  # busy or rate-limited: asking later may work
+                raise ModelUnavailable(message, _retry_after(exc)) from exc
+            raise ModelError(message) from exc
         except openai.OpenAIError as exc:
             raise ModelError(f"{self.name}: {exc}") from exc
 
@@ -436,6 +439,15 @@ def _http_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], 
     timeouts = tuple(module.TimeoutException for module in modules)
     requests = tuple(module.RequestError for module in modules)
     return timeouts, requests
+
+
+def _retry_after(exc: Any) -> float | None:
+    """The ``Retry-After`` seconds an upstream error response gave, if any."""
+    value = exc.response.headers.get("retry-after", "")
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None  # an HTTP date: not worth parsing for a hint
 
 
 def _error_message(exc: APIStatusError) -> str:

@@ -9,7 +9,9 @@ Persistence: ``<corpus>.index/`` holds the ``bm25s`` arrays, the chunk table and
 parameters, tokenizer signature, index format version) and a SHA-256 of every file. Opening an
 index loads it only when all of that matches; a missing, stale, partial or corrupt index is
 rebuilt (never a crash), written to a temporary sibling directory and moved into place, so a
-reader never sees half an index.
+reader never sees half an index. Building and writing hold a lock file beside the index
+(``filelock``), so two processes opening the same stale index build it once: the second waits,
+then loads what the first wrote.
 
 Access and language are applied *inside* the ranking, as a mask over all chunks before the
 top k are chosen: a reader gets the best k chunks among those they may read, exactly, and a
@@ -18,6 +20,7 @@ chunk they may not read is never materialized at all.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import bm25s
+import filelock
 import numpy as np
 import numpy.typing as npt
 
@@ -58,6 +62,7 @@ __all__ = ["INDEX_FORMAT_VERSION", "SearchHit", "SearchIndex", "index_directory"
 INDEX_FORMAT_VERSION = 1
 
 _log = logging.getLogger("citelab.retrieval")
+_LOCK_SECONDS = 600.0
 _BM25_PARAMS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 _TABLE = ("document", "language", "ordinal", "start", "end")
 _ARRAYS = (*(f"chunk_{name}.npy" for name in _TABLE), "term_best.npy")
@@ -188,17 +193,29 @@ class SearchIndex:
         else:
             return cls.build(corpus, params)
         try:
-            index = cls._load(corpus, params, where)
-            index.directory = where
-            return index
-        except _Unusable as reason:
-            _log.info("rebuilding the index in %s: %s", where, reason)
-            index = cls.build(corpus, params)
-            index.rebuild_reason = str(reason)
-        try:
-            index.save(where)
-        except OSError as exc:
-            _log.warning("cannot persist the index in %s (%s); keeping it in memory", where, exc)
+            return cls._load_from(corpus, params, where)
+        except _Unusable:
+            pass
+        # One process builds and writes; the others wait for it, then load what it wrote.
+        with _build_lock(where):
+            try:
+                return cls._load_from(corpus, params, where)
+            except _Unusable as reason:
+                _log.info("rebuilding the index in %s: %s", where, reason)
+                index = cls.build(corpus, params)
+                index.rebuild_reason = str(reason)
+            try:
+                index.save(where)
+            except OSError as exc:
+                _log.warning(
+                    "cannot persist the index in %s (%s); keeping it in memory", where, exc
+                )
+        return index
+
+    @classmethod
+    def _load_from(cls, corpus: Corpus, params: ChunkingParams, where: Path) -> SearchIndex:
+        index = cls._load(corpus, params, where)
+        index.directory = where
         return index
 
     # -- queries ----------------------------------------------------------------------------
@@ -476,6 +493,24 @@ def _check_consistency(
         bm25.scores["num_docs"] != count or len(bm25.scores["indptr"]) != len(term_best) + 1
     ):
         raise _Unusable("bm25 arrays do not match the chunk table")
+
+
+@contextlib.contextmanager
+def _build_lock(target: Path) -> Iterator[None]:
+    """Hold ``.<name>.lock`` beside ``target`` (across processes) while an index is built and
+    written; where no lock file can be made (a read-only folder), go on without it."""
+    lock = filelock.FileLock(target.with_name(f".{target.name}.lock"), timeout=_LOCK_SECONDS)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except (OSError, filelock.Timeout) as exc:
+        _log.warning("building the index in %s without the lock (%s)", target, exc)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _replace_directory(staging: Path, target: Path) -> None:

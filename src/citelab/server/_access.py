@@ -3,12 +3,17 @@
 :class:`AccessMiddleware` sorts every request into one of three kinds:
 
 - public (``/static/…``, ``/assets/…``, ``/api/openapi.json``): served to anyone;
-- the page (``/``): ``/?token=…`` opens a session (an HttpOnly, SameSite=Strict cookie) and
-  redirects to ``/`` so the token leaves the address bar; a visit with a live session gets
-  the page; in anonymous mode a visit without one gets an anonymous session;
+- the page (``/``): ``GET /?token=…`` opens a session (an HttpOnly, SameSite=Strict cookie)
+  and redirects to ``/`` so the token leaves the address bar; a visit with a live session gets
+  the page; in anonymous mode a visit without one gets the page as the anonymous reader, with
+  no session (so anonymous traffic never fills the session table);
 - everything else (the API): ``Authorization: Bearer <token>``, or the session cookie plus
   ``X-CSRF-Token`` on unsafe methods, or nothing at all when anonymous mode is on. Unsafe
   requests must also come from the server's own origin and carry JSON.
+
+A cookie naming a session that is gone (expired, or the server restarted) is a 401 saying
+so, in anonymous mode too: a signed-in user is never silently turned anonymous. A method a
+route does not take is a 405 with ``Allow``, before any authentication.
 
 Handlers read the outcome with :func:`reader_of` and :func:`session_of`. A request whose
 ``Host`` is not the server's is refused (DNS rebinding), as Jupyter does.
@@ -22,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlencode
 
-from starlette.datastructures import URL, MutableHeaders
+from starlette.datastructures import URL
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import Match
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from citelab.corpus import Reader
 from citelab.server._page import access_denied_page
@@ -51,6 +57,11 @@ _SESSION_KEY = "citelab.session"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _PUBLIC_PREFIXES = ("/static/", "/assets/")
 _PUBLIC_PATHS = frozenset({"/api/openapi.json"})
+SESSION_GONE = (
+    "your session has ended (it expired, or the server restarted): open the address with "
+    "your token again"
+)
+"""What a request whose session cookie names no live session is told (401)."""
 
 Kind = Literal["public", "page", "api"]
 
@@ -64,7 +75,7 @@ class Auth:
     anonymous: bool = False
     """Let requests without credentials in, as the anonymous reader."""
     sessions: SessionStore = field(default_factory=SessionStore)
-    """Browser sessions opened by ``/?token=…`` (or by a visit, in anonymous mode)."""
+    """Browser sessions opened by ``GET /?token=…``."""
     cookie_name: str = field(default_factory=lambda: f"citelab-session-{secrets.token_hex(4)}")
     """The session cookie's name: unique per server, since cookies ignore ports."""
 
@@ -112,7 +123,7 @@ class AccessMiddleware:
             return
         request = Request(scope)
         kind = _kind(request.url.path)
-        refusal = self._host_refusal(request)
+        refusal = self._host_refusal(request) or _method_refusal(scope)
         if refusal is None and kind == "api":
             refusal = self._api_refusal(request)
         if refusal is not None:
@@ -127,20 +138,24 @@ class AccessMiddleware:
     async def _page(self, request: Request, receive: Receive, send: Send) -> None:
         scope = request.scope
         token = request.query_params.get("token")
-        if token is not None:
+        if token is not None and request.method == "GET":
             await self._login(request, token)(scope, receive, send)
             return
-        session = self.auth.sessions.get(request.cookies.get(self.auth.cookie_name))
+        cookie = request.cookies.get(self.auth.cookie_name)
+        session = self.auth.sessions.get(cookie)
+        if session is None and cookie is not None:
+            page = access_denied_page(f"You are signed out: {SESSION_GONE}.")
+            response = HTMLResponse(page, status_code=401, headers={"Cache-Control": "no-store"})
+            response.delete_cookie(self.auth.cookie_name, path="/")
+            await response(scope, receive, send)
+            return
         if session is None and not self.auth.anonymous:
             page = access_denied_page(
                 "This page needs the address with the token that `citelab serve` printed."
             )
             await HTMLResponse(page, status_code=401)(scope, receive, send)
             return
-        if session is None:
-            session = self.auth.sessions.open(Reader.anonymous())
-            send = self._with_cookie(send, session)
-        scope[_READER_KEY] = session.reader
+        scope[_READER_KEY] = session.reader if session is not None else Reader.anonymous()
         scope[_SESSION_KEY] = session
         await self.app(scope, receive, send)
 
@@ -161,18 +176,6 @@ class AccessMiddleware:
             self.auth.cookie_name, session.id, httponly=True, samesite="strict", path="/"
         )
 
-    def _with_cookie(self, send: Send, session: Session) -> Send:
-        carrier = Response()
-        self._set_cookie(carrier, session)
-        cookie = carrier.headers["set-cookie"]
-
-        async def send_with_cookie(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).append("set-cookie", cookie)
-            await send(message)
-
-        return send_with_cookie
-
     # --- the API -------------------------------------------------------------------------------
 
     def _api_refusal(self, request: Request) -> Response | None:
@@ -190,10 +193,13 @@ class AccessMiddleware:
                 return _refuse(401, "unauthorized", "the bearer token is not valid")
             request.scope[_READER_KEY] = reader
             return None
-        session = self.auth.sessions.get(request.cookies.get(self.auth.cookie_name))
+        cookie = request.cookies.get(self.auth.cookie_name)
+        session = self.auth.sessions.get(cookie)
         if session is not None:
             request.scope[_READER_KEY] = session.reader
             request.scope[_SESSION_KEY] = session
+        elif cookie is not None:
+            return _refuse(401, "session_expired", SESSION_GONE)
         elif self.auth.anonymous:
             request.scope[_READER_KEY] = Reader.anonymous()
         else:
@@ -208,6 +214,21 @@ class AccessMiddleware:
         if host in self.allowed_hosts:
             return None
         return _refuse(403, "host_not_allowed", "this server does not answer to that Host")
+
+
+def _method_refusal(scope: Scope) -> Response | None:
+    """405 with ``Allow`` when a route has this path but not this method."""
+    app = scope.get("app")
+    for route in getattr(app, "routes", ()):
+        match, _ = route.matches(scope)
+        if match is Match.FULL:
+            return None
+        if match is Match.PARTIAL:
+            allowed = sorted(getattr(route, "methods", None) or ())
+            response = _refuse(405, "method_not_allowed", f"{scope['method']} is not allowed here")
+            response.headers["Allow"] = ", ".join(allowed)
+            return response
+    return None
 
 
 def _csrf_refusal(request: Request) -> Response | None:

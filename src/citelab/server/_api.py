@@ -6,9 +6,9 @@ A question is :class:`citelab.events.Question`; an answer is :class:`citelab.eve
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["FeedbackRequest", "FeedbackResult"]
 
@@ -26,6 +26,15 @@ class FeedbackRequest(BaseModel):
     """Thumbs up or thumbs down."""
     comment: str | None = Field(default=None, max_length=2000)
     """Optional words on what was good or wrong."""
+
+    @field_validator("turn", mode="before")
+    @classmethod
+    def _integral_number(cls, value: Any) -> Any:
+        # JSON (and the schema's "integer") counts 521.0 as the integer 521; strings and
+        # booleans stay refused by the strict check.
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
 
 
 class FeedbackResult(BaseModel):

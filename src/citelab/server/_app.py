@@ -24,6 +24,7 @@ from citelab.answers import AnswerService
 from citelab.server._access import LOOPBACK_HOSTS, AccessMiddleware, Auth
 from citelab.server._handlers import Handlers
 from citelab.server._middleware import (
+    DEFAULT_BODY_SECONDS,
     DEFAULT_MAX_BODY_BYTES,
     BodyLimitMiddleware,
     SecurityHeadersMiddleware,
@@ -45,12 +46,14 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
     ping_seconds: float = DEFAULT_PING_SECONDS,
+    body_seconds: float = DEFAULT_BODY_SECONDS,
 ) -> Starlette:
     """The HTTP app answering with ``service``.
 
     ``auth`` says who may ask (tokens, anonymous mode). ``default_agent`` is the page's agent
     when ``?agent=`` is absent. ``allowed_hosts`` are the ``Host`` names served (``None``:
-    any; the default suits a loopback server).
+    any; the default suits a loopback server). A request body must arrive within
+    ``body_seconds`` (408 after it).
     """
     if default_agent not in service.agents:
         known = sorted(service.agents)
@@ -78,7 +81,7 @@ def create_app(
         middleware=[
             Middleware(SecurityHeadersMiddleware),
             Middleware(AccessMiddleware, auth=auth, allowed_hosts=allowed_hosts),
-            Middleware(BodyLimitMiddleware, max_bytes=max_body_bytes),
+            Middleware(BodyLimitMiddleware, max_bytes=max_body_bytes, body_seconds=body_seconds),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )

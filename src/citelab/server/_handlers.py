@@ -3,6 +3,10 @@ is asking, call the answer service, and map what it raises (see ``_problems``)."
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -22,6 +26,8 @@ from citelab.server._stream import AnswerStream, sse_frames
 __all__ = ["Handlers", "read_body", "wants_event_stream"]
 
 _Body = TypeVar("_Body", bound=BaseModel)
+_T = TypeVar("_T")
+_CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it, logs may
 _NO_STORE = {"Cache-Control": "no-store"}
 _MAX_PROBLEMS = 8
 _MAX_KEY_CHARS = 60
@@ -50,21 +56,29 @@ class Handlers:
             asked = await read_body(request, Question)
             if wants_event_stream(request.headers.get("accept", "")):
                 return await self._stream(asked, request, where)
-            answer = await self.service.answer(
-                asked.agent, asked.question, asked.conversation_id, reader_of(request)
+            answer = await until_disconnected(
+                request,
+                self.service.answer(
+                    asked.agent, asked.question, asked.conversation_id, reader_of(request)
+                ),
             )
         except Exception as exc:
             return error_response(exc, where)
+        if answer is None:  # the client went away: the answer was cancelled, nothing saved
+            return Response(status_code=_CLIENT_GONE)
         body = answer.to_done_event().model_dump_json()
         return Response(body, media_type="application/json", headers=_NO_STORE)
 
     async def _stream(self, asked: Question, request: Request, where: str) -> Response:
         stream = AnswerStream(self.service, asked, reader_of(request))
         try:
-            first = await stream.next()
+            first = await until_disconnected(request, stream.next())
         except BaseException:
             stream.cancel()
             raise
+        if first is None:
+            stream.cancel()
+            return Response(status_code=_CLIENT_GONE)
         if isinstance(first, BaseException):
             return error_response(first, where)
         return EventSourceResponse(
@@ -92,9 +106,7 @@ class Handlers:
 
     async def page(self, request: Request) -> Response:
         """``GET /``: the chat page for ``?agent=`` (default: the server's default agent)."""
-        session = session_of(request)
-        if session is None:  # AccessMiddleware opens one for every page visit it lets in
-            raise RuntimeError("the page needs a session")
+        session = session_of(request)  # None: an anonymous visit, which needs no CSRF token
         name = request.query_params.get("agent", self.default_agent)
         config = self.service.agents.get(name)
         if config is None:
@@ -102,8 +114,8 @@ class Handlers:
             return HTMLResponse(page, status_code=404, headers=_NO_STORE)
         html = render_page(
             agent=name,
-            csrf_token=session.csrf_token,
-            user_id=session.reader.user_id,
+            csrf_token=session.csrf_token if session is not None else "",
+            user_id=reader_of(request).user_id,
             feedback_enabled=config.feedback_enabled,
         )
         return HTMLResponse(html, headers=_NO_STORE)
@@ -113,13 +125,62 @@ class Handlers:
         return JSONResponse(self.openapi_document)
 
 
+async def until_disconnected(request: Request, work: Coroutine[Any, Any, _T]) -> _T | None:
+    """``work``'s result, or ``None`` (``work`` cancelled) if the client disconnects first.
+
+    Call once the body has been read: the next message of the request is then its
+    disconnect. JSON answers thus end as SSE ones do when the client goes away: cancelled,
+    with nothing saved."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnect(request))
+    try:
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
+
+
+async def _disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 async def read_body(request: Request, model: type[_Body]) -> _Body:
     """The JSON body as ``model``; anything wrong is :class:`InvalidInput` saying what."""
     raw = await request.body()
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        raise _invalid(exc) from None
+        unparsed = any(error["type"] == "json_invalid" for error in exc.errors())
+        raise (unparsed and _surrogate(raw)) or _invalid(exc) from None
+
+
+_ESCAPED_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*\\u(d[89ab][0-9a-f]{2})(?!\\ud[c-f][0-9a-f]{2})"
+    rb"|(?<!\\u(?:d[89ab][0-9a-f]{2}))(?<!\\)(?:\\\\)*\\u(d[c-f][0-9a-f]{2})",
+    re.IGNORECASE,
+)
+
+
+def _surrogate(raw: bytes) -> InvalidInput | None:
+    """A JSON ``\\uXXXX`` escape of half a UTF-16 pair, which is no character: say so plainly
+    (the parser's own message for it is "unexpected end")."""
+    found = _ESCAPED_SURROGATE.search(raw)
+    if found is None:
+        return None
+    code = (found.group(1) or found.group(2)).decode().lower()
+    return InvalidInput(
+        f"the body is not valid JSON: a lone UTF-16 surrogate escape \\u{code} at byte "
+        f"{found.start()} is not a character (a surrogate must be paired, high then low)"
+    )
 
 
 def wants_event_stream(accept: str) -> bool:

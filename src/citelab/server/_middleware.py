@@ -2,19 +2,24 @@
 
 :class:`BodyLimitMiddleware` enforces the limit while the body is read, not after: a declared
 ``Content-Length`` over the limit is refused before a byte is read, and a chunked body is
-counted as it arrives, raising :class:`PayloadTooLarge` (413) the moment it goes over.
+counted as it arrives, raising :class:`PayloadTooLarge` (413) the moment it goes over. The
+whole body must also arrive within ``body_seconds`` of the first read, else
+:class:`RequestTimeout` (408): a slow client cannot hold a request open.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citelab._errors import InvalidInput
-from citelab.server._problems import PayloadTooLarge, error_response
+from citelab.server._problems import PayloadTooLarge, RequestTimeout, error_response
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
+    "DEFAULT_BODY_SECONDS",
     "DEFAULT_MAX_BODY_BYTES",
     "SECURITY_HEADERS",
     "BodyLimitMiddleware",
@@ -23,6 +28,8 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 """Largest request body accepted by default (a question is at most 20,000 characters)."""
+DEFAULT_BODY_SECONDS = 30.0
+"""Longest a request body may take to arrive, by default."""
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -52,11 +59,18 @@ SECURITY_HEADERS = {
 class BodyLimitMiddleware:
     """Refuse request bodies over ``max_bytes`` (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-        if max_bytes < 1:
-            raise ValueError("max_bytes must be positive")
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        body_seconds: float = DEFAULT_BODY_SECONDS,
+    ) -> None:
+        if max_bytes < 1 or body_seconds <= 0:
+            raise ValueError("max_bytes and body_seconds must be positive")
         self.app = app
         self.max_bytes = max_bytes
+        self.body_seconds = body_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,14 +90,25 @@ class BodyLimitMiddleware:
 
     def _counting(self, receive: Receive) -> Receive:
         received = 0
+        complete = False
+        deadline: float | None = None
 
         async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, complete, deadline
+            if complete:  # after the body, the next message is the disconnect: no deadline
+                return await receive()
+            loop = asyncio.get_running_loop()
+            deadline = deadline or loop.time() + self.body_seconds
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                raise RequestTimeout(self.body_seconds) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
                     raise PayloadTooLarge(self.max_bytes)
+                complete = not message.get("more_body", False)
             return message
 
         return limited_receive

@@ -2,7 +2,8 @@
 
 OpenAPI 3.1 schemas are JSON Schema 2020-12, which is what pydantic writes, so the models'
 own schemas go into ``components.schemas`` unchanged. The SSE events have no standard place
-in 3.1; they are listed under ``x-events`` of the ``text/event-stream`` response.
+in 3.1; they are listed under ``x-events`` of the ``text/event-stream`` response. A test runs
+schemathesis against a live server, so the document says what the server does.
 """
 
 from __future__ import annotations
@@ -32,13 +33,31 @@ _MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
 ]
 _ERRORS = {
     "400": "The body is not JSON, or a field is wrong (the message says which).",
-    "401": "No valid credentials: a bearer token, or the page's session cookie.",
+    "401": "No valid credentials (a bearer token, or the page's session cookie), or the "
+    "session has ended (code `session_expired`).",
     "403": "A session request without its CSRF header, or from another origin or host.",
     "404": "Unknown agent, or a conversation that does not exist or is not yours.",
-    "409": "The agent cannot answer now (disabled, no retrieval, or no feedback).",
+    "405": "The path does not take this method; `Allow` lists the ones it takes.",
+    "408": "The request body did not arrive in time.",
+    "409": "The agent cannot answer now (disabled, no retrieval, or no feedback), or the "
+    "conversation is already answering another question.",
     "413": "The body is larger than the server's limit.",
     "415": "The body is not application/json.",
     "500": "The server failed; the message gives an error id to look up in its log.",
+    "502": "The model failed to answer (code `model_error`).",
+    "503": "The model, or the database, cannot take the request now; `Retry-After` may say "
+    "when to ask again (codes `model_unavailable`, `unavailable`).",
+    "504": "The model sent nothing in time, or the answer was not done by its deadline "
+    "(code `model_timeout`).",
+}
+_HEADERS = {
+    "405": {"Allow": {"description": "The methods the path takes.", "schema": {"type": "string"}}},
+    "503": {
+        "Retry-After": {
+            "description": "Seconds after which asking again may succeed.",
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }
+    },
 }
 
 
@@ -87,7 +106,15 @@ def _question(ref: dict[type[BaseModel], Any]) -> dict[str, Any]:
                 "content": {
                     "application/json": {"schema": ref[DoneEvent]},
                     "text/event-stream": {
-                        "schema": {"type": "string"},
+                        "schema": {
+                            "type": "string",
+                            "description": (
+                                "Server-Sent Events: `event: <name>` and `data: <JSON>` per "
+                                "event, named and shaped as in `x-events`; the last is `done` "
+                                "or `error` (whose `code` is the one a JSON answer's error "
+                                "would carry). Comment lines keep an idle stream alive."
+                            ),
+                        },
                         "x-events": {
                             "references": ref[ReferencesEvent],
                             "token": ref[TokenEvent],
@@ -154,10 +181,13 @@ def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _error_responses(schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        status: {"description": text, "content": {"application/json": {"schema": schema}}}
-        for status, text in _ERRORS.items()
-    }
+    responses: dict[str, Any] = {}
+    for status, text in _ERRORS.items():
+        response = {"description": text, "content": {"application/json": {"schema": schema}}}
+        if status in _HEADERS:
+            response["headers"] = _HEADERS[status]
+        responses[status] = response
+    return responses
 
 
 def _security_schemes(cookie_name: str) -> dict[str, Any]:

@@ -11,7 +11,15 @@ from urllib.parse import urlencode
 
 from starlette.types import ASGIApp
 
-from citelab._net import ServerThread, is_loopback, listening_socket, netloc, serve_forever
+from citelab._net import (
+    DEFAULT_TIMEOUTS,
+    ServerThread,
+    Timeouts,
+    is_loopback,
+    listening_socket,
+    netloc,
+    serve_forever,
+)
 
 __all__ = [
     "RunningServer",
@@ -42,6 +50,10 @@ class RunningServer(ServerThread):
         return page_url(self.host, self.port).rstrip("/")
 
 
-def serve_in_thread(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
-    """Serve ``app`` in a daemon thread; returns once the server accepts connections."""
-    return RunningServer.start(app, host=host, port=port, name="citelab-serve")
+def serve_in_thread(
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, timeouts: Timeouts = DEFAULT_TIMEOUTS
+) -> RunningServer:
+    """Serve ``app`` in a daemon thread; returns once the server accepts connections.
+
+    ``timeouts`` bound slow and idle connections (see :class:`citelab._net.Timeouts`)."""
+    return RunningServer.start(app, host=host, port=port, name="citelab-serve", timeouts=timeouts)

@@ -1,0 +1,337 @@
+"""The case browser's data: every scored turn of a result, ready for ``js/report.js``.
+
+``case_browser_data(result)`` returns one JSON-ready dict: the variants (name, description,
+note, colour), the baseline, the metrics, a table of sources (each distinct source once:
+uri, title, content) and one entry per turn with its question, error, AnswerMessage (the
+front end renders it, cited spans highlighted), held and cited sources (as indexes into the
+source table), gold, scores, each scorer's detail rows (the reasons; a long string in them is
+``[i]``, the i-th entry of a text table), rounds, the metrics it missed and whether it
+differs from the baseline. Keys are short: a 10,000-case report
+carries this once per turn.
+
+``case_browser_html(result)`` is the browser as an HTML fragment: the mount point, the data
+(``<`` written as ``\\u003c``, so no string in it can close the script element) and the
+bundled script, inline (a report is one file and makes no request). The list's fields are
+one JSON document; the rest of each entry is one JSON line, parsed when the turn is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from citelab.evals._records import SourceRecord, TurnRecord
+from citelab.evals._results import EvalResult
+
+__all__ = [
+    "LIST_KEYS",
+    "case_browser_data",
+    "case_browser_html",
+    "inline_script",
+    "static_text",
+    "variant_colors",
+]
+
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+"""One colour per variant, in the order variants were run: the tables, every plot and the
+case browser use the same one."""
+
+_DETAIL_KEYS = {"variant", "model", "dataset", "case_id", "turn", "metric"}
+
+
+def variant_colors(variants: Sequence[str]) -> dict[str, str]:
+    """Variant → its colour (the palette repeats after ten variants)."""
+    return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(variants)}
+
+
+def variant_order(result: EvalResult) -> list[str]:
+    """The variants in the order they were run (the configuration's, else the turns')."""
+    configured = list((result.config.get("variants") or {}).keys())
+    seen = list(dict.fromkeys(result.turns["variant"])) if not result.turns.empty else []
+    return [*configured, *(v for v in seen if v not in configured)]
+
+
+def case_browser_data(result: EvalResult) -> dict[str, Any]:
+    """See the module docs."""
+    variants = variant_order(result)
+    colors = variant_colors(variants)
+    configured = result.config.get("variants") or {}
+    notes = result.config.get("variant_notes") or {}
+    better = {s.metric: s.higher_is_better for s in result.scorers}
+    sources = _SourceTable()
+    texts = _TextTable()
+    scores = _scores_by_turn(result.scores)
+    reasons = _reasons_by_turn(result.details, texts)
+    index = {name: i for i, name in enumerate(variants)}
+    entries: list[dict[str, Any]] = []
+    for record in result.records:
+        case = result.cases.get((record.dataset, record.case_id))
+        for turn in record.turns:
+            key = (record.variant, record.model, record.dataset, record.case_id, turn.turn)
+            gold = (
+                case.turns[turn.turn] if case is not None and turn.turn < len(case.turns) else None
+            )
+            turn_scores = scores.get(key, {})
+            entries.append(
+                {
+                    "v": index.get(record.variant, 0),
+                    "m": record.model,
+                    "d": record.dataset,
+                    "c": record.case_id,
+                    "t": turn.turn,
+                    "q": turn.question,
+                    "e": turn.error,
+                    "na": turn.no_answer,
+                    "msg": turn.message or None,
+                    "held": [[s.number, sources.add(s)] for s in turn.candidates],
+                    "cited": [[s.number, sources.add(s)] for s in turn.sources],
+                    "g": _gold(gold),
+                    "s": turn_scores,
+                    "r": reasons.get(key, {}),
+                    "fs": turn.forced_searches,
+                    "rounds": _rounds(turn, sources),
+                    "fail": _failed(turn_scores, better),
+                }
+            )
+    baseline = result.baseline()
+    _mark_differences(entries, index.get(baseline) if baseline is not None else None)
+    return {
+        "variants": [
+            {
+                "name": name,
+                "description": str((configured.get(name) or {}).get("description") or ""),
+                "note": str(notes.get(name) or ""),
+                "color": colors[name],
+            }
+            for name in variants
+        ],
+        "baseline": baseline,
+        "metrics": [{"name": s.metric, "higher": s.higher_is_better} for s in result.scorers],
+        "sources": sources.rows,
+        "texts": texts.rows,
+        "cases": entries,
+    }
+
+
+class _SourceTable:
+    """Each distinct (uri, title, content) once; entries refer to it by index."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[str]] = []
+        self._index: dict[tuple[str, str, str], int] = {}
+
+    def add(self, source: SourceRecord) -> int:
+        key = (source.uri, source.title, source.content)
+        if key not in self._index:
+            self._index[key] = len(self.rows)
+            self.rows.append(list(key))
+        return self._index[key]
+
+    def by_uri(self, uri: str, turn: TurnRecord) -> int:
+        for source in (*turn.candidates, *turn.seen):
+            if source.uri == uri:
+                return self.add(source)
+        return self.add(SourceRecord(number=0, uri=uri))
+
+
+class _TextTable:
+    """Long strings of the reasons once (a statement is quoted by several scorers and
+    variants); a reason refers to one as ``[index]``."""
+
+    LONG = 24
+
+    def __init__(self) -> None:
+        self.rows: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def ref(self, value: Any) -> Any:
+        if not isinstance(value, str) or len(value) < self.LONG:
+            return value
+        if value not in self._index:
+            self._index[value] = len(self.rows)
+            self.rows.append(value)
+        return [self._index[value]]
+
+
+def _rounds(turn: TurnRecord, sources: _SourceTable) -> list[dict[str, Any]]:
+    return [
+        {
+            "text": r.text,
+            "visible": [[n, sources.by_uri(uri, turn)] for n, uri in sorted(r.visible.items())],
+            "searches": r.searches,
+            "added": [[n, sources.by_uri(uri, turn)] for n, uri in sorted(r.added.items())],
+        }
+        for r in turn.rounds
+    ]
+
+
+def _gold(gold: Any) -> dict[str, Any]:
+    if gold is None:
+        return {}
+    return {
+        "expect": gold.expect_answer,
+        "claims": [[claim.text, list(claim.supported_by)] for claim in gold.claims],
+        "must_cite": list(gold.must_cite),
+        "must_not_cite": list(gold.must_not_cite),
+        "min_searches": gold.min_searches,
+    }
+
+
+_Key = tuple[str, str, str, str, int]
+
+
+def _scores_by_turn(scores: pd.DataFrame) -> dict[_Key, dict[str, list[Any]]]:
+    out: dict[_Key, dict[str, list[Any]]] = {}
+    for row in scores.to_dict("records"):
+        key = (
+            str(row["variant"]),
+            str(row["model"]),
+            str(row["dataset"]),
+            str(row["case_id"]),
+            int(row["turn"]),
+        )
+        value = None if _missing(row["value"]) else float(row["value"])
+        out.setdefault(key, {})[str(row["metric"])] = [
+            value,
+            float(row["numerator"]),
+            float(row["denominator"]),
+        ]
+    return out
+
+
+def _reasons_by_turn(
+    details: Mapping[str, pd.DataFrame], texts: _TextTable
+) -> dict[_Key, dict[str, list[Any]]]:
+    out: dict[_Key, dict[str, list[Any]]] = {}
+    for frame in details.values():
+        if frame.empty:
+            continue
+        for row in frame.to_dict("records"):
+            key = (
+                str(row["variant"]),
+                str(row["model"]),
+                str(row["dataset"]),
+                str(row["case_id"]),
+                int(row["turn"]),
+            )
+            reason = {
+                str(k): texts.ref(_plain(v))
+                for k, v in row.items()
+                if k not in _DETAIL_KEYS and not _missing(v) and v != ""
+            }
+            out.setdefault(key, {}).setdefault(str(row["metric"]), []).append(reason)
+    return out
+
+
+def _failed(scores: Mapping[str, list[Any]], better: Mapping[str, bool]) -> list[str]:
+    """The metrics whose value is not the best possible (1 up, 0 down) for this turn."""
+    failed = []
+    for metric, (value, _, _) in scores.items():
+        if value is None:
+            continue
+        if (value < 1.0) if better.get(metric, True) else (value > 0.0):
+            failed.append(metric)
+    return failed
+
+
+def _mark_differences(entries: list[dict[str, Any]], baseline: int | None) -> None:
+    """``diff``: the turn's scores or answer differ from the baseline's same turn."""
+    if baseline is None:
+        return
+    base = {(e["m"], e["d"], e["c"], e["t"]): e for e in entries if e["v"] == baseline}
+    for entry in entries:
+        other = base.get((entry["m"], entry["d"], entry["c"], entry["t"]))
+        if entry["v"] == baseline or other is None:
+            entry["diff"] = False
+            continue
+        entry["diff"] = entry["s"] != other["s"] or _text(entry) != _text(other)
+
+
+def _text(entry: Mapping[str, Any]) -> str:
+    message = entry.get("msg") or {}
+    return "".join(
+        str(block.get("text", ""))
+        for block in message.get("content", [])
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+# --- HTML -----------------------------------------------------------------------------------
+
+
+def static_text(name: str) -> str:
+    """A file of the built front end (``citelab/static/<name>``)."""
+    return resources.files("citelab").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def inline_script(code: str) -> str:
+    """``code`` made safe inside an inline ``<script>`` element."""
+    return code.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+
+
+def json_for_script(data: Any) -> str:
+    """JSON that no string can break out of a ``<script>`` element (``<``, ``>``, ``&``
+    and the JavaScript line separators escaped)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text
+
+
+LIST_KEYS = ("v", "m", "d", "c", "t", "q", "e", "fail", "diff")
+"""What the list needs of an entry; the rest of it is read only when the turn is opened."""
+
+
+def case_browser_html(result: EvalResult, element_id: str = "citelab-cases") -> str:
+    """See the module docs. The list's fields are one JSON document; the rest of each entry
+    (answer, sources, gold, scores, reasons, rounds) is one JSON line per entry in a text
+    script that the page parses only for the turn opened, so a 10,000-turn report opens
+    without building every answer's objects first."""
+    data = case_browser_data(result)
+    details = "\n".join(
+        json_for_script({k: v for k, v in entry.items() if k not in LIST_KEYS})
+        for entry in data["cases"]
+    )
+    data["cases"] = [{k: entry.get(k) for k in LIST_KEYS} for entry in data["cases"]]
+    return (
+        f'<div id="{element_id}-root" data-citelab-cases="{element_id}-data" '
+        f'data-citelab-case-details="{element_id}-details">'
+        "<noscript>The case browser needs JavaScript; the same data is in cases.csv, "
+        "statements.csv, citations.csv and records.jsonl.</noscript></div>\n"
+        f'<script type="application/json" id="{element_id}-data">{json_for_script(data)}'
+        "</script>\n"
+        f'<script type="text/plain" id="{element_id}-details">{details}</script>\n'
+        f'<script type="module">{inline_script(static_text("report.js"))}</script>'
+    )
