@@ -6,10 +6,13 @@ spans and one fenced block, ``--markers`` marker groups (one in ten names two so
 be shared); ratios are to the floor, one ``re.finditer`` pass over the same text with a plain
 ``\\[\\d+\\]`` pattern, timed in the same run.
 
-The issue's figure is ``finalize_citations + build_anchors``, on clean text and with 1% of the
-numbers dangling. The stage rows show where that time goes, and the "unavoidable" rows what
+The issue's figure is ``finalize_citations + build_anchors`` at conversation scope (half the
+sources already carry the conversation's numbers, ``keep``; the target is 30x the floor), on
+clean text and with 1% of the numbers dangling; turn scope (``keep=0``) is shown beside it.
+The stage rows show where that time goes, and the "unavoidable" rows what
 its fixed parts cost on their own: making the output objects (5,000 ``Marker`` tuples, the
-renumbered ``Source`` copies, the ``Anchor`` models) and one regex call per marker.
+renumbered ``Source`` copies, the ``Anchor`` models, direct and validated: see
+``sources/_trusted.py`` for why the direct way stays) and one regex call per marker.
 
     .venv/bin/python benchmarks/bench_sources.py            # 100,000 chars, 5,000 markers
     .venv/bin/python benchmarks/bench_sources.py --quick    # a tenth of that
@@ -93,14 +96,16 @@ def best(run: Callable[[], object], repeat_count: int) -> float:
     return min(times)
 
 
-def stages(text: str, sources: list[Source], repeat_count: int) -> list[tuple[str, float]]:
+def stages(
+    text: str, sources: list[Source], keep: int, repeat_count: int
+) -> list[tuple[str, float]]:
     """The parts of finalize + anchors, each timed on its own (private functions)."""
     by_number = finalize_module._by_number(sources)
     scan = markers_module.scan_markers(text)
-    plan = finalize_module._Plan.make(scan, by_number)
+    plan = finalize_module._Plan.make(scan, by_number, keep)
     rewrite = finalize_module._Rewrite(text, plan)
     finalized = rewrite.run(remove=True)
-    final = finalize_citations(text, sources)
+    final = finalize_citations(text, sources, keep=keep)
     markers = final.markers
     starts = [marker.start for marker in markers]
     lows = [0, *(marker.end for marker in markers[:-1])]
@@ -113,7 +118,10 @@ def stages(text: str, sources: list[Source], repeat_count: int) -> list[tuple[st
         ("  number the sources (check, index)", lambda: finalize_module._by_number(sources)),
         ("  find code (code_ranges)", lambda: code_module.code_ranges(text)),
         ("  scan markers (incl. code)", lambda: markers_module.scan_markers(text)),
-        ("  plan: renumber, rewrite table", lambda: finalize_module._Plan.make(scan, by_number)),
+        (
+            "  plan: renumber, rewrite table",
+            lambda: finalize_module._Plan.make(scan, by_number, keep),
+        ),
         (
             "  write text, markers, sources",
             lambda: finalize_module._Rewrite(text, plan).run(remove=True),
@@ -128,9 +136,11 @@ def stages(text: str, sources: list[Source], repeat_count: int) -> list[tuple[st
     return [(label, best(run, repeat_count)) for label, run in rows_only]
 
 
-def unavoidable(text: str, sources: list[Source], repeat_count: int) -> list[tuple[str, float]]:
+def unavoidable(
+    text: str, sources: list[Source], keep: int, repeat_count: int
+) -> list[tuple[str, float]]:
     """What the output objects and per-marker regex calls cost on their own."""
-    final = finalize_citations(text, sources)
+    final = finalize_citations(text, sources, keep=keep)
     markers = [tuple(marker) for marker in final.markers]
     rows = [anchor.model_dump() for anchor in build_anchors(final)]
     adapter = TypeAdapter(list[Anchor])
@@ -140,10 +150,6 @@ def unavoidable(text: str, sources: list[Source], repeat_count: int) -> list[tup
     lows = [0, *(marker[1] for marker in markers[:-1])]
     runs: list[tuple[str, Callable[[], object]]] = [
         (f"  {len(markers):,} Marker tuples", lambda: list(map(Marker._make, markers))),
-        (
-            f"  {len(kept):,} Source copies (direct)",
-            lambda: trusted_module.renumbered(kept, numbers),
-        ),
         (
             f"  {len(kept):,} Source copies (model_copy)",
             lambda: [
@@ -160,20 +166,22 @@ def unavoidable(text: str, sources: list[Source], repeat_count: int) -> list[tup
     return [(label, best(run, repeat_count)) for label, run in runs]
 
 
-def scenario(name: str, text: str, sources: list[Source], repeat_count: int) -> float:
+def scenario(name: str, text: str, sources: list[Source], keep: int, repeat_count: int) -> float:
     def floor() -> None:
         for _ in _FLOOR.finditer(text):
             pass
 
-    finalized = finalize_citations(text, sources)
+    finalized = finalize_citations(text, sources, keep=keep)
     floor_time = best(floor, repeat_count)
     # What finding code with a real Markdown parser would cost (the scan it replaced).
     markdown = MarkdownIt("commonmark")
     markdown_time = best(lambda: markdown.parse(text), max(3, repeat_count // 3))
-    both_time = best(lambda: build_anchors(finalize_citations(text, sources)), repeat_count)
+    both_time = best(
+        lambda: build_anchors(finalize_citations(text, sources, keep=keep)), repeat_count
+    )
     anchors = build_anchors(finalized)
     print(
-        f"\n{name}: {len(text):,} chars, {len(parse_markers(text)):,} marker groups, "
+        f"\n{name} (keep={keep}): {len(text):,} chars, {len(parse_markers(text)):,} marker groups, "
         f"{len(finalized.sources):,} sources kept, {len(finalized.dangling):,} dangling, "
         f"{len(anchors):,} anchors"
     )
@@ -181,13 +189,16 @@ def scenario(name: str, text: str, sources: list[Source], repeat_count: int) -> 
         ("floor: one re.finditer pass", floor_time),
         ("parse_markers", best(lambda: parse_markers(text), repeat_count)),
         ("(markdown-it-py parse alone, compared)", markdown_time),
-        ("finalize_citations", best(lambda: finalize_citations(text, sources), repeat_count)),
+        (
+            "finalize_citations",
+            best(lambda: finalize_citations(text, sources, keep=keep), repeat_count),
+        ),
         ("build_anchors", best(lambda: build_anchors(finalized), repeat_count)),
         ("finalize_citations + build_anchors", both_time),
         ("stages:", None),
-        *stages(text, sources, repeat_count),
+        *stages(text, sources, keep, repeat_count),
         ("unavoidable parts, alone:", None),
-        *unavoidable(text, sources, repeat_count),
+        *unavoidable(text, sources, keep, repeat_count),
     ]
     groups = len(parse_markers(text))
     for label, seconds in rows:
@@ -221,10 +232,14 @@ def main() -> None:
         ("with inline code and a fenced block", answer(*size, dangling=0, code=True, seed=2)),
         ("with code, 1% dangling numbers", answer(*size, dangling=0.01, code=True, seed=3)),
     ]
-    ratios = [scenario(name, text, sources, args.repeat) for name, text in scenarios]
+    keep = args.sources // 2
+    texts = [(name, text) for name, text in scenarios]
+    conversation = [scenario(name, text, sources, keep, args.repeat) for name, text in texts]
+    turn = [scenario(name, text, sources, 0, args.repeat) for name, text in texts[::2]]
     print(
-        f"\nfinalize_citations + build_anchors: {ratios[0]:.1f}x the floor on clean text, "
-        f"{ratios[2]:.1f}x with code and 1% dangling numbers (target: 5x)"
+        f"\nfinalize_citations + build_anchors at conversation scope (keep={keep}): "
+        f"{conversation[0]:.1f}x the floor on clean text, {conversation[2]:.1f}x with code and "
+        f"1% dangling numbers (target: 30x); at turn scope {turn[0]:.1f}x and {turn[1]:.1f}x"
     )
 
 

@@ -5,7 +5,16 @@
 //   host.ask(question, followup) → Promise<{error?}>
 //   host.feedback(turn, value, comment?) → Promise<{error?}>
 //   host.settings() → {feedbackEnabled, placeholder, showSources}
+//   host.stop() → Promise<{error?}>           (optional: the Stop button)
+//   host.newConversation() → Promise<{error?}> (optional: the New conversation button)
+//   host.copy(text) → Promise<void>            (optional: the clipboard; default navigator's)
+//   host.document(reference) → Promise<{document?, error?}> (optional: entity: documents)
 import { BlockView } from "./block_view.js";
+import { DocumentView } from "./document_view.js";
+import { HoverCard } from "./hover_card.js";
+import { iconButton } from "./icons.js";
+import { highlightAnchors, readAnchorsOf } from "./message_view.js";
+import { RoundsView } from "./rounds_view.js";
 import { provisionalHref, safeTurnId } from "./citations.js";
 import { element, frameScheduler, questionForm, show } from "./dom.js";
 import { QuestionBoxes } from "./focus.js";
@@ -63,19 +72,86 @@ export class ChatView {
     followup.form.addEventListener("submit", (event) => this.submit(event, followup, true));
     followup.form.hidden = true;
     this.followupForm = followup;
+    this.starters = element(doc, "div", "citelab-starters");
+    this.starters.setAttribute("role", "group");
+    this.starters.setAttribute("aria-label", "Questions to start with");
+    this.starters.hidden = true;
+    this.controls = this.buildControls();
+    this.notice = element(doc, "p", "citelab-notice");
+    this.notice.setAttribute("role", "status");
+    this.notice.hidden = true;
     const ownSection = element(doc, "section", "citelab-chat-sources");
     ownSection.setAttribute("aria-label", "Sources");
-    root.replaceChildren(ask.form, this.turnsElement, followup.form, ownSection);
+    root.replaceChildren(
+      this.notice,
+      ask.form,
+      this.starters,
+      this.turnsElement,
+      followup.form,
+      this.controls.element,
+      ownSection,
+    );
     const sectionRoots = settings.showSources ? [ownSection, ...extraSections] : extraSections;
     if (!settings.showSources) ownSection.remove();
-    this.sections = sectionRoots.map((node) => new ReferencesSection(node));
+    this.documents = this.host.document ? new DocumentView(root, this.host) : null;
+    const onDocument = this.documents ? (reference) => this.documents.open(reference) : null;
+    this.sections = sectionRoots.map((node) => new ReferencesSection(node, { onDocument }));
     this.controllers = this.sections.map((section) => new ReferencesController(section));
     root.addEventListener("click", (event) => this.followCitation(event));
     this.boxes = new QuestionBoxes(root, this.store, { ask: ask.input, followup: followup.input });
+    this.hoverCard = new HoverCard(root, (link) => this.citedBy(link));
+  }
+
+  // Stop (while an answer streams) and New conversation (once there is one).
+  buildControls() {
+    const { doc } = this;
+    const bar = element(doc, "div", "citelab-controls");
+    bar.setAttribute("role", "group");
+    bar.setAttribute("aria-label", "Conversation");
+    const stop = iconButton(doc, "stop", "Stop", "citelab-stop");
+    stop.addEventListener("click", () => this.act(this.host.stop, "Stopping…"));
+    const fresh = iconButton(doc, "plus", "New conversation", "citelab-new");
+    fresh.addEventListener("click", () => this.startOver());
+    const status = element(doc, "span", "citelab-controls-status");
+    status.setAttribute("role", "status");
+    if (!this.host.stop) stop.remove();
+    if (!this.host.newConversation) fresh.remove();
+    bar.append(stop, fresh, status);
+    return { element: bar, stop, fresh, status };
+  }
+
+  async act(action, busy) {
+    if (!action) return {};
+    this.controls.status.textContent = busy;
+    const result = (await action.call(this.host)) ?? {};
+    this.controls.status.textContent = result.error ? result.error : "";
+    return result;
+  }
+
+  async startOver() {
+    const result = await this.act(this.host.newConversation, "Starting a new conversation…");
+    if (result.error) return;
+    this.hoverCard.hide();
+    this.requestDraw();
+    // The question box shows again: put the person there.
+    setTimeout(() => {
+      if (!this.askForm.form.hidden) this.askForm.input.focus({ preventScroll: true });
+    });
+  }
+
+  /** What a marker link cites: `{reference, retrieved, number}` from its turn, or null. */
+  citedBy(link) {
+    const turnView = this.turnViews.get(link.closest("[data-turn-id]")?.dataset.turnId);
+    const turn = turnView?.turn;
+    const number = Number(link.dataset.refIndex);
+    const reference = turn?.references?.find((candidate) => Number(candidate.number) === number);
+    if (!reference) return null;
+    return { reference, retrieved: isOpen(turn.status), number };
   }
 
   destroy() {
     this.closed = true;
+    this.hoverCard.hide();
     this.subscription.close();
   }
 
@@ -109,11 +185,52 @@ export class ChatView {
       this.turnViews.delete(id);
     }
     const last = turns.at(-1);
-    show(
-      this.followupForm.form,
-      Boolean(last && (last.status === "done" || last.status === "error")),
-    );
+    const settled = Boolean(last && (last.status === "done" || last.status === "error"));
+    // Once there is a conversation the top box is gone: a follow-up continues it, and only
+    // New conversation starts over (nothing erases a conversation silently).
+    show(this.askForm.form, turns.length === 0);
+    this.drawStarters(turns.length === 0 ? settings.starters : null);
+    show(this.followupForm.form, settled);
+    show(this.controls.stop, Boolean(last && isOpen(last.status)));
+    show(this.controls.fresh, turns.length > 0);
+    show(this.controls.element, turns.length > 0);
+    this.drawDisconnected(this.store.disconnected ?? null);
     this.boxes.restoreFocus();
+  }
+
+  // The agent's starter questions, offered until the first question is asked.
+  drawStarters(starters) {
+    const list = Array.isArray(starters)
+      ? starters.filter((text) => typeof text === "string" && text.trim())
+      : [];
+    const key = list.join("\u0000");
+    if (this.shownStarters !== key) {
+      this.shownStarters = key;
+      const buttons = list.map((text) => {
+        const button = element(this.doc, "button", "citelab-chip", text);
+        button.type = "button";
+        button.addEventListener("click", () => this.ask(text, false));
+        return button;
+      });
+      this.starters.replaceChildren(...buttons);
+    }
+    show(this.starters, list.length > 0);
+  }
+
+  // After a kernel restart (or when the widget lost its kernel) nothing can answer: say so
+  // and disable every control that would ask, instead of swallowing questions.
+  drawDisconnected(message) {
+    // Connected before and now: nothing to do (this runs on every streamed frame).
+    if (!message && !this.wasDisconnected) return;
+    this.wasDisconnected = Boolean(message);
+    setIfChanged(this.notice, "textContent", message ?? "");
+    show(this.notice, Boolean(message));
+    this.root.classList.toggle("citelab-disconnected", Boolean(message));
+    const controls = this.root.querySelectorAll(
+      ".citelab-ask input, .citelab-ask button, .citelab-followup input, " +
+        ".citelab-followup button, .citelab-controls button, .citelab-chip, .citelab-thumb",
+    );
+    for (const control of controls) setIfChanged(control, "disabled", Boolean(message));
   }
 
   /** The element citation [number] of a turn points at (the first Sources list's card). */
@@ -182,6 +299,10 @@ function setAttributeIfChanged(node, name, value) {
 
 const NO_REPLIES = Object.freeze([]);
 
+function isOpen(status) {
+  return status === "pending" || status === "streaming";
+}
+
 function showFormError(form, message) {
   form.error.textContent = message;
   show(form.error, Boolean(message));
@@ -204,13 +325,17 @@ class TurnView {
     this.chips.setAttribute("role", "group");
     this.chips.setAttribute("aria-label", "Suggested replies");
     this.feedback = new FeedbackView(chat, this);
+    this.actions = new TurnActions(chat, this);
+    this.rounds = new RoundsView(doc);
     this.element.append(
       this.question,
       this.pending,
       this.answer,
       this.error,
       this.chips,
+      this.actions.element,
       this.feedback.element,
+      this.rounds.element,
     );
     this.stream = new BlockStream({ turn: safeTurnId(turnId) });
     this.blocks = new BlockView(this.answer);
@@ -225,15 +350,30 @@ class TurnView {
     setAttributeIfChanged(this.element, "aria-busy", String(open));
     setAttributeIfChanged(this.element, "data-status", turn.status);
     const relinkAll = relink || previous?.references !== turn.references;
-    if (previous?.text !== turn.text || !previous) this.renderText(turn, relinkAll);
+    const redrawn = previous?.text !== turn.text || !previous;
+    if (redrawn) this.renderText(turn, relinkAll);
     else if (relinkAll) this.link(this.answer);
+    this.markCitedSpans(turn, redrawn || relinkAll);
     show(this.pending, open && turn.text === "");
     const error =
       turn.status === "error" ? `Error: ${turn.error?.message || "the answer failed."}` : "";
     setIfChanged(this.error, "textContent", error);
     show(this.error, turn.status === "error");
     this.renderChips(turn, isLast);
+    this.actions.update(turn);
     this.feedback.update(turn, settings.feedbackEnabled);
+    this.rounds.update(turn.status === "done" ? turn.rounds : null);
+  }
+
+  // Once a turn is done, the spans its anchors cite are marked (as MessageView does), each
+  // mark naming the source numbers of the text: pointing at a marker highlights its span.
+  markCitedSpans(turn, changed) {
+    if (turn.status !== "done") return;
+    const key = [turn.text, turn.message, turn.references];
+    if (!changed && this.marked?.every((part, index) => part === key[index])) return;
+    this.marked = key;
+    const anchors = readAnchorsOf(turn.message, turn.text, turn.references);
+    if (anchors.length) highlightAnchors(this.answer, turn.text, anchors, null);
   }
 
   renderText(turn, relink) {
@@ -285,9 +425,67 @@ class TurnView {
 }
 
 const THUMBS = [
-  { value: "up", text: "👍 Helpful", label: "Helpful" },
-  { value: "down", text: "👎 Not helpful", label: "Not helpful" },
+  { value: "up", icon: "thumbUp", text: "Helpful" },
+  { value: "down", icon: "thumbDown", text: "Not helpful" },
 ];
+
+const COPIED_MS = 2000;
+
+// Copy the answer as Markdown (its text, markers as written) or as JSON (the AnswerMessage:
+// MCP content blocks with `_meta`), for a done turn.
+class TurnActions {
+  constructor(chat, turnView) {
+    const doc = chat.doc;
+    this.chat = chat;
+    this.turnView = turnView;
+    this.element = element(doc, "div", "citelab-turn-actions");
+    this.element.setAttribute("role", "group");
+    this.element.setAttribute("aria-label", "Copy the answer");
+    this.markdown = iconButton(doc, "copy", "Copy Markdown", "citelab-copy-markdown");
+    this.json = iconButton(doc, "copy", "Copy JSON", "citelab-copy-json");
+    this.status = element(doc, "span", "citelab-copy-status");
+    this.status.setAttribute("role", "status");
+    this.markdown.addEventListener("click", () => this.copy("Markdown", markdownOf));
+    this.json.addEventListener("click", () => this.copy("JSON", jsonOf));
+    this.element.append(this.markdown, this.json, this.status);
+    this.element.hidden = true;
+  }
+
+  update(turn) {
+    show(this.element, turn.status === "done");
+    show(this.json, Boolean(turn.message));
+  }
+
+  async copy(what, format) {
+    const text = format(this.turnView.turn);
+    try {
+      await (this.chat.host.copy ? this.chat.host.copy(text) : clipboardWrite(this.chat.doc, text));
+      this.status.textContent = `Copied as ${what}.`;
+      this.status.dataset.state = "copied";
+    } catch (error) {
+      this.status.textContent = `Could not copy: ${error?.message || "the clipboard refused."}`;
+      this.status.dataset.state = "error";
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.status.textContent = "";
+    }, COPIED_MS);
+  }
+}
+
+function markdownOf(turn) {
+  return turn.text;
+}
+
+function jsonOf(turn) {
+  return JSON.stringify(turn.message, null, 2);
+}
+
+async function clipboardWrite(doc, text) {
+  const clipboard = doc.defaultView?.navigator?.clipboard;
+  if (!clipboard?.writeText) throw new Error("this browser gives no clipboard access here.");
+  await clipboard.writeText(text);
+}
 
 class FeedbackView {
   constructor(chat, turnView) {
@@ -297,11 +495,9 @@ class FeedbackView {
     this.element = element(doc, "div", "citelab-feedback");
     this.element.setAttribute("role", "group");
     this.element.setAttribute("aria-label", "Was this answer helpful?");
-    this.buttons = THUMBS.map(({ value, text, label }) => {
-      const button = element(doc, "button", "citelab-thumb", text);
-      button.type = "button";
+    this.buttons = THUMBS.map(({ value, icon: name, text }) => {
+      const button = iconButton(doc, name, text, "citelab-thumb");
       button.dataset.value = value;
-      button.setAttribute("aria-label", label);
       button.setAttribute("aria-pressed", "false");
       button.addEventListener("click", () => this.send(value));
       return button;

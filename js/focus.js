@@ -5,7 +5,8 @@
 // kernel rewrote), which would drop a half-typed question and the focus. The new view takes
 // the drafts, and takes the focus when it was in a question box of the view it replaces and
 // nothing else took it since. The follow-up box, hidden while an answer streams, gets the
-// focus back the same way when it shows again.
+// focus back the same way when it shows again. Once a conversation has begun the question
+// box hides (a follow-up continues it): a focus it held moves on to the follow-up box.
 
 const PLACES = 6; // ancestors remembered, to tell which view stands where the old one stood
 
@@ -52,7 +53,14 @@ export class QuestionBoxes {
   /** Give the focus back to the box that had it, when nothing else has taken it. */
   restoreFocus() {
     const focus = this.memory.focus;
-    const input = focus ? this.inputs[focus.name] : undefined;
+    let input = focus ? this.inputs[focus.name] : undefined;
+    if (input && isHidden(input) && focus.name === "ask" && this.inputs.followup) {
+      const next = this.inputs.followup;
+      if (!isHidden(next) && this.doc.activeElement !== input) {
+        focus.name = "followup";
+        input = next;
+      }
+    }
     if (!input || !this.root.isConnected || isHidden(input)) return;
     const active = this.doc.activeElement;
     if (active === input || (active && active !== this.doc.body)) return;

@@ -7,6 +7,7 @@
 // `_meta["citelab/url"]` is a URL the front end links (urls.js) opens that web page, and shows
 // its uri (the source's identity) after the link.
 import { element, show, uniqueId } from "./dom.js";
+import { icon } from "./icons.js";
 import { renderBlocks } from "./markdown.js";
 import { codePointIndex, toUtf16 } from "./offsets.js";
 import { openLinksInNewTab, referenceHref, sourceTitle } from "./references.js";
@@ -141,8 +142,9 @@ function violationList(doc, violations, root) {
     doc,
     "summary",
     "citelab-violations-summary",
-    `⚠ ${count} contract violation${count === 1 ? "" : "s"}`,
+    `${count} contract violation${count === 1 ? "" : "s"}`,
   );
+  summary.prepend(icon(doc, "warning"));
   const list = element(doc, "ul", "citelab-violations-list");
   for (const { path, code, message } of problems) {
     const item = element(doc, "li", "citelab-violation");
@@ -261,7 +263,30 @@ export function alignText(root, source) {
   return aligned;
 }
 
-function highlightAnchors(root, source, anchors, sourceIds) {
+/**
+ * The anchors of an AnswerMessage's text block as `[{start, end, number, order}]` (UTF-16
+ * offsets into `text`), numbered by the chat's references (uri → the number the text uses).
+ * Anchors that do not hold are left out; none when the message's text is not `text`.
+ */
+export function readAnchorsOf(message, text, references) {
+  const block = (Array.isArray(message?.content) ? message.content : []).find(
+    (candidate) => candidate?.type === "text" && typeof candidate.text === "string",
+  );
+  if (!block || block.text !== text || !Array.isArray(references)) return [];
+  const numberOf = new Map();
+  for (const reference of references) {
+    if (typeof reference?.uri === "string" && !numberOf.has(reference.uri))
+      numberOf.set(reference.uri, Number(reference.number));
+  }
+  return readAnchors(block, numberOf).anchors;
+}
+
+/**
+ * Wrap the spans `anchors` cite in `<mark class="citelab-cited" data-sources="n …">`. With
+ * `sourceIds` (number → card id) each span is followed by a footnote link; with null (the
+ * chat, whose text has its own markers) it is not. Returns how many anchors were placed.
+ */
+export function highlightAnchors(root, source, anchors, sourceIds) {
   if (!anchors.length) return 0;
   const aligned = alignText(root, source);
   const lastChar = findLastCharacters(aligned, anchors);
@@ -310,7 +335,7 @@ function wrapRuns(entry, anchors, lastChar, sourceIds) {
     mark.dataset.anchors = run.key;
     mark.dataset.sources = [...new Set(run.set.map((a) => a.number))].join(" ");
     pieces.push(mark);
-    for (const anchor of run.set) {
+    for (const anchor of sourceIds ? run.set : []) {
       const end = lastChar.get(anchor);
       if (end?.entry === entry && end.k >= run.start && end.k < run.end) {
         pieces.push(footnote(doc, anchor.number, sourceIds.get(anchor.number)));

@@ -11,6 +11,9 @@
  * @property {string} [url]               Untrusted; followed only for http(s)/mailto/relative.
  * @property {string} [langcode]
  * @property {string} [snippet]           Untrusted plain text.
+ * @property {string|null} [detail]       Tells same-title sources apart (e.g. "MSc").
+ * @property {string|null} [passage]      The supporting passage (untrusted plain text).
+ * @property {boolean} [restricted]       Access rules apply: shows a Restricted badge.
  *
  * @typedef {{label: string, message?: string|null}} SuggestedReply
  *
@@ -29,6 +32,8 @@
  * @property {number|null} [turn]         The service's turn number (sent back with feedback).
  * @property {string|null} [trace_id]     The answer's trace id (informational).
  * @property {boolean} [no_answer]        True hides the feedback buttons.
+ * @property {object|null} [message]      The AnswerMessage wire dict (copy as JSON, anchors).
+ * @property {object|null} [rounds]       Prompt and rounds: {system_prompt, forced, rounds}.
  *
  * @typedef {{path: string, code: string, message: string}} Violation
  */
@@ -71,13 +76,17 @@ export const KERNEL_MESSAGES = Object.freeze([
   //  log_id?, trace_id?, no_answer}
   "done",
   "error", // {turn_id, code, message}; code "cancelled": a new question replaced this one
-  "ack", // {request_id, error?}
+  "reset", // {}: New conversation; every view clears
+  "ack", // {request_id, error?, document?}
 ]);
 
 /** Front end → kernel custom messages (`type` values). */
 export const FRONTEND_MESSAGES = Object.freeze([
   "ask", // {request_id, question, followup}
   "feedback", // {request_id, turn_id, value: "up"|"down", comment?}
+  "stop", // {request_id}: cancel the answer streaming and the questions waiting
+  "new_conversation", // {request_id}: cancel and forget the conversation
+  "document", // {request_id, uri}: an entity: document for the local document view
   "reply", // message view only: {text} when a suggested-reply chip is clicked
 ]);
 

@@ -1,6 +1,8 @@
 // The standalone web page (`citelab serve`): the same chat view as the notebook, fed by
 // Server-Sent Events from POST {apiBase}/api/question. Also mounts itself on every element
 // with `data-citelab-page` (config in data- attributes), so the page needs no inline script.
+// The conversation survives a reload: its settled turns are kept in the tab's
+// sessionStorage (per agent) and drawn again on load; follow-ups continue it.
 import { ChatView } from "./chat_view.js";
 import { readSse } from "./sse.js";
 import { ChatStore } from "./store.js";
@@ -16,6 +18,7 @@ const EVENTS = new Set(["references", "token", "done", "error"]);
  */
 export function mountPage(root, options = {}) {
   const client = new PageClient(options);
+  client.restore();
   const doc = root.ownerDocument;
   client.onSessionGone = (message) => showSignedOut(doc, message);
   const panels = root.id
@@ -26,26 +29,118 @@ export function mountPage(root, options = {}) {
       feedbackEnabled: Boolean(options.feedbackEnabled),
       placeholder: options.placeholder ?? "Ask a question…",
       showSources: options.showSources ?? true,
+      starters: options.starters ?? [],
     }),
     ask: (question, followup) => client.ask(question, followup),
+    stop: () => client.stop(),
+    newConversation: () => client.newConversation(),
+    document: (reference) => client.document(reference),
     feedback: (turn, value, comment) => client.feedback(turn, value, comment),
   };
   const view = new ChatView(root, client.store, host, {
     sections: panels,
     ...(options.schedule ? { schedule: options.schedule } : {}),
   });
-  return { store: client.store, view, ask: host.ask, destroy: () => client.abortAll() };
+  return {
+    store: client.store,
+    view,
+    ask: host.ask,
+    destroy: () => {
+      client.abortAll();
+      client.unsubscribe();
+    },
+  };
+}
+
+const STORAGE_VERSION = 1;
+const MAX_STORED_TURNS = 50;
+
+/** The sessionStorage key of one agent's conversation on one API base. */
+export function storageKey(apiBase, agent) {
+  return `citelab:page:${apiBase}:${agent}`;
 }
 
 class PageClient {
-  constructor({ apiBase = "", agent = "default", csrfToken = "", fetch: fetchImpl } = {}) {
+  constructor({
+    apiBase = "",
+    agent = "default",
+    csrfToken = "",
+    fetch: fetchImpl,
+    storage,
+  } = {}) {
     this.apiBase = apiBase.replace(/\/+$/, "");
     this.agent = agent;
     this.csrfToken = csrfToken;
     this.fetch = fetchImpl ?? globalThis.fetch.bind(globalThis);
+    this.storage = storage === undefined ? sessionStorageOf() : storage;
+    this.key = storageKey(this.apiBase, agent);
     this.store = new ChatStore();
     this.turns = 0;
     this.inFlight = new Set();
+    this.saved = null;
+    this.unsubscribe = this.store.subscribe(() => this.save());
+  }
+
+  /** Draw the conversation this tab held before a reload (settled turns only). */
+  restore() {
+    let kept;
+    try {
+      kept = JSON.parse(this.storage?.getItem(this.key) ?? "null");
+    } catch {
+      kept = null; // unreadable: start afresh
+    }
+    if (kept?.version !== STORAGE_VERSION || !Array.isArray(kept.turns)) return;
+    this.turns = Number.isInteger(kept.next) ? kept.next : kept.turns.length;
+    this.store.setSnapshot(kept.turns);
+  }
+
+  // Keep the settled turns (done or failed) of the conversation shown; a turn still
+  // streaming is not kept (a reload cancels it).
+  save() {
+    if (!this.storage) return;
+    const settled = this.store
+      .turns()
+      .filter((turn) => turn.status === "done" || turn.status === "error")
+      .slice(-MAX_STORED_TURNS)
+      .map(({ pieces, pieceCount, ...turn }) => turn);
+    const value = JSON.stringify({ version: STORAGE_VERSION, next: this.turns, turns: settled });
+    if (value === this.saved) return;
+    this.saved = value;
+    try {
+      if (settled.length) this.storage.setItem(this.key, value);
+      else this.storage.removeItem(this.key);
+    } catch {
+      // full or refused storage: the conversation just does not survive a reload
+    }
+  }
+
+  /** Stop: cancel what streams (the turn keeps what it showed, marked stopped). */
+  stop() {
+    this.abortAll("stopped");
+    return Promise.resolve({});
+  }
+
+  /** New conversation: cancel what streams and forget the conversation, here and stored. */
+  newConversation() {
+    this.abortAll("cancelled");
+    this.store.reset();
+    return Promise.resolve({});
+  }
+
+  /** The local document view's document: POST {apiBase}/api/document. */
+  async document(reference) {
+    try {
+      const body = { agent: this.conversationAgent(), uri: reference.uri };
+      const response = await this.post("/api/document", body, "application/json");
+      if (!response.ok) return { error: (await errorOf(response)).message };
+      return { document: await response.json() };
+    } catch {
+      return { error: "The server could not be reached." };
+    }
+  }
+
+  conversationAgent() {
+    return this.agent;
   }
 
   /** Start a turn; resolves at once (the answer streams into the store). */
@@ -97,8 +192,15 @@ class PageClient {
         });
       }
     } catch (error) {
-      const message = controller.signal.aborted ? "Cancelled." : "The server could not be reached.";
-      this.fail(turnId, { code: controller.signal.aborted ? "cancelled" : "network", message });
+      if (controller.signal.aborted) {
+        const stopped = controller.why === "stopped";
+        this.fail(turnId, {
+          code: stopped ? "stopped" : "cancelled",
+          message: stopped ? "Stopped: the answer above is incomplete." : "Cancelled.",
+        });
+      } else {
+        this.fail(turnId, { code: "network", message: "The server could not be reached." });
+      }
     } finally {
       this.inFlight.delete(controller);
     }
@@ -148,8 +250,11 @@ class PageClient {
     });
   }
 
-  abortAll() {
-    for (const controller of this.inFlight) controller.abort();
+  abortAll(why = "cancelled") {
+    for (const controller of this.inFlight) {
+      controller.why = why;
+      controller.abort();
+    }
     this.inFlight.clear();
   }
 }
@@ -164,6 +269,23 @@ async function errorOf(response) {
     // not JSON: fall through
   }
   return { code: String(response.status), message: `The server answered ${response.status}.` };
+}
+
+function sessionStorageOf() {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null; // storage refused (e.g. disabled cookies)
+  }
+}
+
+function startersOf(text) {
+  try {
+    const list = JSON.parse(text ?? "[]");
+    return Array.isArray(list) ? list.filter((item) => typeof item === "string") : [];
+  } catch {
+    return [];
+  }
 }
 
 // The header said "signed in as …": once the server says the session has ended, say so there
@@ -192,6 +314,7 @@ export function mountAll(doc = globalThis.document) {
       csrfToken = "",
       feedbackEnabled,
       placeholder,
+      starters,
     } = root.dataset;
     mounted.push(
       mountPage(root, {
@@ -200,6 +323,7 @@ export function mountAll(doc = globalThis.document) {
         csrfToken,
         placeholder,
         feedbackEnabled: feedbackEnabled === "true",
+        starters: startersOf(starters),
       }),
     );
   }

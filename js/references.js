@@ -4,6 +4,7 @@
 // no second card, and its citation number points at the earlier card.
 import { safeTurnId } from "./citations.js";
 import { uniqueId } from "./dom.js";
+import { icon, iconButton } from "./icons.js";
 import { isAbsoluteAllowedUrl, isAllowedUrl, isFragmentUrl } from "./urls.js";
 
 const LINK_REL = "noopener noreferrer";
@@ -48,24 +49,30 @@ export function openLinksInNewTab(root) {
 
 export class ReferencesSection {
   /**
-   * @param {HTMLElement} root  an element to fill (a heading and an ordered list)
-   * @param {{heading?: string}} options
+   * @param {HTMLElement} root  an element to fill (a heading and a list)
+   * @param {{heading?: string, onDocument?: (reference: object) => void}} options
+   *   `onDocument`: opens the local document view of an `entity:` source; without it a
+   *   card has no "Read" button.
    */
-  constructor(root, { heading = "Sources" } = {}) {
+  constructor(root, { heading = "Sources", onDocument = null } = {}) {
     const doc = root.ownerDocument;
     this.root = root;
+    this.onDocument = onDocument;
     this.idPrefix = uniqueId("citelab-src");
     root.classList.add("citelab-sources");
     const title = doc.createElement("h3");
     title.className = "citelab-sources-heading";
     title.id = `${this.idPrefix}-heading`;
     title.textContent = heading;
+    // The numbers shown are the ones the text uses (conversation-wide, or per turn under
+    // the "turn" ablation), not the list's own count: each card shows its number itself.
     this.list = doc.createElement("ol");
     this.list.className = "citelab-sources-list";
     this.list.setAttribute("aria-labelledby", title.id);
     root.replaceChildren(title, this.list);
     this.seen = new Map(); // referenceKey → card element (first turn that showed it)
     this.targets = new Map(); // "turn number" → card element
+    this.details = new WeakMap(); // card → {reference, retrieved}
     this.updateVisibility();
   }
 
@@ -83,6 +90,7 @@ export class ReferencesSection {
     for (const element of this.turnElements(turn)) element.remove();
     for (const [key, card] of this.seen) if (card.dataset.refTurn === turn) this.seen.delete(key);
     for (const key of this.targets.keys()) if (key.startsWith(`${turn} `)) this.targets.delete(key);
+    for (const card of this.list.querySelectorAll(`[data-alias-turn="${turn}"]`)) card.remove();
     this.updateVisibility();
   }
 
@@ -98,8 +106,13 @@ export class ReferencesSection {
     this.updateVisibility();
   }
 
-  /** Show (or replace) one turn's references. */
-  showReferences(turnId, references) {
+  /**
+   * Show (or replace) one turn's references. `retrieved`: the turn is still streaming, so
+   * these are the retrieved sources, not the cited ones (dimmed and labelled until `done`).
+   * `answer`: the turn's position in the conversation (1-based), named when a number would
+   * otherwise be ambiguous (per-turn numbering repeats numbers).
+   */
+  showReferences(turnId, references, { retrieved = false, answer = null } = {}) {
     this.removeTurn(turnId);
     const turn = safeTurnId(turnId);
     for (const reference of references) {
@@ -108,9 +121,12 @@ export class ReferencesSection {
       const earlier = key === null ? undefined : this.seen.get(key);
       if (earlier) {
         this.targets.set(`${turn} ${number}`, earlier);
+        if (!retrieved && earlier.dataset.state === "retrieved") this.markCited(earlier);
+        if (Number(earlier.dataset.number) !== number) this.addAlias(earlier, turn, number, answer);
         continue;
       }
-      const card = this.buildCard(reference, turn, number);
+      const qualify = answer !== null && this.numberShown(number);
+      const card = this.buildCard(reference, turn, number, { retrieved, answer: qualify ? answer : null });
       this.list.append(card);
       this.targets.set(`${turn} ${number}`, card);
       if (key !== null) this.seen.set(key, card);
@@ -123,38 +139,172 @@ export class ReferencesSection {
     return this.targets.get(`${safeTurnId(turnId)} ${number}`) ?? null;
   }
 
+  /** What a card shows: `{reference, retrieved}` (for the hover card), or null. */
+  detailsOf(card) {
+    return this.details.get(card) ?? null;
+  }
+
   turnElements(turn) {
     return [...this.list.children].filter((element) => element.dataset.refTurn === turn);
   }
 
-  buildCard(reference, turn, number) {
+  numberShown(number) {
+    return [...this.list.children].some((card) => card.dataset.number === String(number));
+  }
+
+  markCited(card) {
+    card.dataset.state = "cited";
+    card.classList.remove("citelab-source-retrieved");
+    card.querySelector(".citelab-source-state")?.remove();
+    const details = this.details.get(card);
+    if (details) details.retrieved = false;
+  }
+
+  // A source cited again under another number (per-turn numbering): the card says so, so
+  // the list never shows a number that disagrees with the text it belongs to.
+  addAlias(card, turn, number, answer) {
+    const doc = this.root.ownerDocument;
+    const alias = doc.createElement("span");
+    alias.className = "citelab-source-alias";
+    alias.dataset.aliasTurn = turn;
+    alias.textContent = answer === null ? `also [${number}]` : `also [${number}] in answer ${answer}`;
+    card.querySelector(".citelab-source-number")?.after(alias);
+  }
+
+  buildCard(reference, turn, number, { retrieved, answer }) {
     const doc = this.root.ownerDocument;
     const card = doc.createElement("li");
-    card.className = "citelab-source";
+    card.className = retrieved ? "citelab-source citelab-source-retrieved" : "citelab-source";
     card.id = `${this.idPrefix}-${turn}-${number}`;
     card.tabIndex = -1; // focusable when a citation link is followed
     card.dataset.refTurn = turn;
     card.dataset.refIndex = String(number);
-    card.append(sourceTitle(doc, reference));
-    if (typeof reference.langcode === "string" && LANGCODE.test(reference.langcode)) {
-      const lang = doc.createElement("span");
-      lang.className = "citelab-source-lang";
-      lang.textContent = reference.langcode;
-      card.append(" ", lang);
+    card.dataset.number = String(number);
+    card.dataset.state = retrieved ? "retrieved" : "cited";
+    card.value = Number.isFinite(number) ? number : 0;
+    const badge = doc.createElement("span");
+    badge.className = "citelab-source-number";
+    badge.textContent = answer === null ? `[${number}]` : `[${number}] (answer ${answer})`;
+    // With a local document view, an entity's page on a never-resolving host is no link:
+    // its Read button shows the document instead.
+    const local = this.onDocument !== null && isEntityUri(reference.uri);
+    const shown = local && isDeadUrl(referenceHref(reference)) ? { ...reference, url: null, uri: null } : reference;
+    card.append(badge, " ", sourceTitle(doc, { ...shown, title: labelOf(reference) }));
+    for (const part of cardBadges(doc, reference, retrieved)) card.append(" ", part);
+    const where = sourceWhere(doc, reference);
+    if (where) card.append(" ", where);
+    if (local) {
+      const read = iconButton(doc, "document", "Read", "citelab-source-read");
+      read.setAttribute("aria-label", `Read the document: ${labelOf(reference)}`);
+      read.addEventListener("click", () => this.onDocument(reference));
+      card.append(" ", read);
     }
-    if (typeof reference.snippet === "string" && reference.snippet.trim()) {
+    const passage = passageOf(reference);
+    if (passage) {
       const snippet = doc.createElement("p");
       snippet.className = "citelab-source-snippet";
-      snippet.textContent = reference.snippet;
+      snippet.textContent = passage;
       card.append(snippet);
     }
     openLinksInNewTab(card);
+    this.details.set(card, { reference, retrieved });
     return card;
   }
 
   updateVisibility() {
     this.root.hidden = this.list.children.length === 0;
   }
+}
+
+/** The badges of a card or hover card: detail, restricted, retrieved-not-cited, language. */
+export function cardBadges(doc, reference, retrieved) {
+  const parts = [];
+  if (typeof reference.detail === "string" && reference.detail.trim()) {
+    const detail = doc.createElement("span");
+    detail.className = "citelab-source-detail";
+    detail.textContent = reference.detail;
+    parts.push(detail);
+  }
+  if (reference.restricted === true) {
+    const badge = doc.createElement("span");
+    badge.className = "citelab-badge citelab-badge-restricted";
+    badge.title = "Access rules apply: not everyone can read this source";
+    const text = doc.createElement("span");
+    text.textContent = "Restricted";
+    badge.append(icon(doc, "lock"), text);
+    parts.push(badge);
+  }
+  if (retrieved) {
+    const state = doc.createElement("span");
+    state.className = "citelab-badge citelab-source-state";
+    state.textContent = "Retrieved, not yet cited";
+    parts.push(state);
+  }
+  if (typeof reference.langcode === "string" && LANGCODE.test(reference.langcode)) {
+    const lang = doc.createElement("span");
+    lang.className = "citelab-source-lang";
+    lang.textContent = reference.langcode;
+    parts.push(lang);
+  }
+  return parts;
+}
+
+/** The passage a card shows: the supporting passage when known, else the snippet. */
+export function passageOf(reference) {
+  for (const value of [reference?.passage, reference?.snippet]) {
+    if (typeof value === "string" && value.trim()) return value;
+  }
+  return "";
+}
+
+function labelOf(reference) {
+  return (
+    [reference.title, reference.name, reference.uri].find(
+      (value) => typeof value === "string" && value.trim(),
+    ) ?? "Untitled source"
+  );
+}
+
+export function isEntityUri(uri) {
+  return typeof uri === "string" && /^entity:[^/\s]+\/\S+$/.test(uri);
+}
+
+// Top-level domains reserved as never resolving (RFC 2606, RFC 6761): a link there is dead
+// (the demo corpora's pages live under `.example`).
+const RESERVED_HOST = /\.(example|test|invalid)\.?$/i;
+
+/** True when `url` is absolute http(s) on a reserved, never-answering host. */
+export function isDeadUrl(url) {
+  try {
+    const parsed = new URL(url);
+    return /^https?:$/.test(parsed.protocol) && RESERVED_HOST.test(parsed.hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** Where a source lives, as text: the domain of its web URL, else its URI. */
+export function whereOf(reference) {
+  const href = referenceHref(reference);
+  if (href) {
+    try {
+      const parsed = new URL(href);
+      if (parsed.hostname) return parsed.hostname;
+    } catch {
+      // relative: fall through to the uri
+    }
+  }
+  const uri = reference?.uri;
+  return typeof uri === "string" && uri.trim() ? uri : "";
+}
+
+function sourceWhere(doc, reference) {
+  const where = whereOf(reference);
+  if (!where) return null;
+  const node = doc.createElement("span");
+  node.className = "citelab-source-where";
+  node.textContent = where;
+  return node;
 }
 
 /** The title of a source: a link when it has a safe URL, plain text otherwise. */
@@ -182,10 +332,14 @@ export class ReferencesController {
 
   /** Returns the turn ids whose elements were re-rendered. */
   sync(turns) {
-    const wanted = turns.map((turn) => ({
+    const wanted = turns.map((turn, index) => ({
       turnId: turn.turn_id,
-      references: Array.isArray(turn.references) ? turn.references : null,
+      // A failed turn cited nothing: its retrieved sources are not shown.
+      references:
+        Array.isArray(turn.references) && turn.status !== "error" ? turn.references : null,
       pending: !Array.isArray(turn.references) && isOpen(turn.status),
+      retrieved: isOpen(turn.status),
+      answer: index + 1,
     }));
     let first = 0;
     while (first < wanted.length && sameRendering(wanted[first], this.rendered[first])) first++;
@@ -194,7 +348,10 @@ export class ReferencesController {
     else
       for (const old of this.rendered.slice(first).reverse()) this.section.removeTurn(old.turnId);
     for (const turn of wanted.slice(first)) {
-      if (turn.references) this.section.showReferences(turn.turnId, turn.references);
+      if (turn.references) {
+        const { retrieved, answer } = turn;
+        this.section.showReferences(turn.turnId, turn.references, { retrieved, answer });
+      }
       else if (turn.pending) this.section.showPending(turn.turnId);
     }
     this.rendered = wanted;
@@ -211,7 +368,8 @@ function sameRendering(a, b) {
     b !== undefined &&
     a.turnId === b.turnId &&
     a.references === b.references &&
-    a.pending === b.pending
+    a.pending === b.pending &&
+    a.retrieved === b.retrieved
   );
 }
 

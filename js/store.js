@@ -36,6 +36,28 @@ export class ChatStore {
     // What a person was doing in a view (drafts, the focused question box), so a view that
     // replaces it carries on: see focus.js.
     this.ui = { drafts: {}, focus: null };
+    // A plain message when nothing can answer any more (the kernel restarted): views disable
+    // their inputs and show it. null while connected.
+    this.disconnected = null;
+  }
+
+  /** Say that nothing answers any more (or, with null, that it does again). */
+  setDisconnected(message) {
+    const value = message ? String(message) : null;
+    if (value === this.disconnected) return;
+    this.disconnected = value;
+    this.changed();
+  }
+
+  /** Forget the conversation shown (New conversation): live turns and the snapshot. */
+  reset() {
+    for (const id of this.liveOrder) this.retired.add(id);
+    for (const turn of this.snapshot) this.retired.add(turn.turn_id);
+    this.live.clear();
+    this.liveOrder = [];
+    this.snapshot = [];
+    this.resetAt = null;
+    this.changed();
   }
 
   subscribe(listener) {
@@ -67,6 +89,10 @@ export class ChatStore {
     if (!message || typeof message !== "object") return;
     if (message.type === "ack") {
       this.settleRequest(message);
+      return;
+    }
+    if (message.type === "reset") {
+      this.reset();
       return;
     }
     const apply = EVENTS[message.type];
@@ -130,12 +156,13 @@ export class ChatStore {
     return { request_id, ack };
   }
 
-  settleRequest({ request_id, error }) {
+  settleRequest({ request_id, error, document }) {
     const pending = this.requests.get(request_id);
     if (!pending) return;
     this.requests.delete(request_id);
     clearTimeout(pending.timer);
-    pending.resolve(error ? { error: String(error) } : {});
+    if (error) pending.resolve({ error: String(error) });
+    else pending.resolve(document && typeof document === "object" ? { document } : {});
   }
 }
 

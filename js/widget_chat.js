@@ -9,8 +9,20 @@ import { CHAT_TRAITS, trait } from "./model.js";
 import { hideStaticCopies } from "./static_copy.js";
 import { connectStore, modelKey, storeOf } from "./widget_store.js";
 
+// What the widget manager says when the model loses its kernel: a restart or shutdown sets
+// the model's comm dead (`comm_live_update`: a model's comm only ever goes from live to
+// dead), a closed comm says `comm:close`. Either way nothing answers any more.
+const LOST_EVENTS = ["comm_live_update", "comm:close"];
+
 function initialize({ model }) {
-  return connectStore(model);
+  const cleanup = connectStore(model);
+  const store = storeOf(model);
+  const lost = () => store.setDisconnected(DISCONNECTED_MESSAGE);
+  for (const name of LOST_EVENTS) model.on(name, lost);
+  return () => {
+    for (const name of LOST_EVENTS) model.off(name, lost);
+    cleanup();
+  };
 }
 
 function render({ model, el }) {
@@ -25,6 +37,13 @@ function render({ model, el }) {
       showSources: Boolean(trait(model, "show_sources", CHAT_TRAITS)),
     }),
     ask: (question, followup) => store.request({ type: "ask", question, followup }, send).ack,
+    stop: () => store.request({ type: "stop" }, send).ack,
+    newConversation: async () => {
+      const result = await store.request({ type: "new_conversation" }, send).ack;
+      if (!result.error) store.reset();
+      return result;
+    },
+    document: (reference) => store.request({ type: "document", uri: reference.uri }, send).ack,
     feedback: (turn, value, comment) =>
       store.request(
         { type: "feedback", turn_id: turn.turn_id, value, ...(comment ? { comment } : {}) },
@@ -32,7 +51,30 @@ function render({ model, el }) {
       ).ack,
   };
   const view = new ChatView(el, store, host);
-  return () => view.destroy();
+  const watch = watchConnection(el, store);
+  return () => {
+    watch.disconnect();
+    view.destroy();
+  };
+}
+
+export const DISCONNECTED_MESSAGE =
+  "The kernel restarted or stopped, so this chat cannot answer any more. " +
+  "Run its cell again for a new chat.";
+
+// JupyterLab's widget manager marks a view whose model lost its kernel (a restart, a shut
+// down kernel) with the class `jupyter-widgets-disconnected` on the view's element.
+function watchConnection(el, store) {
+  const check = () => {
+    if (el.classList.contains("jupyter-widgets-disconnected")) {
+      store.setDisconnected(DISCONNECTED_MESSAGE);
+    }
+  };
+  const win = el.ownerDocument.defaultView;
+  const observer = new win.MutationObserver(check);
+  observer.observe(el, { attributes: true, attributeFilter: ["class"] });
+  check();
+  return observer;
 }
 
 export default { initialize, render };

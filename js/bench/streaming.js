@@ -143,11 +143,17 @@ const RENDERERS = {
     return (_text, piece) => view.update(stream.extend(piece));
   },
   chat() {
+    // Every feature of the chat on (issue #13): the controls, copy, Read buttons, badges,
+    // passages, and a hover card held open on the first marker while the answer streams.
     const store = new ChatStore();
     const host = {
       settings: () => ({ feedbackEnabled: true, placeholder: "Ask", showSources: true }),
       ask: async () => ({}),
       feedback: async () => ({}),
+      stop: async () => ({}),
+      newConversation: async () => ({}),
+      copy: async () => {},
+      document: async () => ({ error: "not in the benchmark" }),
     };
     // The benchmark draws (per token, or per animation frame) itself.
     const view = new ChatView(fresh(), store, host, { schedule: () => () => {} });
@@ -157,14 +163,25 @@ const RENDERERS = {
       entity_id: String(i + 1),
       uri: `entity:node/${i + 1}`,
       title: `Room guide ${i + 1}`,
+      detail: i % 2 ? "Main library" : "Law library",
       url: `https://library.example/rooms/${i + 1}`,
       snippet: "Opening hours, seats and how to book.",
+      passage: "Group rooms can be booked for up to three hours a day.",
+      restricted: i === 0,
     }));
     store.receive({ type: "turn_start", turn_id: "t1", question: "Rooms?", followup: false });
     store.receive({ type: "references", turn_id: "t1", references });
+    let hovering = false;
     return (_text, piece) => {
       store.receive({ type: "token", turn_id: "t1", text: piece });
       view.draw();
+      if (!hovering) {
+        const link = view.root.querySelector(".citelab-answer a[data-ref-index][href]");
+        if (link) {
+          view.hoverCard.show(link);
+          hovering = true;
+        }
+      }
     };
   },
   parseOnly() {

@@ -170,7 +170,10 @@ describe("chat view", () => {
     const feedback = root.querySelector(".citelab-feedback");
     expect(feedback.hidden).toBe(false);
     const [up, down] = feedback.querySelectorAll(".citelab-thumb");
-    expect(up.getAttribute("aria-label")).toBe("Helpful");
+    // The accessible name is the visible text; the icon is an SVG (no emoji font needed).
+    expect(up.textContent).toBe("Helpful");
+    expect(down.textContent).toBe("Not helpful");
+    expect(up.querySelector("svg[aria-hidden=true]")).not.toBeNull();
     down.click();
     await new Promise((resolve) => setTimeout(resolve));
     expect(down.getAttribute("aria-pressed")).toBe("true");

@@ -1,60 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { mountAll, mountPage } from "../page.js";
 import { reference, syncSchedule } from "./helpers.js";
-
-function sseBody(events) {
-  const text = events
-    .map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)
-    .join("");
-  const bytes = new TextEncoder().encode(text);
-  return new ReadableStream({
-    start(controller) {
-      for (let i = 0; i < bytes.length; i += 17) controller.enqueue(bytes.slice(i, i + 17));
-      controller.close();
-    },
-  });
-}
-
-function fakeFetch(responses) {
-  const requests = [];
-  const fetch = async (url, init) => {
-    requests.push({ url, ...init, body: JSON.parse(init.body) });
-    const next = responses.shift();
-    return typeof next === "function" ? next() : next;
-  };
-  return { fetch, requests };
-}
-
-const DONE = (text, references, extra = {}) => ({
-  text,
-  references,
-  suggested_replies: [{ label: "More" }],
-  message: {},
-  conversation_id: "conv-1",
-  turn: 1,
-  no_answer: false,
-  ...extra,
-});
-
-async function settle() {
-  for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve));
-}
-
-function page(responses, options = {}) {
-  const root = document.createElement("div");
-  root.id = `chat-${Math.random().toString(36).slice(2)}`;
-  document.body.append(root);
-  const { fetch, requests } = fakeFetch(responses);
-  const mounted = mountPage(root, {
-    apiBase: "http://127.0.0.1:8000/",
-    agent: "campus",
-    csrfToken: "tok",
-    fetch,
-    schedule: syncSchedule,
-    ...options,
-  });
-  return { root, requests, mounted };
-}
+import { DONE, fakeFetch, page, settle, sseBody } from "./page_helpers.js";
 
 describe("the standalone page", () => {
   test("asks over SSE with the CSRF header and renders the streamed answer", async () => {
@@ -157,7 +104,7 @@ describe("the standalone page", () => {
         ]),
       ),
     ]);
-    const mounted = mountPage(root, { fetch, schedule: syncSchedule });
+    const mounted = mountPage(root, { fetch, schedule: syncSchedule, storage: null });
     await mounted.ask("Q", false);
     await settle();
     expect(panel.querySelectorAll("li.citelab-source")).toHaveLength(2);

@@ -40,7 +40,7 @@ function cards(root) {
   return [...root.querySelectorAll("li.citelab-source")].map((li) => [
     li.dataset.refTurn,
     li.dataset.refIndex,
-    li.textContent.split(" ")[0],
+    li.querySelector(".citelab-source-title").textContent.split(" ")[0],
   ]);
 }
 
@@ -84,7 +84,9 @@ describe("shared references section", () => {
     section.showReferences("t1", [bare, { ...bare, number: 2 }]);
     section.showReferences("t2", [bare]);
     expect(root.querySelectorAll("li.citelab-source")).toHaveLength(3);
-    expect(root.querySelector("li.citelab-source").textContent).toBe("Untitled source");
+    expect(root.querySelector("li.citelab-source .citelab-source-title").textContent).toBe(
+      "Untitled source",
+    );
   });
 
   test("every link in a card opens in a new tab without an opener", () => {

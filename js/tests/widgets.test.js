@@ -340,7 +340,8 @@ describe("message view widget", () => {
     messageWidget.render({ model: model.proxy(), el });
     const details = el.querySelector("details.citelab-violations");
     expect(details.open).toBe(false);
-    expect(details.querySelector("summary").textContent).toBe("⚠ 1 contract violation");
+    expect(details.querySelector("summary").textContent).toBe("1 contract violation");
+    expect(details.querySelector("summary svg.citelab-icon-warning")).not.toBeNull();
     const item = details.querySelector("li.citelab-violation");
     expect(item.dataset.code).toBe("unknown_source");
     expect(item.querySelector("code").textContent).toBe(violations[0].path);
@@ -350,7 +351,7 @@ describe("message view widget", () => {
     model.set("violations", [...violations, { path: "$", code: "wrong_value", message: "m" }]);
     await nextFrame();
     const again = el.querySelector("details.citelab-violations");
-    expect(again.querySelector("summary").textContent).toBe("⚠ 2 contract violations");
+    expect(again.querySelector("summary").textContent).toBe("2 contract violations");
     expect(again.open).toBe(true); // the person's choice survives a redraw
     model.set("violations", []);
     await nextFrame();

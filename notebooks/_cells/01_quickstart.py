@@ -144,7 +144,9 @@ print(f"contract violations: {len(violations)}")
 # %% [markdown]
 # To see what a violation looks like, break a copy: move the first anchor's span by one
 # character, so that `citedText` no longer matches the text it claims to quote, and point the
-# second anchor at a source the message does not list.
+# second anchor at a source the message does not list (its source-side quote, in
+# `_meta["citelab/source_quotes"]`, then names another source than its anchor: that is caught
+# too).
 
 # %%
 import copy

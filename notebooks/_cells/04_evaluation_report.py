@@ -9,7 +9,7 @@
 # settings.
 #
 # **Time to run:** about 30 seconds on a laptop, offline. The suite runs every case of the three
-# fixture datasets under four variants (336 conversations). To look around faster, set `LIMIT`
+# fixture datasets under five variants (420 conversations). To look around faster, set `LIMIT`
 # below to a number of cases per dataset — but the datasets list their multi-round cases last,
 # so a limited run shows little of the ablations.
 
@@ -167,6 +167,17 @@ result.plot("stability")
 # the gold sources suffer with them. `merge_replace` costs the offline model nothing here,
 # because it only cites its freshest view — the findings above say so.
 #
+# Across the turns of a conversation, `cross_turn_stability` asks whether a follow-up's `[n]`
+# names the source it named in earlier turns (and a source keeps its number). The default
+# numbering holds it; `turn_numbering` (each turn numbered 1..k, the seed's way) does not, and
+# neither does `merge_replace`, whose replacing search renumbers the held sources from 1:
+
+# %%
+across = result.summary(subset="tag:multi_turn")
+across = across[across["metric"] == "cross_turn_stability"].set_index("variant").loc[order]
+across[["value", "ci_low", "ci_high", "units"]].round(3)
+
+# %% [markdown]
 # The full report, with these plots and every case, is `reports/default/report.html`.
 #
 # ## 6. Another model: any OpenAI-compatible endpoint

@@ -40,7 +40,10 @@ class Reference(BaseModel):
     """One source as a client shows it: a numbered card."""
 
     number: int
-    """The citation number ``[n]`` in this turn's text."""
+    """The citation number ``[n]`` the answer text uses. Under the default (conversation)
+    numbering it is the source's number for the whole conversation: the same in every turn
+    that cites it, and new sources continue the count. Under ``numbering = "turn"`` it is
+    this turn's own 1..k."""
     entity_type: str | None = None
     """Entity type, when the source is a corpus entity."""
     entity_id: str | None = None
@@ -55,6 +58,14 @@ class Reference(BaseModel):
     """Language of the version cited."""
     snippet: str = ""
     """Plain text excerpt shown on the card (untrusted)."""
+    detail: str | None = None
+    """The field value that tells same-title sources apart (e.g. the degree level ``MSc``):
+    the entity's first short text field; ``None`` when it has none (untrusted)."""
+    passage: str | None = None
+    """The supporting passage: the text of the best retrieved chunk of this source, plain
+    text (untrusted); ``None`` when the source came without one (a listed label)."""
+    restricted: bool = False
+    """True when access rules apply to the source (not every reader may read it)."""
 
 
 class SuggestedReplyPayload(BaseModel):
@@ -67,6 +78,8 @@ class ReferencesEvent(BaseModel):
 
     type: Literal["references"] = "references"
     references: list[Reference]
+    """Every source held so far, under the numbers the model is shown (provisional: a
+    source nothing cites is dropped at ``done``)."""
 
 
 class TokenEvent(BaseModel):
@@ -83,7 +96,9 @@ class DoneEvent(BaseModel):
     text: str
     """The finalized answer text (markers renumbered, dangling ones removed)."""
     references: list[Reference]
-    """The final sources, numbered 1..k in first-citation order."""
+    """The sources this turn's text cites, in first-citation order within the turn, each under
+    its final number (conversation-wide by default: a source cited in an earlier turn keeps
+    its number, new ones continue the count; ``numbering = "turn"``: 1..k)."""
     suggested_replies: list[SuggestedReplyPayload] = []
     message: dict[str, Any]
     """The AnswerMessage in its wire shape (MCP blocks + ``_meta``)."""

@@ -24,7 +24,8 @@ def test_ask_prints_the_answer_and_its_sources(
     out, err = capsys.readouterr()
     assert "Forgot password?" in out
     assert (
-        "Sources:\n  [1] Reset your password <https://help.ledgerly.example/en/articles/101>" in out
+        "Sources:\n  [1] Reset your password (Account) "
+        "<https://help.ledgerly.example/en/articles/101>" in out
     )
     assert "--conversation" in err
 
@@ -41,6 +42,13 @@ def test_ask_json_is_a_done_event_and_follow_ups_continue_it(
     main([*follow_up, "--db", db])
     second = DoneEvent.model_validate(json.loads(capsys.readouterr().out))
     assert (second.conversation_id, second.turn) == (first.conversation_id, 2)
+    # A new source continues the conversation's count: the MSc is [2] after the BSc's [1].
+    msc = "How many ECTS credits is the Data Science MSc worth?"
+    main(["ask", msc, "--conversation", first.conversation_id, "--db", db])
+    out = capsys.readouterr().out
+    assert "120 ECTS credits" in out
+    assert "[2]." in out
+    assert "Sources:\n  [2] Data Science (MSc) <" in out
 
 
 def test_ask_streams_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

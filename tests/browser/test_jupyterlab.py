@@ -243,7 +243,8 @@ def test_the_chat_streams_links_sources_and_asks_from_a_chip(browser: Any, lab: 
     cards.first.wait_for()
     panel_cards = cells.nth(1).locator(".citelab-sources-panel li.citelab-source")
     assert panel_cards.count() == cards.count() >= 1
-    assert panel_cards.first.inner_text() == cards.first.inner_text()
+    title = ".citelab-source-title"
+    assert panel_cards.first.locator(title).inner_text() == cards.first.locator(title).inner_text()
     for link in cards.locator("a").all():
         assert link.get_attribute("target") == "_blank"
         assert link.get_attribute("rel") == "noopener noreferrer"

@@ -155,6 +155,66 @@ def test_anthropic_response_with_documents_search_results_and_tool_blocks() -> N
     assert given.anchors[0].source_uri == "entity:node/2"
 
 
+def test_anthropic_cited_text_survives_a_round_trip(message: AnswerMessage) -> None:
+    passage = "Reading rooms open at 8:00 every weekday ☕."
+    quoted = build_message(
+        message.text,
+        message.sources,
+        anchors=message.anchors,
+        source_quotes=[
+            {
+                "anchorIndex": 0,
+                "sourceUri": "https://rooms.example/hours",
+                "text": passage,
+                "startIndex": 10,
+                "endIndex": 10 + len(passage),
+            },
+            {"anchorIndex": 1, "sourceUri": "entity:node/7", "text": "Open 24 hours."},
+        ],
+    )
+    assert validate_message(quoted) == []
+    blocks = to_anthropic(quoted)
+    first = blocks[0]["citations"][0]
+    assert (first["cited_text"], first["start_char_index"], first["end_char_index"]) == (
+        passage,
+        10,
+        10 + len(passage),
+    )
+    second = next(b for b in blocks if b["text"].startswith("東京"))["citations"][0]
+    assert (second["cited_text"], second["start_char_index"]) == ("Open 24 hours.", 0)
+    back = from_anthropic(blocks, sources=quoted.sources)
+    _same(quoted, back)
+    assert back.source_quotes == quoted.source_quotes
+    # An anchor without a quote still writes an empty cited_text, and reads back without one.
+    assert to_anthropic(message)[0]["citations"][0]["cited_text"] == ""
+    assert from_anthropic(to_anthropic(message), sources=message.sources).source_quotes == []
+
+
+def test_anthropic_page_and_block_locations_keep_their_cited_text_without_offsets() -> None:
+    blocks = [
+        {
+            "type": "text",
+            "text": "fees are due in May",
+            "citations": [
+                {
+                    "type": "page_location",
+                    "cited_text": "Tuition is due by 31 May.",
+                    "document_index": 0,
+                    "start_page_number": 3,
+                    "end_page_number": 4,
+                }
+            ],
+        }
+    ]
+    [quote] = from_anthropic(blocks).source_quotes
+    assert (quote.text, quote.start_index, quote.end_index) == (
+        "Tuition is due by 31 May.",
+        None,
+        None,
+    )
+    assert quote.source_uri == "document:0"
+
+
 def test_anthropic_overlapping_anchors_come_back_split() -> None:
     text = "abcdef"
     message = build_message(

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from citelab import InvalidInput
 from citelab.contract import (
     CITATIONS_KEY,
+    SOURCE_NUMBER_KEY,
+    SOURCE_QUOTES_KEY,
     SOURCE_URL_KEY,
     SUGGESTED_REPLIES_KEY,
     Anchor,
@@ -45,9 +47,17 @@ def footnote_check(
             )
 
 
-def test_default_registry_holds_the_three_contract_keys() -> None:
+def test_default_registry_holds_the_contract_keys() -> None:
     registry = default_registry()
-    assert registry.keys() == [SOURCE_URL_KEY, CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
+    assert registry.keys() == sorted(
+        [SOURCE_NUMBER_KEY, SOURCE_QUOTES_KEY, SOURCE_URL_KEY, CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
+    )
+    number = registry.get(SOURCE_NUMBER_KEY)
+    quotes = registry.get(SOURCE_QUOTES_KEY)
+    assert number is not None
+    assert number.kinds == {"resource_link"}
+    assert quotes is not None
+    assert quotes.kinds == {"text"}
     citations = registry.get(CITATIONS_KEY)
     replies = registry.get(SUGGESTED_REPLIES_KEY)
     url = registry.get(SOURCE_URL_KEY)
@@ -74,8 +84,9 @@ def test_copy_is_independent_and_can_change_strictness() -> None:
     strict.unregister(SUGGESTED_REPLIES_KEY)
     assert strict.strict
     assert SUGGESTED_REPLIES_KEY in registry
-    assert len(strict) == 2
-    assert [spec.key for spec in registry] == [SOURCE_URL_KEY, CITATIONS_KEY, SUGGESTED_REPLIES_KEY]
+    assert len(strict) == len(registry) - 1
+    assert [spec.key for spec in registry] == registry.keys()
+    assert [spec.key for spec in strict] == sorted(set(registry.keys()) - {SUGGESTED_REPLIES_KEY})
 
 
 def _variant_message(text: str, footnotes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -134,6 +134,14 @@ def test_the_offline_model_really_takes_several_rounds_on_multi_round_turns(
 def test_the_bundled_suite_plans_every_dataset_and_variant() -> None:
     plan = plan_run(load_suite("default"))
     assert {d.name for d in plan.datasets} == set(NAMES)
-    assert set(plan.agents) == {"baseline", "no_tool_rewrite", "merge_replace", "terse_contract"}
-    assert len(plan.units) == 4 * sum(len(d) for d in plan.datasets)
+    assert set(plan.agents) == {
+        "baseline",
+        "no_tool_rewrite",
+        "merge_replace",
+        "terse_contract",
+        "turn_numbering",
+    }
+    assert len(plan.units) == 5 * sum(len(d) for d in plan.datasets)
     assert plan.agents["no_tool_rewrite"]["intranet"].hooks.tool_rewrite is False
+    assert plan.agents["turn_numbering"]["university"].numbering == "turn"
+    assert plan.agents["baseline"]["university"].numbering == "conversation"

@@ -5,6 +5,7 @@ from citelab.evals import (
     RestrictedEntity,
     RoundRecord,
     anchor_validity,
+    cross_turn_stability,
     dangling_markers,
     first_citation_order,
     gold_sources,
@@ -14,7 +15,7 @@ from citelab.evals import (
     uncited_dropping,
 )
 
-from ._builders import record
+from ._builders import message, record, source
 
 GOLD = GoldTurn(question="When are fees due?")
 FEES, LIBRARY, PARKING = "entity:page/fees", "entity:page/library", "entity:page/parking"
@@ -91,6 +92,45 @@ def test_first_citation_order_and_falling_priorities() -> None:
         }
     )
     assert _hits(first_citation_order()(flat, GOLD)) == [True, False]
+
+
+def _follow_up(text: str, numbered: dict[int, str], *, keep: int = 0, **fields: object) -> object:
+    """A follow-up turn whose final sources carry the given numbers, in that order."""
+    final = [source(number, page) for number, page in numbered.items()]
+    return record(text, **fields).model_copy(
+        update={"sources": final, "message": message(text, final), "keep": keep}
+    )
+
+
+def test_first_citation_order_at_conversation_scope() -> None:
+    # Turn 1 gave out [1] and [2]; this turn cites [2] again and one new source as [3].
+    kept = _follow_up("Again [2]. New [3].", {2: "fees", 3: "parking"}, keep=2)
+    assert _hits(first_citation_order()(kept, GOLD)) == [True, True]
+    # A new source must continue the count: [4] after keep=2 skips 3.
+    skipped = _follow_up("Again [2]. New [4].", {2: "fees", 4: "parking"}, keep=2)
+    assert _hits(first_citation_order()(skipped, GOLD)) == [True, False]
+    # At turn scope the same text is wrong: numbers must be 1..k.
+    turn_scope = _follow_up("Again [2]. New [3].", {2: "fees", 3: "parking"})
+    assert _hits(first_citation_order()(turn_scope, GOLD)) == [False, False]
+
+
+def test_cross_turn_stability_checks_numbers_against_earlier_turns() -> None:
+    earlier = {1: "entity:page/library", 2: "entity:page/fees"}
+    stable = _follow_up("Fees [2]. Parking [3].", {2: "fees", 3: "parking"}, earlier=earlier)
+    score = cross_turn_stability()(stable, GOLD)
+    assert _hits(score) == [True, True]
+    assert score.rows[0]["earlier_number"] == 2
+    # Per-turn numbering: fees is [1] now, but [1] was the library and fees was [2].
+    renumbered = _follow_up("Fees [1]. Parking [2].", {1: "fees", 2: "parking"}, earlier=earlier)
+    score = cross_turn_stability()(renumbered, GOLD)
+    assert _hits(score) == [False, False]
+    assert (score.rows[0]["earlier_number"], score.rows[0]["earlier_uri"]) == (
+        2,
+        "entity:page/library",
+    )
+    assert score.value == 0.0
+    first_turn = record("Fees [1].", ("fees",))
+    assert cross_turn_stability()(first_turn, GOLD).value is None
 
 
 def _two_rounds(second_visible: dict[int, str]) -> list[RoundRecord]:

@@ -16,6 +16,7 @@ def test_every_builtin_scorer_is_registered_and_rebuildable() -> None:
         "citation_recall",
         "claim_attribution",
         "claim_recall",
+        "cross_turn_stability",
         "dangling_markers",
         "first_citation_order",
         "gold_sources",

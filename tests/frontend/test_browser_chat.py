@@ -195,8 +195,10 @@ def test_chat_streams_links_sources_and_asks_from_a_chip(session: Session) -> No
     marker.click()
     focused = page.evaluate("document.activeElement.id")
     assert f"#{focused}" == target
-    assert page.locator(f"#chat {target}").inner_text().startswith("Booking a room")
-    assert page.locator("#panel li.citelab-source-target").first.inner_text().startswith("Booking")
+    title = page.locator(f"#chat {target} .citelab-source-title").inner_text()
+    assert title.startswith("Booking a room")
+    panel_target = page.locator("#panel li.citelab-source-target").first
+    assert panel_target.locator(".citelab-source-title").inner_text().startswith("Booking")
 
     page.get_by_role("button", name="How do I book?").click()
     sent = page.evaluate("window.chatModel.sent")
@@ -219,7 +221,9 @@ def test_keyboard_reaches_the_question_box_and_the_chips(session: Session) -> No
     page = session.page
     page.evaluate("([messages]) => window.play(messages, 0)", [turn_messages()])
     page.wait_for_selector('#chat .citelab-turn[data-status="done"]')
-    page.get_by_label("Question", exact=True).focus()
+    # Once there is a conversation the question box hides: the follow-up box continues it.
+    assert page.get_by_label("Question", exact=True).is_hidden()
+    page.get_by_label("Follow-up question", exact=True).focus()
     page.keyboard.type("Where is the library?")
     page.keyboard.press("Enter")
     chip = page.get_by_role("button", name="Thanks")
@@ -227,7 +231,7 @@ def test_keyboard_reaches_the_question_box_and_the_chips(session: Session) -> No
     page.keyboard.press("Enter")
     asks = [m for m in page.evaluate("window.chatModel.sent") if m["type"] == "ask"]
     assert [(m["question"], m["followup"]) for m in asks] == [
-        ("Where is the library?", False),
+        ("Where is the library?", True),
         ("Thanks", True),
     ]
 
@@ -322,7 +326,7 @@ def test_message_view_lists_violations_under_a_warning_that_opens(session: Sessi
     )
     warning = page.locator("#message details.citelab-violations")
     summary = warning.locator("summary")
-    assert summary.inner_text() == "⚠ 2 contract violations"
+    assert summary.inner_text() == "2 contract violations"  # after an SVG warning icon
     items = warning.locator("li.citelab-violation")
     assert not items.first.is_visible()  # closed until opened
     summary.click()

@@ -171,9 +171,10 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
     assert page.evaluate(f"() => ({CURRENT_VIEW})([0]) === window.firstView")
     assert page.evaluate("() => window.firstView.isConnected")
     assert page.evaluate("() => window.citelabReloads[0]") == 0
-    # The question box keeps the focus; the other view of the chat (cell 1) did not take it.
-    page.wait_for_function(f"() => ({FOCUS})().box === 'citelab-ask'")
-    assert notebook.focus() == {"box": "citelab-ask", "cell": 0}
+    # The question box hides once there is a conversation (only New conversation starts
+    # over): its focus moved to the follow-up box; the other view (cell 1) did not take it.
+    page.wait_for_function(f"() => ({FOCUS})().box === 'citelab-followup'")
+    assert notebook.focus() == {"box": "citelab-followup", "cell": 0}
 
     # Typed straight away (the focus is there), Shift+Enter neither asks nor runs the cell.
     page.keyboard.type(SECOND)
@@ -182,8 +183,9 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
     assert notebook.execution_counts() == counts
     notebook.wait_turns(0, [[FIRST, "done"]])
     page.keyboard.press("Enter")
-    notebook.wait_turns(0, [[SECOND, "done"]])
-    notebook.wait_turns(1, [[SECOND, "done"]])
+    two = [[FIRST, "done"], [SECOND, "done"]]
+    notebook.wait_turns(0, two)
+    notebook.wait_turns(1, two)
     assert notebook.execution_counts() == counts
     assert page.evaluate(f"() => ({CURRENT_VIEW})([0]) === window.firstView")
 
@@ -191,13 +193,13 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
     # a new view and never closes the old one, which stops following the chat when it leaves
     # the page.
     notebook.run_cell(2)
-    notebook.wait_turns(2, [[SECOND, "done"]])
+    notebook.wait_turns(2, two)
     page.evaluate(f"window.replacedView = ({CURRENT_VIEW})([2])")
     page.evaluate(WATCH_RELOADS, [2])
     notebook.run_cell(3)
     page.wait_for_function("() => window.replacedView.isConnected === false")
     assert page.evaluate("() => window.citelabReloads[2]") > 0  # what the watch above sees
-    notebook.wait_turns(2, [[SECOND, "done"]])
+    notebook.wait_turns(2, two)
     counts = notebook.execution_counts()
 
     # The follow-up box asks on Enter too; the replaced view never draws that turn.
@@ -205,9 +207,9 @@ def test_enter_asks_focus_stays_and_replaced_views_stop_drawing(notebook: Notebo
     followup.click()
     page.keyboard.type("And the deadline?")
     page.keyboard.press("Enter")
-    both = [[SECOND, "done"], ["And the deadline?", "done"]]
-    notebook.wait_turns(0, both)
-    notebook.wait_turns(2, both)
+    three = [*two, ["And the deadline?", "done"]]
+    notebook.wait_turns(0, three)
+    notebook.wait_turns(2, three)
     assert notebook.execution_counts() == counts
     old_view = page.evaluate(f"() => ({TURNS})(window.replacedView)")
-    assert [question for question, _ in old_view] == [SECOND]
+    assert [question for question, _ in old_view] == [FIRST, SECOND]

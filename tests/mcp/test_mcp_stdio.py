@@ -33,8 +33,10 @@ def server(tmp_path: Path, *args: str) -> StdioServerParameters:
 
 
 def wire(result: CallToolResult) -> dict[str, Any]:
+    """The answer message of a tool result: its blocks but the last, the conversation note."""
     blocks = [
-        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
+        block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for block in result.content[:-1]
     ]
     return {"role": "assistant", "content": blocks}
 
@@ -46,11 +48,11 @@ async def test_list_ask_and_search_over_stdio(tmp_path: Path) -> None:
         searched = await client.call_tool("search", {"query": "semester fee", "max_results": 3})
         restricted = await client.call_tool("search", LARKSPUR)
         refused = await client.call_tool("ask", {"question": "", "agent": "default"})
-    assert names == ["ask", "search"]
+    assert names == ["agents", "ask", "search"]
 
     assert answered.is_error is False
     assert validate_message(wire(answered)) == []
-    assert [block.type for block in answered.content] == ["text", "resource_link"]
+    assert [block.type for block in answered.content] == ["text", "resource_link", "text"]
     done = DoneEvent.model_validate(answered.structured_content)
     assert "312 euros" in done.text
     assert validate_message(done.message) == []

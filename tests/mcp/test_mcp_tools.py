@@ -18,6 +18,7 @@ from citelab.contract import CITATIONS_KEY, validate_message
 from citelab.corpus import Reader
 from citelab.events import DoneEvent
 from citelab.mcp_server import SearchResults, create_server
+from citelab.mcp_server._server import AgentList
 from citelab.models import Message, ModelDelta, ToolChoice, ToolSpec
 from mcp import Client
 
@@ -68,9 +69,11 @@ def service(index_dir: Path) -> AnswerService:
 
 
 def wire(result: CallToolResult) -> dict[str, Any]:
-    """The tool result as an answer message on the wire (the content blocks, role assistant)."""
+    """The tool result as an answer message on the wire (the content blocks, role assistant),
+    without the last block, the note naming the conversation."""
     blocks = [
-        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
+        block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for block in result.content[:-1]
     ]
     return {"role": "assistant", "content": blocks}
 
@@ -78,7 +81,7 @@ def wire(result: CallToolResult) -> dict[str, Any]:
 async def test_tools_are_listed_with_their_schemas(index_dir: Path) -> None:
     async with Client(create_server(service(index_dir))) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"ask", "search"}
+    assert set(tools) == {"agents", "ask", "search"}
     ask = tools["ask"]
     assert ask.input_schema["required"] == ["question"]
     assert set(ask.input_schema["properties"]) == {"question", "conversation_id", "agent"}
@@ -92,8 +95,9 @@ async def test_ask_returns_the_contract_blocks_and_the_done_payload(index_dir: P
     async with Client(create_server(service(index_dir))) as client:
         result = await client.call_tool("ask", {"question": "How much is the semester fee?"})
     assert result.is_error is False
-    text, *sources = result.content
+    text, *sources, note = result.content
     assert isinstance(text, TextContent)
+    assert isinstance(note, TextContent)
     assert "312 euros [1]" in text.text
     assert text.meta is not None
     anchors = text.meta[CITATIONS_KEY]
@@ -104,6 +108,7 @@ async def test_ask_returns_the_contract_blocks_and_the_done_payload(index_dir: P
     done = DoneEvent.model_validate(result.structured_content)
     assert done.text == text.text
     assert done.message["content"] == wire(result)["content"]
+    assert note.text.startswith(f"conversation_id: {done.conversation_id} ")
     assert result.meta is not None
     assert "drupal.org/ai.suggested_replies" in result.meta
 
@@ -204,3 +209,71 @@ async def test_search_errors_are_tool_errors(
 def test_an_unknown_default_agent_is_a_configuration_error(index_dir: Path) -> None:
     with pytest.raises(ConfigError, match="default agent 'nobody' is not configured"):
         create_server(service(index_dir), default_agent="nobody")
+
+
+async def test_a_follow_up_keeps_its_sources_numbers(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        first = await client.call_tool("ask", {"question": "How much is the semester fee?"})
+        conversation = DoneEvent.model_validate(first.structured_content).conversation_id
+        follow = {
+            "question": "How much is the semester fee again?",
+            "conversation_id": conversation,
+        }
+        second = await client.call_tool("ask", follow)
+    before = DoneEvent.model_validate(first.structured_content).references
+    after = DoneEvent.model_validate(second.structured_content).references
+    numbers = {r.uri: r.number for r in before}
+    assert any(r.uri in numbers for r in after)
+    for reference in after:
+        if reference.uri in numbers:
+            assert reference.number == numbers[reference.uri]
+
+
+async def test_the_agents_are_listed_default_first(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir), default_agent="intranet")) as client:
+        result = await client.call_tool("agents", {})
+    listing = AgentList.model_validate(result.structured_content)
+    assert listing.agents[0].name == "intranet"
+    assert listing.agents[0].default
+    assert {"default", "intranet", "broken"} <= {a.name for a in listing.agents}
+    assert next(a for a in listing.agents if a.name == "broken").corpus == "university"
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    assert "- intranet (default): corpus intranet" in block.text
+
+
+async def test_search_links_every_entity_it_found(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        result = await client.call_tool("search", {"query": "semester fee", "max_results": 5})
+    rows = SearchResults.model_validate(result.structured_content).results
+    links = [block for block in result.content if isinstance(block, ResourceLink)]
+    expected = list(dict.fromkeys(f"entity:{r.entity_type}/{r.entity_id}" for r in rows))
+    assert [link.uri for link in links] == expected
+    assert links[0].name == rows[0].title
+
+
+async def test_entity_sources_are_readable_resources(index_dir: Path) -> None:
+    async with Client(create_server(service(index_dir))) as client:
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["entity:{entity_type}/{entity_id}"]
+        answer = await client.call_tool("ask", {"question": "How much is the semester fee?"})
+        link = next(b for b in answer.content if isinstance(b, ResourceLink))
+        read = await client.read_resource(link.uri)
+    [content] = read.contents
+    assert content.mime_type == "text/markdown"
+    text = getattr(content, "text", "")
+    assert text.startswith("# ")
+    assert "312" in text
+
+
+async def test_a_document_the_reader_may_not_read_is_not_found(index_dir: Path) -> None:
+    hr = Reader(user_id="alice", roles=frozenset({"staff", "hr"}))
+    async with Client(create_server(service(index_dir), reader=hr)) as client:
+        allowed = await client.read_resource("entity:node/31")
+    assert "Salary" in getattr(allowed.contents[0], "text", "")
+    async with Client(create_server(service(index_dir))) as client:
+        with pytest.raises(Exception, match="not found") as refused:
+            await client.read_resource("entity:node/31")
+        with pytest.raises(Exception, match="not found"):
+            await client.read_resource("entity:node/no-such-page")
+    assert "Salary" not in str(refused.value)

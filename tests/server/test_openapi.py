@@ -47,7 +47,13 @@ def document(live: Live) -> dict[str, Any]:
 
 def test_document_is_openapi_3_1_with_every_endpoint(document: dict[str, Any]) -> None:
     assert document["openapi"] == "3.1.0"
-    assert set(document["paths"]) == {"/api/question", "/api/feedback", "/api/openapi.json", "/"}
+    assert set(document["paths"]) == {
+        "/api/question",
+        "/api/feedback",
+        "/api/document",
+        "/api/openapi.json",
+        "/",
+    }
     question = document["paths"]["/api/question"]["post"]
     assert {"200", "400", "401", "403", "404", "409", "413", "500"} <= set(question["responses"])
     content = question["responses"]["200"]["content"]

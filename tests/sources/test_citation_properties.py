@@ -157,3 +157,25 @@ def test_anchor_slices_always_match(text: str, numbers: set[int]) -> None:
         assert anchor.source_uri in uris
         for marker in result.markers:
             assert anchor.end_index <= marker.start or anchor.start_index >= marker.end
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=ANSWERS, numbers=NUMBERS, keep=st.integers(min_value=0, max_value=10))
+def test_at_conversation_scope_kept_numbers_stay_and_new_ones_count_on(
+    text: str, numbers: set[int], keep: int
+) -> None:
+    result = finalize_citations(text, sources_numbered(numbers), keep=keep)
+    reread = parse_markers(result.text)
+    assert reread == list(result.markers)
+    fresh = []
+    for old, new in result.renumbering.items():  # in first-citation order
+        if old <= keep:
+            assert new == old
+        else:
+            fresh.append(new)
+    assert fresh == list(range(keep + 1, keep + 1 + len(fresh)))
+    assert [s.number for s in result.sources] == list(result.renumbering.values())
+    # The same sources survive as at turn scope: only their numbers differ.
+    assert {s.entity_id for s in result.sources} == {
+        s.entity_id for s in finalize(text, numbers).sources
+    }

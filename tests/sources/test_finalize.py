@@ -148,3 +148,24 @@ def test_references_are_the_final_cards() -> None:
 def test_sources_must_be_numbered_once(sources: list[Source], message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         finalize_citations("A [1].", sources)
+
+
+def test_at_conversation_scope_the_conversations_numbers_stay() -> None:
+    # 1 and 2 are the conversation's; 3..5 were shown to the model as candidates.
+    sources = numbered(1, 2, 3, 4, 5)
+    result = finalize_citations("New [5]. Old [2]. Other new [3]. Old again [2].", sources, keep=2)
+    assert result.text == "New [3]. Old [2]. Other new [4]. Old again [2]."
+    assert [(s.number, s.entity_id) for s in result.sources] == [(3, "5"), (2, "2"), (4, "3")]
+    assert dict(result.renumbering) == {5: 3, 2: 2, 3: 4}
+    assert [s.entity_id for s in result.dropped] == ["1", "4"]
+
+
+def test_at_conversation_scope_groups_and_dangling_numbers_follow_the_same_rules() -> None:
+    result = finalize_citations("A [4, 1, 9]. B [2-4].", numbered(1, 2, 3, 4), keep=3)
+    assert result.text == "A [1, 4]. B [2-4]."
+    assert [d.number for d in result.dangling] == [9]
+
+
+def test_keep_must_not_be_negative() -> None:
+    with pytest.raises(InvalidInput, match="keep must be 0 or more"):
+        finalize_citations("A [1].", numbered(1), keep=-1)

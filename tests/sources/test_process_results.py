@@ -257,3 +257,31 @@ def test_integer_entity_ids_are_read_as_strings() -> None:
     row = {**rag_row("5", "a", 0.9), "entity_id": 5}
     [source] = process_results([row], RetrievalSettings(), ANONYMOUS)
     assert source.uri == "entity:node/5"
+
+
+def test_sources_carry_their_passage_detail_and_access_for_the_cards() -> None:
+    corpus = campus_corpus()
+    rows = [
+        rag_row("1", "Late files wait a year.", 0.9, chunk=1),
+        rag_row("1", "Apply by March.", 0.8),
+        rag_row("3", "Internal pay grades for staff.", 0.7),
+        rag_row("11", "Physics MSc.", 0.6, entity_type="program"),
+    ]
+    sources = process_results(rows, RetrievalSettings(), STAFF, corpus=corpus)
+    admissions, salaries, physics = sources
+    # The passage is the best chunk, located in the document's text.
+    assert admissions.passage == "Late files wait a year."
+    body = "Apply by March.\n\nLate files wait a year."
+    assert admissions.passage_start is not None
+    assert body[admissions.passage_start : admissions.passage_end] == admissions.passage
+    assert not admissions.restricted
+    assert salaries.restricted
+    # Physics MSc's passage is not in its (empty) text: no offsets, the passage still shows.
+    assert physics.passage == "Physics MSc."
+    assert physics.passage_start is None
+    assert physics.detail == "MSc"
+    card = physics.model_copy(update={"number": 3}).to_reference()
+    assert (card.detail, card.passage, card.restricted) == ("MSc", "Physics MSc.", False)
+    staff_card = salaries.model_copy(update={"number": 2}).to_reference()
+    assert staff_card.restricted
+    assert staff_card.detail is None  # no short text field

@@ -34,6 +34,7 @@ PUBLIC = [
     "render_sources_block",
     "replace_round",
     "reranker_names",
+    "source_quotes",
     "sources_block",
 ]
 

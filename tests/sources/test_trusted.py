@@ -6,7 +6,6 @@ import pytest
 from pydantic import ValidationError
 
 from citelab.contract import Anchor
-from citelab.sources import Source
 from citelab.sources import _trusted as trusted
 
 ROWS = [
@@ -15,7 +14,7 @@ ROWS = [
 ]
 
 
-def state(model: Anchor | Source) -> tuple[object, ...]:
+def state(model: Anchor) -> tuple[object, ...]:
     return (
         type(model),
         model.__dict__,
@@ -45,20 +44,7 @@ def test_each_anchor_has_its_own_fields_set() -> None:
     assert second.cited_text == "😀 é"
 
 
-def test_renumbered_sources_are_model_copies() -> None:
-    sources = [
-        Source(number=4, entity_type="node", entity_id="4", title="Four", fields={"a": 1}),
-        Source(number=9, url="https://uni.example/9", content="Nine"),
-    ]
-    made = trusted.renumbered(sources, [1, 2])
-    copies = [s.model_copy(update={"number": n}) for s, n in zip(sources, [1, 2], strict=True)]
-    assert [state(source) for source in made] == [state(source) for source in copies]
-    assert [source.number for source in sources] == [4, 9]  # the originals are untouched
-    with pytest.raises(ValidationError, match="frozen"):
-        made[0].number = 3  # type: ignore[misc]
-
-
-def test_without_the_direct_way_anchors_are_validated_and_sources_copied(
+def test_without_the_direct_way_anchors_are_validated(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(trusted, "_DIRECT", False)
@@ -66,9 +52,6 @@ def test_without_the_direct_way_anchors_are_validated_and_sources_copied(
     assert trusted.anchors([dict(row) for row in ROWS]) == validated
     with pytest.raises(ValidationError, match=r"1 validation error"):
         trusted.anchors([{**ROWS[0], "source_uri": ""}])  # validated: an empty uri is refused
-    source = Source(number=5, title="Five")
-    [copy] = trusted.renumbered([source], [1])
-    assert state(copy) == state(source.model_copy(update={"number": 1}))
 
 
 def test_the_self_check_fails_when_pydantic_stores_a_model_differently(

@@ -26,7 +26,7 @@ import tomllib
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -119,10 +119,19 @@ class AgentConfig(BaseModel):
     """Which citation hooks run."""
     merge_strategy: Literal["merge", "replace"] = "merge"
     """How a later tool round joins the held sources (``replace`` is the stale-number ablation)."""
+    numbering: Literal["conversation", "turn"] = "conversation"
+    """How sources are numbered across turns: ``conversation`` (a source keeps its number for
+    the whole conversation, newly cited ones continue the count, and the model is shown those
+    numbers) or ``turn`` (each turn numbers its cited sources 1..k afresh: the ablation)."""
     max_rounds: int = Field(default=4, ge=1, le=32)
     """Most model calls in one turn; the turn fails when the model still calls tools."""
     no_answer_message: str = Field(default=DEFAULT_NO_ANSWER_MESSAGE, min_length=1)
     """Substituted for the answer when nothing usable reached the user."""
+    starter_questions: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=8
+    )
+    """Questions the web page offers before the first one is asked (answerable from the
+    agent's corpus)."""
     answer_deadline_seconds: float | None = Field(default=None, gt=0, le=3600)
     """Longest a whole answer may take (every model call and search); ``None``: the answer
     service's own deadline."""

@@ -40,7 +40,9 @@ class Answer(BaseModel):
     """The finalized answer text (markers renumbered, dangling ones removed), or the
     no-answer message."""
     sources: list[Source]
-    """The cited sources, numbered 1..k in first-citation order."""
+    """The cited sources in first-citation order, under the numbers the text uses: the
+    conversation's (a source an earlier turn cited keeps its number, new ones continue the
+    count) or, under ``numbering = "turn"``, 1..k."""
     anchors: list[Anchor] = Field(default_factory=list)
     """Inline citation anchors into ``text`` (code points)."""
     suggested_replies: list[SuggestedReply] = Field(default_factory=list)
@@ -73,6 +75,9 @@ class Answer(BaseModel):
     """Markers that named no source."""
     mapping: dict[int, int] = Field(default_factory=dict)
     """Number the model wrote → final number, for every cited source."""
+    keep: int = Field(default=0, ge=0)
+    """Numbers ``1..keep`` were the conversation's before this turn and kept their meaning
+    (conversation-wide numbering); ``0`` in a first turn or under ``numbering = "turn"``."""
 
     @property
     def references(self) -> list[Reference]:

@@ -23,7 +23,11 @@ on_token=None)`` does, in order (as the seed's ``AnswerService::answer()``):
    the model wrote no text. ``on_token`` only ever gets the non-empty pieces the text is made
    of, so an empty text means no token was sent; a streamed answer that reached the client is
    left alone even without sources (finalizing then gives it no sources);
-8. finalize citations, build anchors and the contract message;
+8. finalize citations, build anchors and the contract message. Under the agent's default
+   ``numbering = "conversation"`` finalizing is at conversation scope: a source an earlier
+   turn cited keeps its number (the model was shown it under that number, and the history's
+   answers use it), newly cited ones continue the count, and the record remembers how many
+   numbers are given out; ``numbering = "turn"`` numbers each turn's sources 1..k;
 9. log the turn, capture its log and trace ids with one query for the runner's newest entry,
    and save the conversation. A failed turn is logged and saves nothing: the conversation
    stays as it was and usable; a turn whose save fails (another process won the race, or the
@@ -39,6 +43,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +80,7 @@ from citelab.sources import (
     Source,
     build_anchors,
     finalize_citations,
+    source_quotes,
 )
 
 __all__ = [
@@ -413,7 +419,11 @@ class AnswerService:
         finalized = outcome.finalized
         anchors = build_anchors(finalized)
         message = build_message(
-            outcome.text, list(finalized.sources), anchors, run.suggested_replies
+            outcome.text,
+            list(finalized.sources),
+            anchors,
+            run.suggested_replies,
+            source_quotes=source_quotes(anchors, finalized.sources),
         )
         log_id, trace_id = await self._log_turn(turn, outcome)
         try:
@@ -440,6 +450,7 @@ class AnswerService:
             dropped=list(finalized.dropped),
             dangling=[DanglingMarker.of(d) for d in finalized.dangling],
             mapping=dict(finalized.renumbering),
+            keep=_keep(turn),
         )
 
     async def _save(
@@ -453,6 +464,7 @@ class AnswerService:
             log_id=log_id,
             trace_id=trace_id,
             no_answer=outcome.no_answer,
+            cited={_number(source): source.uri for source in outcome.finalized.sources},
             created_at=now,
             drew_on=sorted(
                 turn.history_drew_on
@@ -463,10 +475,14 @@ class AnswerService:
                 }
             ),
         )
+        keep = _keep(turn)
+        finalized = outcome.finalized
+        numbered = max([keep, *map(_number, finalized.sources)])
         record = turn.record.model_copy(
             update={
                 "turns": [*turn.record.turns, past],
-                "held_sources": held_after(outcome.finalized, outcome.run.sources),
+                "held_sources": held_after(finalized, outcome.run.sources, keep=keep),
+                "numbered": numbered if turn.config.numbering == "conversation" else 0,
                 "expires_at": now + self.ttl_seconds,
             }
         )
@@ -581,20 +597,40 @@ class _Outcome:
 def _outcome(turn: _Turn, run: AgentRun) -> _Outcome:
     """Apply the no-answer rule (see the module docstring, step 7) and finalize."""
     no_answer = (not turn.streaming and not run.sources) or run.text == ""
-    finalized = finalize_citations("" if no_answer else run.text, run.sources)
+    finalized = finalize_citations("" if no_answer else run.text, run.sources, keep=_keep(turn))
     text = turn.config.no_answer_message if no_answer else finalized.text
     return _Outcome(run, finalized, text, no_answer, len(turn.record.turns) + 1)
 
 
-def held_after(finalized: FinalizedAnswer, held: Sequence[Source]) -> list[Source]:
-    """The sources a conversation holds after a turn: the cited ones under their final numbers
-    (so the answer text in the history and the next prompt agree), then the uncited ones."""
-    kept = list(finalized.sources)
+def _keep(turn: _Turn) -> int:
+    """How many numbers finalizing keeps: the conversation's, under conversation numbering."""
+    return turn.record.numbered if turn.config.numbering == "conversation" else 0
+
+
+def held_after(
+    finalized: FinalizedAnswer, held: Sequence[Source], *, keep: int = 0
+) -> list[Source]:
+    """The sources a conversation holds after a turn, as the next prompt shows them.
+
+    First the numbered ones, by number: with ``keep`` (conversation scope) every held source
+    numbered ``1..keep`` and every source this turn cited; at turn scope (``keep=0``) this
+    turn's cited sources. Their numbers are the ones the answers' texts use, so the history
+    and the next prompt agree. Then the uncited ones, numbered after them.
+    """
+    numbered = {s.number: s for s in held if s.number is not None and s.number <= keep}
+    numbered.update((_number(s), s) for s in finalized.sources)
+    kept = [numbered[number] for number in sorted(numbered)]
     cited = {source.key for source in kept}
+    following = count(max(keep, max(numbered, default=0)) + 1)
     for source in held:
         if source.key not in cited:
-            kept.append(source.model_copy(update={"number": len(kept) + 1}))
+            kept.append(source.model_copy(update={"number": next(following)}))
     return kept
+
+
+def _number(source: Source) -> int:
+    assert source.number is not None  # finalized sources are numbered
+    return source.number
 
 
 def _readable(held: Sequence[Source], turn: _Turn) -> list[Source]:

@@ -47,6 +47,8 @@ class TurnRecord(BaseModel):
     """The turn's trace id, for scoring feedback."""
     no_answer: bool = False
     """True when the no-answer message was substituted."""
+    cited: dict[int, str] = Field(default_factory=dict)
+    """The sources ``answer`` cites: its number ``[n]`` → the source's uri."""
     created_at: float
     """Unix time the turn finished."""
     drew_on: list[tuple[str, str]] | None = None
@@ -69,8 +71,14 @@ class ConversationRecord(BaseModel):
     turns: list[TurnRecord] = Field(default_factory=list)
     """The threaded history, oldest first."""
     held_sources: list[Source] = Field(default_factory=list)
-    """Sources held for follow-ups: the last answer's cited sources first, numbered as in
-    its text, then the uncited ones."""
+    """Sources held for follow-ups, as the next turn's model is shown them. Conversation-wide
+    numbering: every source a turn cited, under its conversation number ``1..numbered``
+    (ordered by number; one that became unreadable leaves its number unused), then the
+    uncited ones numbered after them. Per-turn numbering: the last answer's cited sources,
+    numbered as in its text, then the uncited ones."""
+    numbered: int = Field(default=0, ge=0)
+    """How many citation numbers the conversation has given out: ``[1]``..``[numbered]`` name
+    the same source in every turn (``0`` under per-turn numbering)."""
     created_at: float
     """Unix time the conversation started."""
     expires_at: float

@@ -92,5 +92,7 @@ def _print_sources(references: list[Any]) -> None:
         return
     print("\nSources:")
     for reference in references:
+        # [n] is the conversation's number for the source: the same in every follow-up.
+        detail = f" ({reference.detail})" if reference.detail else ""
         where = f" <{reference.url}>" if reference.url else ""
-        print(f"  [{reference.number}] {reference.title}{where}")
+        print(f"  [{reference.number}] {reference.title}{detail}{where}")

@@ -23,9 +23,12 @@ from citelab.contract._offsets import (
 )
 from citelab.contract._payloads import (
     CITATIONS_KEY,
+    SOURCE_NUMBER_KEY,
+    SOURCE_QUOTES_KEY,
     SOURCE_URL_KEY,
     SUGGESTED_REPLIES_KEY,
     Anchor,
+    SourceQuote,
     SuggestedReply,
 )
 from citelab.contract._registry import (
@@ -53,6 +56,8 @@ __all__ = [
     "ALLOWLISTS",
     "BLOCK_KINDS",
     "CITATIONS_KEY",
+    "SOURCE_NUMBER_KEY",
+    "SOURCE_QUOTES_KEY",
     "SOURCE_URL_KEY",
     "SUGGESTED_REPLIES_KEY",
     "Anchor",
@@ -63,6 +68,7 @@ __all__ = [
     "MetaRegistry",
     "PayloadCheck",
     "PayloadContext",
+    "SourceQuote",
     "SuggestedReply",
     "TextOffsets",
     "Violation",

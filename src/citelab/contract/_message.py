@@ -38,9 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from citelab._errors import InvalidInput
 from citelab.contract._payloads import (
     CITATIONS_KEY,
+    SOURCE_NUMBER_KEY,
+    SOURCE_QUOTES_KEY,
     SOURCE_URL_KEY,
     SUGGESTED_REPLIES_KEY,
     Anchor,
+    SourceQuote,
     SuggestedReply,
     link_url_problem,
 )
@@ -52,6 +55,7 @@ ContentBlock = Annotated[mcp_types.ContentBlock, Field(discriminator="type")]
 
 _ANCHORS: TypeAdapter[list[Anchor]] = TypeAdapter(list[Anchor])
 _REPLIES: TypeAdapter[list[SuggestedReply]] = TypeAdapter(list[SuggestedReply])
+_QUOTES: TypeAdapter[list[SourceQuote]] = TypeAdapter(list[SourceQuote])
 
 
 class AnswerMessage(BaseModel):
@@ -92,6 +96,27 @@ class AnswerMessage(BaseModel):
         block = self.text_block
         payload = (block.meta or {}).get(CITATIONS_KEY) if block is not None else None
         return _parse(_ANCHORS, payload, CITATIONS_KEY)
+
+    @property
+    def source_quotes(self) -> list[SourceQuote]:
+        """The source-side passages of the anchors (empty if there are none)."""
+        block = self.text_block
+        payload = (block.meta or {}).get(SOURCE_QUOTES_KEY) if block is not None else None
+        return _parse(_QUOTES, payload, SOURCE_QUOTES_KEY)
+
+    @property
+    def numbered_sources(self) -> list[tuple[int, ResourceLink]]:
+        """Each source with the ``[n]`` the text uses for it, in :attr:`sources` order.
+
+        That is ``_meta["citelab/number"]`` when every source carries a distinct positive one
+        (a follow-up under conversation-wide numbering), else the position 1..k.
+        """
+        sources = self.sources
+        numbers = [(link.meta or {}).get(SOURCE_NUMBER_KEY) for link in sources]
+        valid = all(type(n) is int and n >= 1 for n in numbers)
+        if sources and valid and len(set(numbers)) == len(numbers):
+            return list(zip(numbers, sources, strict=True))  # type: ignore[arg-type]
+        return list(enumerate(sources, 1))
 
     @property
     def suggested_replies(self) -> list[SuggestedReply]:
@@ -140,6 +165,8 @@ def build_message(
     sources: Sequence[object],
     anchors: Sequence[Anchor | Mapping[str, Any]] | None = None,
     suggested_replies: Sequence[SuggestedReply | Mapping[str, Any] | str] | None = None,
+    *,
+    source_quotes: Sequence[SourceQuote | Mapping[str, Any]] | None = None,
 ) -> AnswerMessage:
     """Build an answer message; validate it with ``validate_message`` / ``check_message``.
 
@@ -151,15 +178,25 @@ def build_message(
     citation number. A ``url`` other than the uri goes to ``_meta["citelab/url"]`` when it is
     a safe link target (http(s) or relative; any other is left out, the uri still names the
     source). Unusable input is an ``InvalidInput`` that says which item.
+
+    Sources with a ``number`` (a field or attribute) that is not their position (item ``i``
+    cited as ``[i + 1]``) make every link carry ``_meta["citelab/number"]``: the ``[n]`` the
+    text uses for it (conversation-wide numbering). ``source_quotes`` go to the text block's
+    ``_meta["citelab/source_quotes"]``.
     """
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}")
-    links = [_resource_link(item, index, len(sources)) for index, item in enumerate(sources)]
-    text_meta = {CITATIONS_KEY: _anchor_payload(anchors)} if anchors else None
+    links = _numbered(
+        [_resource_link(item, index, len(sources)) for index, item in enumerate(sources)],
+        sources,
+    )
+    text_meta: dict[str, Any] = {CITATIONS_KEY: _anchor_payload(anchors)} if anchors else {}
+    if source_quotes:
+        text_meta[SOURCE_QUOTES_KEY] = _quote_payload(source_quotes)
     message_meta = (
         {SUGGESTED_REPLIES_KEY: _reply_payload(suggested_replies)} if suggested_replies else None
     )
-    blocks: list[ContentBlock] = [TextContent(text=text, meta=text_meta), *links]
+    blocks: list[ContentBlock] = [TextContent(text=text, meta=text_meta or None), *links]
     return AnswerMessage(content=blocks, meta=message_meta)
 
 
@@ -180,6 +217,23 @@ def _resource_link(item: object, index: int, count: int) -> ResourceLink:
         annotations=annotations,
         meta=_link_meta(_field(item, "url"), uri),
     )
+
+
+def _numbered(links: list[ResourceLink], sources: Sequence[object]) -> list[ResourceLink]:
+    """``links`` with ``_meta["citelab/number"]`` on each, when the sources' numbers are not
+    their positions; unchanged otherwise."""
+    numbers = [_field(item, "number") for item in sources]
+    if all(n is None or n == index for index, n in enumerate(numbers, 1)):
+        return links
+    for index, number in enumerate(numbers):
+        if type(number) is not int or number < 1:
+            raise InvalidInput(f"sources[{index}].number must be an integer >= 1, not {number!r}")
+    if len(set(numbers)) != len(numbers):
+        raise InvalidInput(f"source numbers must be distinct, got {numbers}")
+    return [
+        link.model_copy(update={"meta": {**(link.meta or {}), SOURCE_NUMBER_KEY: number}})
+        for link, number in zip(links, numbers, strict=True)
+    ]
 
 
 def _link_meta(url: object, uri: str) -> dict[str, Any] | None:
@@ -223,6 +277,13 @@ def _source_uri(item: object, index: int) -> str:
 def _anchor_payload(anchors: Sequence[Anchor | Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [
         _model(Anchor, a, f"anchors[{i}]").model_dump(by_alias=True) for i, a in enumerate(anchors)
+    ]
+
+
+def _quote_payload(quotes: Sequence[SourceQuote | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        _model(SourceQuote, q, f"source_quotes[{i}]").model_dump(by_alias=True, exclude_none=True)
+        for i, q in enumerate(quotes)
     ]
 
 

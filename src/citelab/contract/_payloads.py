@@ -12,9 +12,13 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "CITATIONS_KEY",
+    "SOURCE_NUMBER_KEY",
+    "SOURCE_QUOTES_KEY",
     "SOURCE_URL_KEY",
     "SUGGESTED_REPLIES_KEY",
     "Anchor",
+    "SourceNumber",
+    "SourceQuote",
     "SourceUrl",
     "SuggestedReply",
     "link_url_problem",
@@ -28,6 +32,13 @@ SOURCE_URL_KEY = "citelab/url"
 """``_meta`` key on a ``resource_link`` block: where a reader opens the source (a
 :data:`SourceUrl`), when that differs from its ``uri`` (an ``entity:`` URI names a source but
 opens nothing)."""
+SOURCE_NUMBER_KEY = "citelab/number"
+"""``_meta`` key on a ``resource_link`` block: the ``[n]`` the text uses for this source (a
+:data:`SourceNumber`), written on every link when the message's numbers are not 1..k in
+priority order (a follow-up under conversation-wide numbering)."""
+SOURCE_QUOTES_KEY = "citelab/source_quotes"
+"""``_meta`` key on the text block: the source-side passage of citation anchors, a list of
+:class:`SourceQuote` (what Anthropic calls ``cited_text`` and its character location)."""
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 # Browsers drop tabs and newlines anywhere in a URL, and controls and spaces at its ends,
@@ -89,6 +100,31 @@ class Anchor(BaseModel):
     """First code point of the span."""
     end_index: int = Field(ge=0)
     """One past the last code point of the span."""
+
+
+SourceNumber = Annotated[int, Field(strict=True, ge=1)]
+"""The payload of :data:`SOURCE_NUMBER_KEY`: a citation number, an integer >= 1."""
+
+
+class SourceQuote(BaseModel):
+    """The passage of a source that supports one citation anchor, and where it sits.
+
+    Offsets are Unicode code points into the source document's text, end exclusive; both are
+    absent when the location is not known (the quote alone still says what supports it).
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    anchor_index: int = Field(ge=0)
+    """Which anchor (index into the text block's ``drupal.org/ai.citations`` list)."""
+    source_uri: str = Field(min_length=1)
+    """The ``uri`` of the source the passage is from (that anchor's ``sourceUri``)."""
+    text: str
+    """The source passage (untrusted)."""
+    start_index: int | None = Field(default=None, ge=0)
+    """First code point of the passage in the source's text."""
+    end_index: int | None = Field(default=None, ge=0)
+    """One past the passage's last code point in the source's text."""
 
 
 class SuggestedReply(BaseModel):

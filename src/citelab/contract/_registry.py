@@ -12,7 +12,7 @@ registers their own key, and passes it to ``validate_message(data, registry=...)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin
 
@@ -22,9 +22,13 @@ from citelab._errors import InvalidInput
 from citelab.contract._meta_keys import is_reserved_meta_key, meta_key_problem
 from citelab.contract._payloads import (
     CITATIONS_KEY,
+    SOURCE_NUMBER_KEY,
+    SOURCE_QUOTES_KEY,
     SOURCE_URL_KEY,
     SUGGESTED_REPLIES_KEY,
     Anchor,
+    SourceNumber,
+    SourceQuote,
     SourceUrl,
     SuggestedReply,
 )
@@ -38,6 +42,7 @@ __all__ = [
     "PayloadCheck",
     "PayloadContext",
     "check_citation_anchors",
+    "check_source_quotes",
     "default_registry",
     "shared_default_registry",
 ]
@@ -60,6 +65,8 @@ class PayloadContext:
     message has no readable text block."""
     source_uris: frozenset[str]
     """The ``uri`` of every ``resource_link`` block of the message."""
+    block_meta: Mapping[str, Any] | None = None
+    """The whole ``_meta`` of the block the payload sits on (its sibling keys)."""
 
 
 PayloadCheck = Callable[[Any, str, PayloadContext], Iterable[Violation]]
@@ -260,6 +267,54 @@ def _clip(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+def check_source_quotes(
+    quotes: list[SourceQuote | None], path: str, context: PayloadContext
+) -> Iterator[Violation]:
+    """Each quote names an anchor of the text block and that anchor's source, and its
+    offsets (when given) are both present and in order."""
+    anchors = _anchors_of(context)
+    for index, quote in enumerate(quotes):
+        if quote is None:
+            continue
+        where = f"{path}[{index}]"
+        if anchors is not None and quote.anchor_index >= len(anchors):
+            yield Violation(
+                path=f"{where}.anchorIndex",
+                code="unknown_anchor",
+                message=f"anchor {quote.anchor_index} does not exist ({len(anchors)} anchors)",
+            )
+        elif anchors is not None and anchors[quote.anchor_index] != quote.source_uri:
+            yield Violation(
+                path=f"{where}.sourceUri",
+                code="source_mismatch",
+                message=f"anchor {quote.anchor_index} cites {anchors[quote.anchor_index]!r}, "
+                f"not {quote.source_uri!r}",
+            )
+        if (quote.start_index is None) != (quote.end_index is None) or (
+            quote.start_index is not None
+            and quote.end_index is not None
+            and quote.start_index > quote.end_index
+        ):
+            yield Violation(
+                path=where,
+                code="bad_span",
+                message="startIndex and endIndex must be given together, start <= end",
+            )
+
+
+def _anchors_of(context: PayloadContext) -> list[str] | None:
+    """The sourceUri of each anchor of the text block, or ``None`` when they are unreadable."""
+    raw = (context.block_meta or {}).get(CITATIONS_KEY)
+    if not isinstance(raw, list):
+        return None
+    uris = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("sourceUri"), str):
+            return None
+        uris.append(item["sourceUri"])
+    return uris
+
+
 def _build_default() -> MetaRegistry:
     registry = MetaRegistry()
     registry.register(
@@ -280,6 +335,19 @@ def _build_default() -> MetaRegistry:
         SourceUrl,
         on="resource_link",
         description="Where a reader opens the source (http(s) or relative), when not its uri.",
+    )
+    registry.register(
+        SOURCE_NUMBER_KEY,
+        SourceNumber,
+        on="resource_link",
+        description="The [n] the text uses for this source, when not its position 1..k.",
+    )
+    registry.register(
+        SOURCE_QUOTES_KEY,
+        list[SourceQuote],
+        on="text",
+        description="The source-side passage (and its offsets in the source) of anchors.",
+        check=check_source_quotes,
     )
     return registry
 

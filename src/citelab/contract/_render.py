@@ -131,8 +131,9 @@ def render_answer_html(
 ) -> str:
     """The answer Markdown as sanitized HTML, with ``[n]`` markers linked to the source list.
 
-    For a message, markers ``1..len(sources)`` are linked; for plain text, ``1..source_count``
-    (every marker when ``source_count`` is None). Other markers stay as text.
+    For a message, markers naming one of its sources (``1..len(sources)``, or the numbers in
+    ``_meta["citelab/number"]``) are linked; for plain text, ``1..source_count`` (every
+    marker when ``source_count`` is None). Other markers stay as text.
     """
     message = answer if isinstance(answer, AnswerMessage) else None
     text = message.text if message is not None else answer
@@ -140,11 +141,14 @@ def render_answer_html(
         raise InvalidInput(
             f"answer must be an AnswerMessage or a string, not {type(text).__name__}"
         )
+    known: frozenset[int] | None = None
     if message is not None and source_count is None:
-        source_count = len(message.sources)
+        known = frozenset(number for number, _ in message.numbered_sources)
+    elif source_count is not None:
+        known = frozenset(range(1, source_count + 1))
     prefix = _resolve_prefix(message, id_prefix)
     parser = _answer_parser()
-    env = {"cite_prefix": prefix, "cite_count": source_count}
+    env = {"cite_prefix": prefix, "cite_known": known}
     return sanitize_html(parser.render(text, env))
 
 
@@ -214,14 +218,14 @@ def _citation_marker(state: StateInline, silent: bool) -> bool:
 
 
 def _push_marker(state: StateInline, numbers: str) -> None:
-    prefix, count = state.env["cite_prefix"], state.env["cite_count"]
+    prefix, known = state.env["cite_prefix"], state.env["cite_known"]
     state.push("text", "", 0).content = "["
     for position, part in enumerate(re.split(r"([ \t]*,[ \t]*)", numbers)):
         if position % 2:
             state.push("text", "", 0).content = part
             continue
         number = int(part)
-        if number < 1 or (count is not None and number > count):
+        if number < 1 or (known is not None and number not in known):
             state.push("text", "", 0).content = part
             continue
         link = state.push("link_open", "a", 1)
@@ -281,14 +285,21 @@ def render_sources_html(
 ) -> str:
     """The sources as one ``<ol>``, by priority (stable on ties); ``""`` if there are none.
 
-    Item ``n`` has id ``cite-<id>-n``, the target of marker ``[n]``.
+    Item ``n`` has id ``cite-<id>-n``, the target of marker ``[n]``. When the numbers are not
+    1..k (``_meta["citelab/number"]``), the list is a ``<ul>`` whose items start with ``[n]``.
     """
     sources = message.sources
     if not sources:
         return ""
     prefix = _resolve_prefix(message, id_prefix)
-    items = [_source_item(source, n, prefix, new_tab) for n, source in enumerate(sources, 1)]
-    return sanitize_html('<ol class="citelab-sources">' + "".join(items) + "</ol>")
+    numbered = message.numbered_sources
+    if all(n == position for position, (n, _) in enumerate(numbered, 1)):
+        items = [_source_item(source, n, prefix, new_tab) for n, source in numbered]
+        return sanitize_html('<ol class="citelab-sources">' + "".join(items) + "</ol>")
+    # Conversation-wide numbers (a follow-up citing [1] and [3]): an <ol> would count 1, 2,
+    # so each item says its number itself.
+    items = [_source_item(source, n, prefix, new_tab, label=True) for n, source in numbered]
+    return sanitize_html('<ul class="citelab-sources">' + "".join(items) + "</ul>")
 
 
 def _source_href(source: ResourceLink) -> str | None:
@@ -302,14 +313,18 @@ def _source_href(source: ResourceLink) -> str | None:
     return _href(source.uri)
 
 
-def _source_item(source: ResourceLink, number: int, prefix: str, new_tab: bool) -> str:
-    label = html.escape(source.title or source.name)
+def _source_item(
+    source: ResourceLink, number: int, prefix: str, new_tab: bool, *, label: bool = False
+) -> str:
+    title = html.escape(source.title or source.name)
     href = _source_href(source)
     if href is not None:
         target = ' target="_blank"' if new_tab else ""
-        body = f'<a href="{html.escape(href)}"{target}>{label}</a>'
+        body = f'<a href="{html.escape(href)}"{target}>{title}</a>'
     else:
-        body = label
+        body = title
+    if label:
+        body = f"[{number}] {body}"
     if href != source.uri:  # the link (if any) is not the URI: show the source's identity
         body += f" <code>{html.escape(source.uri)}</code>"
     if source.description:
@@ -323,7 +338,7 @@ def _source_item(source: ResourceLink, number: int, prefix: str, new_tab: bool) 
 def render_sources_markdown(message: AnswerMessage) -> str:
     """The sources as a numbered Markdown list, by priority; ``""`` if there are none."""
     lines = []
-    for number, source in enumerate(message.sources, 1):
+    for number, source in message.numbered_sources:
         label = _markdown_text(source.title or source.name)
         href = _source_href(source)
         line = f"[{label}](<{_markdown_url(href)}>)" if href else label

@@ -174,8 +174,13 @@ class _Run:
             errors = [e for e in exc.errors(include_url=False) if e["loc"][:1] != ("_meta",)]
             self.found += violations_from_errors(path, errors)
         text = block.get("text") if kind == "text" else None
+        meta = block.get("_meta")
         block_context = PayloadContext(
-            kind, text if isinstance(text, str) else None, context.answer_text, context.source_uris
+            kind,
+            text if isinstance(text, str) else None,
+            context.answer_text,
+            context.source_uris,
+            meta if isinstance(meta, Mapping) else None,
         )
         self._check_meta(block.get("_meta"), json_path(path, "_meta"), block_context)
 

@@ -70,6 +70,7 @@ from citelab.evals._judges import (
 )
 from citelab.evals._pipeline_scorers import (
     AnchorValidity,
+    CrossTurnStability,
     DanglingMarkers,
     FirstCitationOrder,
     GoldSources,
@@ -80,6 +81,7 @@ from citelab.evals._pipeline_scorers import (
     SourceLeakage,
     UncitedDropping,
     anchor_validity,
+    cross_turn_stability,
     dangling_markers,
     first_citation_order,
     gold_sources,
@@ -104,6 +106,7 @@ from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_
 from citelab.evals._runner import (
     RunPlan,
     default_output_dir,
+    earlier_numbers,
     plan_run,
     rescore,
     run,
@@ -143,6 +146,7 @@ __all__ = [
     "ClaimAttribution",
     "ClaimRecall",
     "Comparison",
+    "CrossTurnStability",
     "DanglingMarkers",
     "Dataset",
     "EvalResult",
@@ -197,9 +201,11 @@ __all__ = [
     "claim_recall",
     "compare_runs",
     "content_terms",
+    "cross_turn_stability",
     "dangling_markers",
     "default_answer_scorers",
     "default_output_dir",
+    "earlier_numbers",
     "evaluate_findings",
     "first_citation_order",
     "gold_sources",

@@ -4,8 +4,11 @@ Each checks one promise of DESIGN.md parts 1 and 3–5 on a recorded turn:
 
 ``anchor_validity``        every ``_meta`` anchor's slice, sourceUri and marker are right
 ``uncited_dropping``       after finalize no uncited source remains and no cited one is lost
-``first_citation_order``   final sources are numbered 1..k in first-citation order
+``first_citation_order``   final sources are numbered 1..k in first-citation order (at
+                           conversation scope: kept numbers stay, new ones count on)
 ``numbering_stability``    every marker resolves to the entity its number meant when written
+``cross_turn_stability``   across a conversation's turns: an entity keeps its number, and a
+                           number names the entity it named in earlier turns
 ``dangling_markers``       share of cited numbers that pointed at no source (lower is better)
 ``no_answer``              the turn answers exactly when it should
 ``source_leakage``         restricted entities reaching the reader (must be zero)
@@ -32,6 +35,7 @@ from citelab.sources import Marker, parse_markers
 
 __all__ = [
     "AnchorValidity",
+    "CrossTurnStability",
     "DanglingMarkers",
     "FirstCitationOrder",
     "GoldSources",
@@ -42,6 +46,7 @@ __all__ = [
     "SourceLeakage",
     "UncitedDropping",
     "anchor_validity",
+    "cross_turn_stability",
     "dangling_markers",
     "first_citation_order",
     "gold_sources",
@@ -199,7 +204,10 @@ class UncitedDropping(_Base):
 
 
 class FirstCitationOrder(_Base):
-    """Per final source: its number is its rank of first citation, priorities fall with it."""
+    """Per final source: it is listed in first-citation order with falling priorities, and
+    its number is its rank of first citation. At conversation scope (``record.keep``) a
+    number up to ``keep`` is the conversation's and stays; the turn's new sources are
+    numbered ``keep + 1``... by their rank of first citation among the new ones."""
 
     name = "first_citation_order"
 
@@ -207,18 +215,21 @@ class FirstCitationOrder(_Base):
         if not _usable(record) or not record.sources:
             return Score.not_applicable(self.metric)
         first = list(dict.fromkeys(n for m in _markers(record.text) for n in m.numbers))
-        rank = {number: position + 1 for position, number in enumerate(first)}
+        keep = record.keep
+        fresh = {n: keep + rank for rank, n in enumerate((n for n in first if n > keep), 1)}
         priorities = _priorities(record.message)
         rows = []
         for position, source in enumerate(record.sources):
-            expected = rank.get(source.number)
-            in_order = source.number == expected == position + 1
+            number = source.number
+            expected = number if 0 < number <= keep else fresh.get(number)
+            listed = position < len(first) and first[position] == number
+            in_order = listed and number == expected
             falling = _falls(priorities, source.uri, position)
             rows.append(
                 {
                     "number": source.number,
                     "uri": source.uri,
-                    "first_cited_rank": expected,
+                    "expected_number": expected,
                     "hit": in_order and falling,
                 }
             )
@@ -489,6 +500,46 @@ class SourceLanguage(_Base):
         return Score.of(self.metric, rows)
 
 
+class CrossTurnStability(_Base):
+    """Per citation of a follow-up turn's final text: the number means what it meant before.
+
+    A hit when both hold: the cited entity has the number it had in the conversation's
+    earlier turns (if it was cited there), and the number names the entity it named there
+    (if it was used there). What earlier turns used is ``record.earlier`` (first use of a
+    number wins), so this is what a shared source list shows against what the text says.
+    First turns, and follow-ups whose earlier turns cited nothing, are not applicable.
+    """
+
+    name = "cross_turn_stability"
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if not _usable(record) or not record.earlier:
+            return Score.not_applicable(self.metric)
+        earlier = record.earlier
+        earlier_number: dict[str, int] = {}
+        for number, earlier_uri in earlier.items():
+            earlier_number.setdefault(earlier_uri, number)
+        final = {s.number: s.uri for s in record.sources}
+        rows = []
+        for marker in _markers(record.text):
+            for number in marker.numbers:
+                uri = final.get(number)
+                if uri is None:
+                    continue
+                kept = earlier_number.get(uri, number) == number
+                same = earlier.get(number, uri) == uri
+                rows.append(
+                    {
+                        "number": number,
+                        "uri": uri,
+                        "earlier_number": earlier_number.get(uri),
+                        "earlier_uri": earlier.get(number),
+                        "hit": kept and same,
+                    }
+                )
+        return Score.of(self.metric, rows) if rows else Score.not_applicable(self.metric)
+
+
 @register_scorer("anchor_validity")
 def anchor_validity() -> AnchorValidity:
     return AnchorValidity()
@@ -512,6 +563,12 @@ def numbering_stability(
     """Stability of numbers across rounds; ``meaning="content"`` judges intent by content."""
     built = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
     return NumberingStability(meaning, built)
+
+
+@register_scorer("cross_turn_stability")
+def cross_turn_stability() -> CrossTurnStability:
+    """An entity keeps its number across turns, and a number keeps its entity."""
+    return CrossTurnStability()
 
 
 @register_scorer("dangling_markers")

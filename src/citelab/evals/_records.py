@@ -81,7 +81,7 @@ class TurnRecord(BaseModel):
     raw_text: str = ""
     """What the model wrote, before finalize."""
     sources: list[SourceRecord] = []
-    """The final sources, numbered 1..k."""
+    """The final sources in first-citation order, under their final numbers."""
     candidates: list[SourceRecord] = []
     """Every source the turn held before finalize, under its held number."""
     seen: list[SourceRecord] = []
@@ -95,6 +95,12 @@ class TurnRecord(BaseModel):
     """Searches the service ran before the model (a conversation's first turn)."""
     mapping: dict[int, int] = {}
     """Held number → final number, for every held source that survived."""
+    keep: int = 0
+    """Numbers ``1..keep`` were the conversation's before this turn (conversation-wide
+    numbering: finalize kept them); ``0`` in a first turn or under per-turn numbering."""
+    earlier: dict[int, str] = {}
+    """Number → URI as the conversation's earlier turns used them in their final texts (the
+    first use of a number wins): what a shared source list shows."""
     dangling: int = 0
     """Markers finalize removed because they pointed at no source (as the service counted)."""
     restricted: list[RestrictedEntity] = []

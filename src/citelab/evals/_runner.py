@@ -67,6 +67,7 @@ __all__ = [
     "ResumePolicy",
     "RunPlan",
     "default_output_dir",
+    "earlier_numbers",
     "model_endpoint",
     "plan_run",
     "record_failed",
@@ -74,6 +75,7 @@ __all__ = [
     "resume_units",
     "run",
     "run_async",
+    "turn_record",
 ]
 
 _RECORDS = "records.jsonl"
@@ -637,6 +639,7 @@ class BatchRunner:
                     restricted=restricted,
                     canaries=unit.case.canaries,
                     seconds=time.perf_counter() - began,
+                    earlier=earlier_numbers(turns),
                 )
             )
         return CaseRecord(
@@ -730,8 +733,10 @@ def turn_record(
     restricted: Sequence[RestrictedEntity] = (),
     canaries: Sequence[str] = (),
     seconds: float = 0.0,
+    earlier: Mapping[int, str] | None = None,
 ) -> TurnRecord:
-    """What the scorers need of an :class:`~citelab.answers.Answer`."""
+    """What the scorers need of an :class:`~citelab.answers.Answer`; ``earlier`` is what
+    :func:`earlier_numbers` says of the conversation's earlier turns."""
     held_numbers = {new: old for old, new in answer.mapping.items()}
     final = [_source_record(s.number, s) for s in answer.sources]
     candidates = [
@@ -751,11 +756,23 @@ def turn_record(
         rounds=[_round_record(r) for r in answer.rounds],
         forced_searches=len(answer.forced),
         mapping=dict(answer.mapping),
+        keep=answer.keep,
+        earlier=dict(earlier or {}),
         dangling=len(answer.dangling),
         restricted=list(restricted),
         canaries=[c for c in canaries if c.casefold() not in question.casefold()],
         seconds=seconds,
     )
+
+
+def earlier_numbers(turns: Sequence[TurnRecord]) -> dict[int, str]:
+    """Number → URI as ``turns`` (a conversation's turns so far) used them in their final
+    texts; the first use of a number wins."""
+    earlier: dict[int, str] = {}
+    for turn in turns:
+        for source in turn.sources:
+            earlier.setdefault(source.number, source.uri)
+    return earlier
 
 
 def _source_record(number: int | None, source: Any) -> SourceRecord:

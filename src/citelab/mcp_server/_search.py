@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict
 
 from citelab._errors import Conflict, NotFound
 from citelab.agent import AgentConfig, resolve_corpus_path
-from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.corpus import Corpus, Document, Reader, load_corpus
 from citelab.retrieval import RagResult, RagSearch, SearchIndex
 
-__all__ = ["CorpusSearch", "SearchResults"]
+__all__ = ["CorpusSearch", "SearchResults", "entity_markdown"]
 
 
 class SearchResults(BaseModel):
@@ -51,6 +51,26 @@ class CorpusSearch:
         output = await asyncio.to_thread(tool.run, arguments, reader)
         return SearchResults.model_validate(output)
 
+    async def document(
+        self, entity_type: str, entity_id: str, reader: Reader, agents: list[str]
+    ) -> Document:
+        """The entity from the first of ``agents``' corpora that holds it and lets ``reader``
+        read it; :class:`NotFound` otherwise (a document the reader may not read does not
+        exist for them)."""
+        for name in agents:
+            config = self._agents.get(name)
+            if config is None:
+                continue
+            corpus = await asyncio.to_thread(self._corpus_of, config.corpus)
+            document = corpus.get(entity_type, entity_id)
+            if document is not None and document.readable_by(reader):
+                return document
+        raise NotFound(f"entity:{entity_type}/{entity_id} not found")
+
+    def _corpus_of(self, name: str) -> Corpus:
+        with self._lock:
+            return self._corpus(name)
+
     def _config(self, agent: str) -> AgentConfig:
         config = self._agents.get(agent)
         if config is None:
@@ -73,3 +93,18 @@ class CorpusSearch:
         if name not in self._corpora:
             self._corpora[name] = load_corpus(resolve_corpus_path(name))
         return self._corpora[name]
+
+
+def entity_markdown(document: Document, langcode: str) -> str:
+    """The document as the Markdown an ``entity:`` resource serves: its title, its fields and
+    its text, in ``langcode`` when it has that translation (else its default language).
+    Titles and texts are the corpus's own (untrusted): clients render them as Markdown."""
+    _, translation = document.translation(langcode)
+    lines = [f"# {translation.title}", ""]
+    fields = [f"- {name}: {value}" for name, value in document.fields.items()]
+    if fields:
+        lines += [*fields, ""]
+    if translation.url:
+        lines += [f"<{translation.url}>", ""]
+    lines.append(translation.content)
+    return "\n".join(lines).rstrip() + "\n"

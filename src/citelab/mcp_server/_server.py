@@ -1,10 +1,15 @@
-"""The MCP server: an ``ask`` tool whose result is the answer's contract message, and a
-``search`` tool over the corpus.
+"""The MCP server: an ``ask`` tool whose result is the answer's contract message, a ``search``
+tool over the corpus, an ``agents`` listing, and ``entity:`` documents as resources.
 
 ``ask``'s result carries the :class:`~citelab.contract.AnswerMessage` blocks unchanged: the
 ``text`` block with its citation anchors in ``_meta`` and one ``resource_link`` per source,
-so any MCP client shows the sources; the message's ``_meta`` (suggested replies) becomes the
-result's ``_meta``; the structured content is the ``done`` payload every transport sends.
+so any MCP client shows the sources; then one more ``text`` block naming the conversation id
+(for clients that show only the content). The message's ``_meta`` (suggested replies) becomes
+the result's ``_meta``; the structured content is the ``done`` payload every transport sends.
+``search`` returns the matching passages as JSON text and structured content, and one
+``resource_link`` per entity found. Every ``entity:<type>/<id>`` uri these links name can be
+read (``resources/read``, the template ``entity:{entity_type}/{entity_id}``): the document as
+Markdown, if the server's reader may read it, from the default agent's corpus first.
 Errors become tool errors (``isError``): the caller's mistakes say what was wrong, anything
 else is logged and answered with a generic message.
 """
@@ -12,27 +17,40 @@ else is logged and answered with a generic message.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
 
 from citelab import __version__
-from citelab._errors import ConfigError
+from citelab._errors import ConfigError, NotFound
 from citelab.answers import Answer, AnswerService
 from citelab.corpus import Reader
 from citelab.events import DoneEvent
-from citelab.mcp_server._search import CorpusSearch, SearchResults
+from citelab.mcp_server._search import CorpusSearch, SearchResults, entity_markdown
 from citelab.server import problem
+from citelab.sources._source import snippet
 
-__all__ = ["answer_result", "create_server", "tool_error"]
+__all__ = [
+    "AgentInfo",
+    "AgentList",
+    "agent_list",
+    "answer_result",
+    "create_server",
+    "search_links",
+    "tool_error",
+]
 
 _INSTRUCTIONS = (
     "citelab answers questions from a document collection with numbered citations. Call "
     "`ask` with a question; its result is the answer text with inline [n] markers and one "
-    "resource_link per cited source. Pass the returned conversation_id to ask a follow-up. "
-    "Call `search` to read the matching passages yourself."
+    "resource_link per cited source. Pass the returned conversation_id to ask a follow-up: "
+    "a source keeps its [n] for the whole conversation. Call `search` to read the matching "
+    "passages yourself, `agents` to list the agents, and read any entity: resource_link "
+    "uri as a resource to see the whole document."
 )
 
 Question = Annotated[str, Field(description="The question to answer.", max_length=20_000)]
@@ -78,6 +96,39 @@ def create_server(
         return answer_result(answer)
 
     @server.tool(
+        name="agents",
+        title="List the agents",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    async def agents() -> Annotated[CallToolResult, AgentList]:
+        """The agents this server can ask (pass a name as `agent` to ask or search)."""
+        listing = agent_list(service, default_agent)
+        structured = listing.model_dump(mode="json")
+        lines = [
+            f"- {a.name}{' (default)' if a.default else ''}: corpus {a.corpus}"
+            for a in listing.agents
+        ]
+        return CallToolResult(
+            content=[TextContent(text="\n".join(lines))], structured_content=structured
+        )
+
+    @server.resource(
+        "entity:{entity_type}/{entity_id}",
+        name="entity",
+        title="A document of the corpus",
+        description="A corpus entity (the uri of a source's resource_link) as Markdown.",
+        mime_type="text/markdown",
+    )
+    async def entity(entity_type: str, entity_id: str) -> str:
+        order = [default_agent, *(name for name in service.agents if name != default_agent)]
+        try:
+            document = await corpus_search.document(entity_type, entity_id, who, order)
+        except NotFound as exc:
+            # The SDK answers this with -32602 and the message; anything else is a crash.
+            raise ResourceNotFoundError(str(exc)) from exc
+        return entity_markdown(document, who.langcode)
+
+    @server.tool(
         name="search",
         title="Search the documents",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -92,14 +143,66 @@ def create_server(
             return tool_error(exc, "search")
         structured = found.model_dump(mode="json")
         text = json.dumps(structured, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+        return CallToolResult(
+            content=[TextContent(text=text), *search_links(found)], structured_content=structured
+        )
 
     return server
 
 
+class AgentInfo(BaseModel):
+    """One agent the server can ask."""
+
+    name: str
+    """Pass it as ``agent`` to ``ask`` or ``search``."""
+    corpus: str
+    """The corpus it answers from."""
+    default: bool = False
+    """True for the agent used when none is named."""
+
+
+class AgentList(BaseModel):
+    """What the ``agents`` tool returns."""
+
+    agents: list[AgentInfo]
+
+
+def agent_list(service: AnswerService, default_agent: str) -> AgentList:
+    """The enabled agents that can answer, the default one first."""
+    usable = [c for c in service.agents.values() if c.enabled and c.retrieval is not None]
+    usable.sort(key=lambda config: config.name != default_agent)
+    return AgentList(
+        agents=[
+            AgentInfo(name=c.name, corpus=Path(c.corpus).stem, default=c.name == default_agent)
+            for c in usable
+        ]
+    )
+
+
+def search_links(found: SearchResults) -> list[ResourceLink]:
+    """One ``resource_link`` per entity of the results, best first (readable as a resource)."""
+    links: dict[str, ResourceLink] = {}
+    for row in found.results:
+        uri = f"entity:{row.entity_type}/{row.entity_id}"
+        if uri not in links:
+            links[uri] = ResourceLink(
+                uri=uri,
+                name=row.title or uri,
+                description=snippet(row.content),
+                mime_type="text/markdown",
+            )
+    return list(links.values())
+
+
 def answer_result(answer: Answer) -> CallToolResult:
-    """An answer as a tool result: the contract blocks, their ``_meta``, the ``done`` payload."""
+    """An answer as a tool result: the contract blocks, their ``_meta``, the ``done`` payload,
+    and a last text block naming the conversation (for clients that read only the content)."""
     result = answer.message.to_call_tool_result()
+    note = (
+        f"conversation_id: {answer.conversation_id} (pass it to ask for a follow-up; "
+        f"turn {answer.turn})"
+    )
+    result.content = [*result.content, TextContent(text=note)]
     result.structured_content = answer.to_done_event().model_dump(mode="json")
     return result
 

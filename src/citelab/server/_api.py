@@ -1,4 +1,4 @@
-"""The bodies of the HTTP API that are not events: feedback in and out.
+"""The bodies of the HTTP API that are not events: feedback and documents, in and out.
 
 A question is :class:`citelab.events.Question`; an answer is :class:`citelab.events.DoneEvent`
 (as one JSON object, or as the last of the ``references``/``token``/``done`` events).
@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["FeedbackRequest", "FeedbackResult"]
+__all__ = ["DocumentRequest", "FeedbackRequest", "FeedbackResult"]
 
 
 class FeedbackRequest(BaseModel):
@@ -45,3 +45,14 @@ class FeedbackResult(BaseModel):
     conversation_id: str
     turn: int
     value: Literal["up", "down"]
+
+
+class DocumentRequest(BaseModel):
+    """Which corpus document a source card's local document view shows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(min_length=1, max_length=200)
+    """The agent whose corpus holds the document (the conversation's agent)."""
+    uri: str = Field(min_length=1, max_length=1000)
+    """The source's ``entity:<type>/<id>`` URI."""

@@ -1,6 +1,7 @@
 """The Starlette app behind ``citelab serve``.
 
 Routes: ``GET /`` (the page), ``POST /api/question``, ``POST /api/feedback``,
+``POST /api/document`` (a source's document, for the page's local document view),
 ``GET /api/openapi.json``, ``/static/…`` (the front-end bundle) and ``/assets/…`` (the page's
 stylesheet). Middleware, outermost first: security headers on every response; access
 (authentication, CSRF, origin, host); the request body limit.
@@ -74,6 +75,7 @@ def create_app(
             Route("/", handlers.page, methods=["GET"]),
             Route("/api/question", handlers.question, methods=["POST"]),
             Route("/api/feedback", handlers.feedback, methods=["POST"]),
+            Route("/api/document", handlers.document, methods=["POST"]),
             Route("/api/openapi.json", handlers.openapi, methods=["GET"]),
             Mount("/static", StaticFiles(packages=[("citelab", "static")]), name="static"),
             Mount("/assets", StaticFiles(packages=[("citelab.server", "assets")]), name="assets"),

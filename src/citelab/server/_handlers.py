@@ -16,9 +16,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from citelab._errors import InvalidInput
 from citelab.answers import AnswerService
+from citelab.answers._documents import read_document
 from citelab.events import Question
 from citelab.server._access import reader_of, session_of
-from citelab.server._api import FeedbackRequest, FeedbackResult
+from citelab.server._api import DocumentRequest, FeedbackRequest, FeedbackResult
 from citelab.server._page import access_denied_page, render_page
 from citelab.server._problems import error_response
 from citelab.server._stream import AnswerStream, sse_frames
@@ -104,6 +105,18 @@ class Handlers:
         )
         return JSONResponse(result.model_dump(), headers=_NO_STORE)
 
+    async def document(self, request: Request) -> Response:
+        """``POST /api/document``: one ``entity:`` document, as the asker may read it."""
+        where = "POST /api/document"
+        try:
+            wanted = await read_body(request, DocumentRequest)
+            document = await read_document(
+                self.service, wanted.agent, wanted.uri, reader_of(request)
+            )
+        except Exception as exc:
+            return error_response(exc, where)
+        return JSONResponse(document.model_dump(mode="json"), headers=_NO_STORE)
+
     async def page(self, request: Request) -> Response:
         """``GET /``: the chat page for ``?agent=`` (default: the server's default agent)."""
         session = session_of(request)  # None: an anonymous visit, which needs no CSRF token
@@ -117,6 +130,8 @@ class Handlers:
             csrf_token=session.csrf_token if session is not None else "",
             user_id=reader_of(request).user_id,
             feedback_enabled=config.feedback_enabled,
+            agents=[n for n, c in self.service.agents.items() if c.enabled],
+            starters=config.starter_questions,
         )
         return HTMLResponse(html, headers=_NO_STORE)
 

@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from citelab.answers._documents import DocumentPayload
 from citelab.events import DoneEvent, ErrorEvent, Question, ReferencesEvent, TokenEvent
 from citelab.server._access import CSRF_HEADER
-from citelab.server._api import FeedbackRequest, FeedbackResult
+from citelab.server._api import DocumentRequest, FeedbackRequest, FeedbackResult
 from citelab.server._problems import ErrorBody
 
 __all__ = ["openapi_document"]
@@ -29,6 +30,8 @@ _MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (TokenEvent, "serialization"),
     (ErrorEvent, "serialization"),
     (FeedbackResult, "serialization"),
+    (DocumentRequest, "validation"),
+    (DocumentPayload, "serialization"),
     (ErrorBody, "serialization"),
 ]
 _ERRORS = {
@@ -84,6 +87,7 @@ def openapi_document(
         "paths": {
             "/api/question": {"post": _question(ref)},
             "/api/feedback": {"post": _feedback(ref)},
+            "/api/document": {"post": _document(ref)},
             "/api/openapi.json": {"get": _openapi_get()},
             "/": {"get": _page_get()},
         },
@@ -138,6 +142,22 @@ def _feedback(ref: dict[type[BaseModel], Any]) -> dict[str, Any]:
             "200": {
                 "description": "The rating was recorded.",
                 "content": {"application/json": {"schema": ref[FeedbackResult]}},
+            },
+            **_error_responses(ref[ErrorBody]),
+        },
+    }
+
+
+def _document(ref: dict[type[BaseModel], Any]) -> dict[str, Any]:
+    return {
+        "operationId": "readDocument",
+        "summary": "One `entity:` source's document as the asker may read it (the page's "
+        "local document view); one the asker may not read is not found.",
+        "requestBody": _json_body(ref[DocumentRequest]),
+        "responses": {
+            "200": {
+                "description": "The document.",
+                "content": {"application/json": {"schema": ref[DocumentPayload]}},
             },
             **_error_responses(ref[ErrorBody]),
         },

@@ -1,13 +1,17 @@
 """The standalone page: a static shell the bundled front end (``static/page.js``) fills.
 
 The shell carries configuration only, in ``data-`` attributes (the CSP forbids inline
-script): the agent, the API base and the session's CSRF token. Answers never appear in it;
-they arrive through the API. Every value is HTML-escaped.
+script): the agent, the API base, the session's CSRF token and the agent's starter
+questions (JSON). Answers never appear in it; they arrive through the API. An agent picker
+links to the page of every enabled agent. Every value is HTML-escaped.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from html import escape
+from urllib.parse import quote
 
 __all__ = ["access_denied_page", "render_page"]
 
@@ -26,12 +30,12 @@ _HEAD = """<!doctype html>
 _PAGE = """<body class="citelab-page">
 <header class="citelab-page-header">
 <h1>citelab</h1>
-<p>Agent <strong>{agent}</strong> · {who}</p>
-</header>
+<p>{who}</p>
+{picker}</header>
 <main class="citelab-page-main">
 <section id="citelab-chat" aria-label="Questions, answers and sources" data-citelab-page
  data-api-base="" data-agent="{agent}" data-csrf-token="{csrf_token}"
- data-feedback-enabled="{feedback}">
+ data-feedback-enabled="{feedback}" data-starters="{starters}">
 <p class="citelab-page-loading">Loading the chat…</p>
 <noscript>This page needs JavaScript. The API it uses is described at
 <a href="/api/openapi.json">/api/openapi.json</a>.</noscript>
@@ -51,8 +55,17 @@ _DENIED = """<body class="citelab-page">
 """
 
 
-def render_page(*, agent: str, csrf_token: str, user_id: str | None, feedback_enabled: bool) -> str:
-    """The page for one agent and one browser session."""
+def render_page(
+    *,
+    agent: str,
+    csrf_token: str,
+    user_id: str | None,
+    feedback_enabled: bool,
+    agents: Sequence[str] = (),
+    starters: Sequence[str] = (),
+) -> str:
+    """The page for one agent and one browser session; ``agents`` are the picker's choices,
+    ``starters`` the questions offered before the first one."""
     who = f"signed in as <strong>{escape(user_id)}</strong>" if user_id else "anonymous"
     head = _HEAD.format(
         title=escape(f"citelab · {agent}"),
@@ -63,6 +76,25 @@ def render_page(*, agent: str, csrf_token: str, user_id: str | None, feedback_en
         who=who,
         csrf_token=escape(csrf_token),
         feedback="true" if feedback_enabled else "false",
+        starters=escape(json.dumps(list(starters))),
+        picker=_agent_picker(agent, agents),
+    )
+
+
+def _agent_picker(current: str, agents: Sequence[str]) -> str:
+    """Links to each agent's page (the current one marked); plain links work without
+    script."""
+    names = list(agents) if current in agents else [current, *agents]
+    links = []
+    for name in names:
+        label = escape(name)
+        if name == current:
+            links.append(f'<li><a href="?agent={quote(name)}" aria-current="page">{label}</a></li>')
+        else:
+            links.append(f'<li><a href="?agent={quote(name)}">{label}</a></li>')
+    return (
+        '<nav class="citelab-agents" aria-label="Agents"><span>Agent:</span>'
+        f"<ul>{''.join(links)}</ul></nav>\n"
     )
 
 

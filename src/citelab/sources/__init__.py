@@ -7,11 +7,12 @@
   (:func:`replace_round` is the ablation that reproduces the stale-number bug).
 - :func:`parse_markers` reads the ``[n]`` citation grammar; :func:`finalize_citations` drops
   uncited sources, renumbers by first citation and rewrites the text;
-  :func:`build_anchors` makes the ``_meta`` citation anchors.
+  :func:`build_anchors` makes the ``_meta`` citation anchors, :func:`source_quotes` the
+  source-side passage of each.
 - :func:`sources_block` writes numbered sources into prompts and tool messages.
 """
 
-from citelab.sources._anchors import build_anchors
+from citelab.sources._anchors import build_anchors, source_quotes
 from citelab.sources._block import (
     BlockSource,
     NumberedSource,
@@ -72,5 +73,6 @@ __all__ = [
     "render_sources_block",
     "replace_round",
     "reranker_names",
+    "source_quotes",
     "sources_block",
 ]

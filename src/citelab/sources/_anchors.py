@@ -23,17 +23,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import repeat
 from operator import itemgetter
 from typing import Any, cast
 
-from citelab.contract import Anchor
+from citelab.contract import Anchor, SourceQuote
 from citelab.sources._finalize import FinalizedAnswer
 from citelab.sources._markers import Marker
+from citelab.sources._source import Source
 from citelab.sources._trusted import anchors
 
-__all__ = ["build_anchors"]
+__all__ = ["build_anchors", "source_quotes"]
 
 _BLOCK_PREFIX = r"[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+|#{1,6}[ \t]+|>[ \t]?)*"
 # The last sentence or clause end with text after it: a terminator, then whitespace.
@@ -84,6 +85,27 @@ def build_anchors(finalized: FinalizedAnswer) -> list[Anchor]:
             for number in numbers
         ]
     )
+
+
+def source_quotes(anchors: list[Anchor], sources: Iterable[Source]) -> list[SourceQuote]:
+    """The source-side passage of each anchor whose source knows its supporting passage
+    (``Source.passage``, with its offsets in the source when known)."""
+    by_uri = {source.uri: source for source in sources if source.passage}
+    quotes = []
+    for index, anchor in enumerate(anchors):
+        source = by_uri.get(anchor.source_uri)
+        if source is None or source.passage is None:
+            continue
+        quotes.append(
+            SourceQuote(
+                anchor_index=index,
+                source_uri=source.uri,
+                text=source.passage,
+                start_index=source.passage_start,
+                end_index=source.passage_end,
+            )
+        )
+    return quotes
 
 
 def _uris(finalized: FinalizedAnswer) -> dict[int, str]:

@@ -1,9 +1,13 @@
 """Finalize an answer's citations: keep what is cited, renumber it, rewrite the markers.
 
-``finalize_citations(text, sources)`` reads every marker (see ``_markers``) in one pass:
+``finalize_citations(text, sources, keep=m)`` reads every marker (see ``_markers``) in one
+pass:
 
-- a number naming a source keeps it; sources get new numbers 1..k in order of first citation
-  (markers in text order, numbers in the order written);
+- a number naming a source keeps it; sources get new numbers in order of first citation
+  (markers in text order, numbers in the order written): at turn scope (``keep=0``) 1..k;
+  at conversation scope the numbers ``1..m`` are the conversation's own (sources cited in
+  earlier turns, shown to the model under those numbers), so a cited one keeps its number
+  and every other cited source continues the count, ``m+1, m+2…``;
 - a number naming no source (out of range, ``0``) is *dangling*: it is removed from its group
   and reported with the marker's position; it never points at another source;
 - every source no marker cites is dropped; nothing cited means no sources at all.
@@ -28,7 +32,8 @@ structure exactly as the model wrote it. ``dangling_escaped`` tells when any was
 
 Speed: answers run to thousands of markers, so the common case is done per distinct marker
 text rather than per marker: a one-group chain in plain context whose numbers all name
-sources is rewritten through a table, and the text is joined once. Chains with dangling
+sources is rewritten through a table, and the text is joined once (see
+``benchmarks/bench_sources.py``). Chains with dangling
 numbers, several groups or odd neighbours (see ``MarkerScan``) go marker by marker, exactly
 as the rules above say.
 """
@@ -44,10 +49,9 @@ from typing import NamedTuple, cast
 
 from citelab._errors import InvalidInput
 from citelab.events import Reference
-from citelab.sources._markers import Marker, MarkerScan, group_texts, scan_markers
+from citelab.sources._markers import Marker, MarkerScan, scan_markers
 from citelab.sources._removal import in_line, keeps_reading, remove_marker
 from citelab.sources._source import Source
-from citelab.sources._trusted import renumbered
 
 __all__ = ["DanglingCitation", "FinalizedAnswer", "finalize_citations"]
 
@@ -73,7 +77,8 @@ class FinalizedAnswer:
     text: str
     """The text with markers rewritten to the new numbers and dangling ones removed."""
     sources: tuple[Source, ...]
-    """The cited sources, numbered 1..k in first-citation order."""
+    """The cited sources under their final numbers, in first-citation order (at turn scope
+    numbered 1..k; at conversation scope a number up to ``keep`` stays, others follow it)."""
     dropped: tuple[Source, ...] = ()
     """Sources no marker cited, with their numbers before finalizing."""
     dangling: tuple[DanglingCitation, ...] = ()
@@ -90,10 +95,17 @@ class FinalizedAnswer:
         return [source.to_reference() for source in self.sources]
 
 
-def finalize_citations(text: str, sources: Sequence[Source]) -> FinalizedAnswer:
-    """Drop uncited sources, renumber the rest by first citation, rewrite the markers."""
+def finalize_citations(text: str, sources: Sequence[Source], *, keep: int = 0) -> FinalizedAnswer:
+    """Drop uncited sources, renumber the rest by first citation, rewrite the markers.
+
+    ``keep`` is how many numbers the conversation has given out (``0``: number this turn
+    alone): a cited source numbered ``1..keep`` keeps its number, and the other cited sources
+    are numbered from ``keep + 1`` in first-citation order.
+    """
+    if keep < 0:
+        raise InvalidInput(f"keep must be 0 or more, got {keep}")
     by_number = _by_number(sources)
-    plan = _Plan.make(scan_markers(text), by_number)
+    plan = _Plan.make(scan_markers(text), by_number, keep)
     rewrite = _Rewrite(text, plan)
     finalized = rewrite.run(remove=True)
     if rewrite.must_reread() and not rewrite.reads_back(finalized):
@@ -117,16 +129,21 @@ class _Plan:
     """Rewritten one-group chain → the new numbers it names."""
 
     @classmethod
-    def make(cls, scan: MarkerScan, by_number: dict[int, Source]) -> _Plan:
-        renumbering = _renumbering(scan, by_number)
+    def make(cls, scan: MarkerScan, by_number: dict[int, Source], keep: int = 0) -> _Plan:
+        renumbering = _renumbering(scan, by_number, keep)
         written, cited = _rewritten_chains(scan, renumbering)
         return cls(scan, by_number, renumbering, written, cited)
 
 
-def _renumbering(scan: MarkerScan, by_number: dict[int, Source]) -> dict[int, int]:
-    """Old number → new number for every number a marker cites, in first-citation order."""
+def _renumbering(scan: MarkerScan, by_number: dict[int, Source], keep: int) -> dict[int, int]:
+    """Old number → new number for every number a marker cites, in first-citation order:
+    numbers up to ``keep`` stay, the others count on from ``keep + 1``."""
     order = dict.fromkeys(chain.from_iterable(scan.numbers_in_order()))
-    return dict(zip(filter(by_number.__contains__, order), count(1), strict=False))
+    cited = filter(by_number.__contains__, order)
+    if not keep:
+        return dict(zip(cited, count(1), strict=False))
+    fresh = count(keep + 1)
+    return {number: number if number <= keep else next(fresh) for number in cited}
 
 
 def _rewritten_chains(
@@ -151,9 +168,8 @@ def _rewritten_chains(
 
 
 def _group_texts(numbers: Iterable[int]) -> list[str]:
-    """``"[n]"`` for each number, from the table of every group a marker may be: old numbers
-    come from markers, and new ones count the sources cited, which are fewer."""
-    return list(map(group_texts().__getitem__, numbers))
+    """``"[n]"`` for each number."""
+    return [f"[{number}]" for number in numbers]
 
 
 def _groups_rewritten(
@@ -303,17 +319,17 @@ class _Rewrite:
         by_number, renumbering = plan.by_number, plan.renumbering
         return FinalizedAnswer(
             text="".join(self.pieces),
-            sources=tuple(
-                renumbered(
-                    list(map(by_number.__getitem__, renumbering)), list(renumbering.values())
-                )
-            ),
+            sources=tuple(_renumbered(by_number[old], new) for old, new in renumbering.items()),
             dropped=tuple(s for number, s in by_number.items() if number not in renumbering),
             dangling=tuple(self.dangling),
             renumbering=dict(renumbering),
             markers=tuple(markers),
             dangling_escaped=self.escaped,
         )
+
+
+def _renumbered(source: Source, number: int) -> Source:
+    return source if source.number == number else source.model_copy(update={"number": number})
 
 
 def _escape(raw: str) -> str:
@@ -342,22 +358,13 @@ def _renumber(
     renumbering: dict[int, int],
     dangling: list[DanglingCitation],
 ) -> tuple[int, ...]:
-    """The marker's new numbers (sorted, distinct); assigns numbers on first citation."""
-    numbers = marker.numbers
-    if len(numbers) == 1 and numbers[0] in by_number:
-        # The common case, kept short: one valid number.
-        new = renumbering.get(numbers[0])
-        if new is None:
-            new = renumbering[numbers[0]] = len(renumbering) + 1
-        return (new,)
+    """The marker's new numbers (sorted, distinct); dangling ones go to ``dangling``."""
+    # The plan numbered every number a marker names that names a source.
     cited: set[int] = set()
     missing: set[int] = set()
-    for number in numbers:
+    for number in marker.numbers:
         if number in by_number:
-            new = renumbering.get(number)
-            if new is None:
-                new = renumbering[number] = len(renumbering) + 1
-            cited.add(new)
+            cited.add(renumbering[number])
         elif number not in missing:
             missing.add(number)
             dangling.append(DanglingCitation(number, marker.start, marker.end, marker.raw))

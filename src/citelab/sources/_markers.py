@@ -54,7 +54,6 @@ __all__ = [
     "MAX_GROUP_NUMBERS",
     "Marker",
     "MarkerScan",
-    "group_texts",
     "one_number_groups",
     "parse_markers",
     "scan_markers",
@@ -174,12 +173,6 @@ def one_number_groups() -> dict[str, tuple[int, ...]]:
     """Every one-number group, ``"[0]"`` to ``"[9999]"``, and the numbers it names (a table
     of 10,000 entries built on first use: reading a group is then one dictionary look-up)."""
     return {f"[{number}]": (number,) for number in range(10**_DIGITS)}
-
-
-@cache
-def group_texts() -> list[str]:
-    """``group_texts()[n] == f"[{n}]"`` for every number a marker may name."""
-    return list(one_number_groups())
 
 
 def _groups(chains: dict[str, None]) -> dict[str, tuple[int, ...] | None]:

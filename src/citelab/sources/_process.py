@@ -185,6 +185,8 @@ def _reference(
         langcode, body = first.langcode, None
         title = first.label or f"{first.entity_type} {first.entity_id}"
         url = next((chunk.url for chunk in chunks if chunk.url), None)
+    passage = first.content.strip() or None
+    start = body.find(passage) if body and passage else -1
     return Source(
         entity_type=first.entity_type,
         entity_id=first.entity_id,
@@ -202,6 +204,10 @@ def _reference(
         fields=fields,
         tool=tool,
         chunk_ids=tuple(chunk.chunk_id for chunk in chunks if chunk.chunk_id is not None),
+        passage=passage,
+        passage_start=start if start >= 0 else None,
+        passage_end=start + len(passage) if start >= 0 and passage else None,
+        restricted=document is not None and not document.access.public,
     )
 
 

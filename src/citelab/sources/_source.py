@@ -28,6 +28,7 @@ ViewMode = Literal["chunk", "teaser", "full", "label"]
 """How a source's ``content`` is rendered for the model (see :class:`RetrievalSettings`)."""
 
 _SNIPPET_LENGTH = 240
+_DETAIL_LENGTH = 40
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -61,6 +62,15 @@ class Source(BaseModel):
     """The tool that returned the source."""
     chunk_ids: tuple[str, ...] = ()
     """Ids of the retrieved chunks combined into ``content``, in retrieval order."""
+    passage: str | None = None
+    """The best retrieved chunk's text (the supporting passage); ``None`` without one."""
+    passage_start: int | None = Field(default=None, ge=0)
+    """Where ``passage`` starts in the source's text (the ``langcode`` translation's
+    content), in code points; ``None`` when unknown."""
+    passage_end: int | None = Field(default=None, ge=0)
+    """Where ``passage`` ends in the source's text (code points, exclusive)."""
+    restricted: bool = False
+    """True when access rules apply to the source (its document is not public)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -101,7 +111,19 @@ class Source(BaseModel):
             url=self.url,
             langcode=self.langcode,
             snippet=snippet(self.content),
+            detail=self.detail,
+            passage=self.passage,
+            restricted=self.restricted,
         )
+
+    @property
+    def detail(self) -> str | None:
+        """The field value that tells same-title sources apart: the first field holding a
+        short text (e.g. the degree level), else ``None``."""
+        for value in self.fields.values():
+            if isinstance(value, str) and 0 < len(value.strip()) <= _DETAIL_LENGTH:
+                return value.strip()
+        return None
 
 
 def _derived_uri(data: dict[str, Any]) -> str:

@@ -1,16 +1,19 @@
-"""Pydantic models built from values that are valid by construction, without validating them.
+"""Anchor models built from values that are valid by construction, without validating them.
 
-Finalizing a long answer makes thousands of anchors and renumbers hundreds of sources; their
-values come from the text and from sources that were validated on the way in. Measured with
-pydantic 2.14 on 5,500 anchors: validating costs about 0.85 µs per anchor, ``model_construct``
-about 7.5 µs (it is Python code walking every field's aliases), and setting the instance
-state directly, as below, about 0.35 µs (``benchmarks/bench_sources.py``).
+Finalizing a long answer makes thousands of anchors; their values come from the final text and
+from sources that were validated on the way in. Measured with pydantic 2.14 on 5,500 anchors:
+validating costs about 0.85 µs per anchor, ``model_construct`` about 7.5 µs (it is Python code
+walking every field's aliases), and setting the instance state directly, as below, about
+0.35 µs. Kept because ``benchmarks/bench_sources.py`` needs it: with validated anchors,
+finalize + anchors at conversation scope took about 1.4x as long (38-40 ms against 26-32 ms
+for this way, side by side on a loaded machine), beyond the 30x-the-floor target. Renumbered
+sources are ordinary ``model_copy`` copies (about 1,000 of them cost far less).
 
 The state set here is what ``model_construct`` and ``model_copy`` set themselves: ``__dict__``,
 ``__pydantic_fields_set__``, ``__pydantic_extra__`` and ``__pydantic_private__``. Because that
 is pydantic's internal layout, :func:`self_check` compares, at import, one object built each
 way with a validated one, slot by slot; should a pydantic release store models differently,
-these functions fall back to ordinary validation and copying (slower, never wrong).
+:func:`anchors` falls back to ordinary validation (slower, never wrong).
 """
 
 from __future__ import annotations
@@ -18,20 +21,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from itertools import repeat
-from operator import attrgetter, or_
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
 from citelab.contract import Anchor
-from citelab.sources._source import Source
 
-__all__ = ["anchors", "renumbered", "self_check"]
+__all__ = ["anchors", "self_check"]
 
 _ANCHORS = TypeAdapter(list[Anchor])
 _ANCHOR_FIELDS = frozenset(Anchor.model_fields)
-_FIELDS_SET = attrgetter("__pydantic_fields_set__")
-_NUMBER_FIELD = frozenset({"number"})
 _new = object.__new__
 
 
@@ -62,13 +61,6 @@ def anchors(rows: list[dict[str, Any]]) -> list[Anchor]:
     return _direct_anchors(rows) if _DIRECT else _ANCHORS.validate_python(rows)
 
 
-def renumbered(sources: list[Source], numbers: list[int]) -> list[Source]:
-    """``source.model_copy(update={"number": n})`` for each pair (``n`` >= 1)."""
-    if _DIRECT:
-        return _direct_renumbered(sources, numbers)
-    return list(map(_copy_renumbered, sources, numbers))
-
-
 def _direct_anchors(rows: list[dict[str, Any]]) -> list[Anchor]:
     count = len(rows)
     made: list[Anchor] = list(map(_new, repeat(Anchor, count)))
@@ -79,25 +71,6 @@ def _direct_anchors(rows: list[dict[str, Any]]) -> list[Anchor]:
     deque(map(_SET_EXTRA, made, repeat(None, count)), maxlen=0)
     deque(map(_SET_PRIVATE, made, repeat(None, count)), maxlen=0)
     return made
-
-
-def _direct_renumbered(sources: list[Source], numbers: list[int]) -> list[Source]:
-    count = len(sources)
-    made: list[Source] = list(map(_new, repeat(Source, count)))
-    states = [
-        {**source.__dict__, "number": number}
-        for source, number in zip(sources, numbers, strict=True)
-    ]
-    deque(map(_SET_DICT, made, states), maxlen=0)
-    fields_sets = map(or_, map(_FIELDS_SET, sources), repeat(_NUMBER_FIELD))
-    deque(map(_SET_FIELDS_SET, made, fields_sets), maxlen=0)
-    deque(map(_SET_EXTRA, made, repeat(None, count)), maxlen=0)
-    deque(map(_SET_PRIVATE, made, repeat(None, count)), maxlen=0)
-    return made
-
-
-def _copy_renumbered(source: Source, number: int) -> Source:
-    return source.model_copy(update={"number": number})
 
 
 _MISSING = object()
@@ -120,13 +93,11 @@ def _same_state(made: BaseModel, expected: BaseModel) -> bool:
 def self_check() -> bool:
     """True when the direct way builds exactly what pydantic builds (checked at import)."""
     row = {"source_uri": "entity:node/1", "cited_text": "A claim", "start_index": 0, "end_index": 7}
-    source = Source(number=3, entity_type="node", entity_id="1", title="One")
-    if Source.__private_attributes__ or Source.model_config.get("extra") == "allow":
-        return False  # copies would have to carry that state too
+    if Anchor.__private_attributes__ or Anchor.model_config.get("extra") == "allow":
+        return False  # the models would have to carry that state too
     try:
         [anchor] = _direct_anchors([dict(row)])
-        [copy] = _direct_renumbered([source], [1])
-        return _same_state(anchor, Anchor(**row)) and _same_state(copy, _copy_renumbered(source, 1))
+        return _same_state(anchor, Anchor(**row))
     except Exception:  # any failure of the direct way means: use the ordinary one
         return False
 

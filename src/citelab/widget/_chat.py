@@ -8,8 +8,10 @@ to every :class:`~citelab.widget.SourcesPanel` of the chat; the ``turns`` trait 
 conversation's settled state, so a reload or a second view shows it.
 
 A new question (``followup=False``) starts a new conversation and the view clears; a
-follow-up continues the current conversation (a new one when there is none yet). A new
-question typed into the page cancels the one still streaming, as the HTTP page does.
+follow-up continues the current conversation (a new one when there is none yet). The view's
+Stop button cancels what runs (:meth:`Chat.cancel`); New conversation cancels and forgets the
+conversation (:meth:`Chat.new_conversation`). ``pace="demo"`` replays each answer at reading
+speed, for demos on the offline model (which answers at once).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +29,7 @@ import traitlets
 
 from citelab._errors import CitelabError, Conflict, InvalidInput, NotFound
 from citelab.answers import Answer, AnswerService, FeedbackValue, LogEntry
+from citelab.answers._documents import read_document
 from citelab.contract import AnswerMessage
 from citelab.corpus import Reader
 from citelab.events import Reference
@@ -38,15 +41,20 @@ from citelab.widget._batching import (
     check_batching,
 )
 from citelab.widget._display import StaticFallbackWidget
+from citelab.widget._pace import Pace, Pacer, pace_seconds
 from citelab.widget._protocol import (
     AskRequest,
+    DocumentRequest,
     FeedbackRequest,
+    NewConversationRequest,
+    StopRequest,
     ack_message,
     done_message,
     error_message,
     parse_chat_request,
     references_message,
     request_id_of,
+    reset_message,
     token_message,
     turn_start_message,
 )
@@ -77,10 +85,12 @@ class Chat(StaticFallbackWidget):
     ``update_outputs`` rewrites the static HTML of every output showing the chat (and its
     panels) when a turn ends, so a saved or exported notebook shows the conversation;
     JupyterLab then redraws those views once per turn (the conversation is kept). Turn it
-    off to keep the HTML from display time. ``model`` (``"openai:<model>"``,
-    ``"anthropic:<model>"``, ``"extractive"``… or a model object) and ``corpus`` (a JSONL
-    file or a folder of documents) replace every agent's: ``Chat(corpus="notes/",
-    model="openai:llama3.1")``.
+    off to keep the HTML from display time. ``pace``: ``"live"`` (default) streams as fast
+    as the model writes; ``"demo"`` replays each answer at about 25 tokens per second (the
+    offline model answers at once, which a demo cannot see); a number is seconds per token.
+    ``model`` (``"openai:<model>"``, ``"anthropic:<model>"``, ``"extractive"``… or a model
+    object) and ``corpus`` (a JSONL file or a folder of documents) replace every agent's:
+    ``Chat(corpus="notes/", model="openai:llama3.1")``.
     """
 
     _esm = bundle("widget_chat.js")
@@ -111,10 +121,12 @@ class Chat(StaticFallbackWidget):
         token_interval: float = DEFAULT_INTERVAL,
         max_batch_tokens: int = DEFAULT_MAX_TOKENS,
         update_outputs: bool = True,
+        pace: Pace = "live",
         model: str | Model | None = None,
         corpus: str | PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
+        self._pace_seconds = pace_seconds(pace)
         service, agent = resolve_service(service_or_agent_config, agent, model=model, corpus=corpus)
         check_agent(service, agent)
         if feedback is None:
@@ -133,6 +145,8 @@ class Chat(StaticFallbackWidget):
         self.token_interval = token_interval
         self.max_batch_tokens = max_batch_tokens
         self.update_outputs = update_outputs
+        self.pace = pace
+        """How answers stream: ``"live"``, ``"demo"`` or seconds per token."""
         self._history: list[ChatTurn] = []
         self._panels: list[SourcesPanel] = []
         self._tail: asyncio.Task[Answer] | None = None
@@ -200,9 +214,12 @@ class Chat(StaticFallbackWidget):
         return entry
 
     def new_conversation(self) -> None:
-        """Forget the current conversation: the next question starts a new one."""
+        """Cancel what runs and forget the current conversation: every view clears, and the
+        next question starts a new one (the view's New conversation button)."""
+        self.cancel()
         self.conversation_id = None
         self.turns = []
+        self._emit(reset_message())
         self._refresh_all()
 
     @property
@@ -278,6 +295,14 @@ class Chat(StaticFallbackWidget):
             return
         if isinstance(request, AskRequest):
             self._handle_ask(request)
+        elif isinstance(request, StopRequest):
+            self.cancel()
+            self.send(ack_message(request.request_id))
+        elif isinstance(request, NewConversationRequest):
+            self.new_conversation()
+            self.send(ack_message(request.request_id))
+        elif isinstance(request, DocumentRequest):
+            self._start_background(self._handle_document(request))
         else:
             self._start_background(self._handle_feedback(request))
 
@@ -306,6 +331,25 @@ class Chat(StaticFallbackWidget):
             self.send(ack_message(request.request_id, error_event(exc).message))
             return
         self.send(ack_message(request.request_id))
+
+    async def _handle_document(self, request: DocumentRequest) -> None:
+        agent = self._conversation_agent()
+        try:
+            document = await read_document(self._service, agent, request.uri, self.user)
+        except Exception as exc:
+            if not isinstance(exc, CitelabError):
+                _log.warning("citelab chat document lookup failed", exc_info=exc)
+            self.send(ack_message(request.request_id, error_event(exc).message))
+            return
+        self.send(ack_message(request.request_id, document=document.model_dump(mode="json")))
+
+    def _conversation_agent(self) -> str:
+        """The agent of the conversation shown (follow-ups are pinned to it)."""
+        shown = self._shown_ids()
+        for turn in reversed(self._history):
+            if turn.turn_id in shown:
+                return turn.agent
+        return self.agent
 
     def _start_background(self, work: Coroutine[Any, Any, None]) -> None:
         loop = _running_loop()
@@ -358,22 +402,43 @@ class Chat(StaticFallbackWidget):
             interval=self.token_interval,
             max_tokens=self.max_batch_tokens,
         )
+        pacer = Pacer(self._pace_seconds) if self._pace_seconds > 0 else None
+
+        def on_references(references: list[Reference]) -> None:
+            self._paced(pacer, lambda: self._send_references(turn, batcher, references), False)
+
+        def on_token(text: str) -> None:
+            self._paced(pacer, lambda: self._receive_token(turn, batcher, text), True)
+
         try:
             answer = await self._service.answer(
                 turn.agent,
                 question,
                 conversation_id,
                 self.user,
-                on_references=lambda references: self._send_references(turn, batcher, references),
-                on_token=lambda text: self._receive_token(turn, batcher, text),
+                on_references=on_references,
+                on_token=on_token,
             )
+            if pacer is not None:
+                await pacer.drain()
         except (Exception, asyncio.CancelledError) as exc:
+            if pacer is not None:
+                pacer.close()
             batcher.flush()
             self._fail_turn(turn, batcher, exc)
             raise
+        if pacer is not None:
+            pacer.close()
         batcher.flush()
         self._finish_turn(turn, batcher, answer)
         return answer
+
+    @staticmethod
+    def _paced(pacer: Pacer | None, send: Callable[[], None], token: bool) -> None:
+        if pacer is None:
+            send()
+        else:
+            pacer.put(send, token=token)
 
     def _start_turn(self, question: str, followup: bool) -> ChatTurn:
         turn = ChatTurn(

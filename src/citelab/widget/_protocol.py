@@ -1,12 +1,15 @@
 """The custom messages between the widgets' kernel side and their front end.
 
 Front end → kernel (validated here, every problem named): ``ask``
-``{request_id, question, followup}`` and ``feedback`` ``{request_id, turn_id, value,
-comment?}`` to a chat; ``reply`` ``{text}`` from a message view's suggested-reply chip.
+``{request_id, question, followup}``, ``feedback`` ``{request_id, turn_id, value,
+comment?}``, ``stop`` ``{request_id}``, ``new_conversation`` ``{request_id}`` and
+``document`` ``{request_id, uri}`` to a chat; ``reply`` ``{text}`` from a message view's
+suggested-reply chip.
 
 Kernel → front end: ``turn_start``, ``references``, ``token``, ``done``, ``error`` (each
-carries ``turn_id``; the bodies are the :mod:`citelab.events` models) and ``ack``
-``{request_id, error?}`` answering a request. ``js/model.js`` is the front end's copy.
+carries ``turn_id``; the bodies are the :mod:`citelab.events` models), ``reset`` (New
+conversation: every view clears) and ``ack`` ``{request_id, error?, document?}`` answering a
+request. ``js/model.js`` is the front end's copy.
 """
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ from citelab.events import DoneEvent, ErrorEvent, Reference, ReferencesEvent, To
 __all__ = [
     "AskRequest",
     "ChatRequest",
+    "DocumentRequest",
     "FeedbackRequest",
+    "NewConversationRequest",
     "ReplyRequest",
+    "StopRequest",
     "ack_message",
     "done_message",
     "error_message",
@@ -31,6 +37,7 @@ __all__ = [
     "parse_reply",
     "references_message",
     "request_id_of",
+    "reset_message",
     "token_message",
     "turn_start_message",
 ]
@@ -66,6 +73,38 @@ class FeedbackRequest(BaseModel):
     """Optional free text."""
 
 
+class StopRequest(BaseModel):
+    """The Stop button: cancel the answer streaming and the questions waiting."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["stop"]
+    request_id: str | None = Field(default=None, max_length=200)
+    """Echoed in the ``ack``."""
+
+
+class NewConversationRequest(BaseModel):
+    """The New conversation button: cancel what runs and forget the conversation."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["new_conversation"]
+    request_id: str | None = Field(default=None, max_length=200)
+    """Echoed in the ``ack``."""
+
+
+class DocumentRequest(BaseModel):
+    """A source card's Read button: the ``entity:`` document, for the local document view."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["document"]
+    request_id: str | None = Field(default=None, max_length=200)
+    """Echoed in the ``ack`` (which carries the document)."""
+    uri: str = Field(min_length=1, max_length=1000)
+    """The source's ``entity:<type>/<id>`` URI."""
+
+
 class ReplyRequest(BaseModel):
     """A suggested-reply chip clicked in a message view."""
 
@@ -76,13 +115,16 @@ class ReplyRequest(BaseModel):
     """The reply's message (its label when it has none)."""
 
 
-ChatRequest = Annotated[AskRequest | FeedbackRequest, Field(discriminator="type")]
+_AnyChatRequest = (
+    AskRequest | FeedbackRequest | StopRequest | NewConversationRequest | DocumentRequest
+)
+ChatRequest = Annotated[_AnyChatRequest, Field(discriminator="type")]
 """What a chat's front end may send."""
 
-_CHAT_REQUEST: TypeAdapter[AskRequest | FeedbackRequest] = TypeAdapter(ChatRequest)
+_CHAT_REQUEST: TypeAdapter[_AnyChatRequest] = TypeAdapter(ChatRequest)
 
 
-def parse_chat_request(content: object) -> AskRequest | FeedbackRequest:
+def parse_chat_request(content: object) -> _AnyChatRequest:
     """The request in ``content``, or :class:`InvalidInput` naming every wrong field."""
     try:
         return _CHAT_REQUEST.validate_python(content)
@@ -115,12 +157,22 @@ def request_id_of(content: object) -> str | None:
     return None
 
 
-def ack_message(request_id: str | None, error: str | None = None) -> dict[str, Any]:
-    """The answer to a request: accepted, or refused with a message for the person."""
+def ack_message(
+    request_id: str | None, error: str | None = None, *, document: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The answer to a request: accepted (with the document a ``document`` request asked
+    for), or refused with a message for the person."""
     message: dict[str, Any] = {"type": "ack", "request_id": request_id}
     if error is not None:
         message["error"] = error
+    elif document is not None:
+        message["document"] = document
     return message
+
+
+def reset_message() -> dict[str, Any]:
+    """New conversation: every view of the chat (and its panels) clears."""
+    return {"type": "reset"}
 
 
 def turn_start_message(turn_id: str, question: str, followup: bool) -> dict[str, Any]:

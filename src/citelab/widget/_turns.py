@@ -9,11 +9,19 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from citelab._errors import CitelabError
+from citelab.agent import ToolCallRecord
 from citelab.answers import Answer
 from citelab.contract import AnswerMessage, render_message_html, sanitize_html
 from citelab.events import ErrorEvent, Reference
 
-__all__ = ["RECORD_COLUMNS", "ChatTurn", "TurnStatus", "conversation_html", "error_event"]
+__all__ = [
+    "RECORD_COLUMNS",
+    "ChatTurn",
+    "TurnStatus",
+    "conversation_html",
+    "error_event",
+    "rounds_view",
+]
 
 TurnStatus = Literal["pending", "streaming", "done", "error"]
 
@@ -63,6 +71,10 @@ class ChatTurn:
     first_token_at: float | None = None
     finished_at: float | None = None
     streamed: list[str] = field(default_factory=list)
+    wire: dict[str, Any] | None = None
+    """The answer's AnswerMessage in its wire shape (once done)."""
+    inspection: dict[str, Any] | None = None
+    """What the model was shown and wrote, per round (once done): see :func:`rounds_view`."""
 
     @property
     def text(self) -> str:
@@ -86,6 +98,8 @@ class ChatTurn:
     def finish(self, answer: Answer, now: float) -> None:
         self.answer = answer
         self.references = [reference.model_dump(mode="json") for reference in answer.references]
+        self.wire = answer.message.to_wire()
+        self.inspection = rounds_view(answer)
         self.status = "done"
         self.finished_at = now
 
@@ -112,6 +126,8 @@ class ChatTurn:
             "no_answer": answer.no_answer if answer else False,
             "error": self.error,
             "feedback": self.feedback,
+            "message": self.wire,
+            "rounds": self.inspection,
         }
 
     def record(self) -> dict[str, Any]:
@@ -174,6 +190,39 @@ def error_event(exc: BaseException) -> ErrorEvent:
     if isinstance(exc, asyncio.CancelledError):
         return ErrorEvent(code="cancelled", message="The question was cancelled.")
     return ErrorEvent(code="internal_error", message=f"{type(exc).__name__}: {exc}")
+
+
+def rounds_view(answer: Answer) -> dict[str, Any]:
+    """The chat's "Prompt and rounds" data for one answer: the system prompt the model last
+    saw, the forced search, and per round its tool calls (arguments as written, the tool
+    message as rewritten), the raw text and why it stopped."""
+    system_prompt = ""
+    for round_ in answer.rounds:
+        for message in round_.messages:
+            if message["role"] == "system":
+                system_prompt = message["content"]
+    return {
+        "system_prompt": system_prompt,
+        "forced": [_call_view(call) for call in answer.forced],
+        "rounds": [
+            {
+                "index": round_.index,
+                "finish_reason": round_.finish_reason,
+                "text": round_.text,
+                "tool_calls": [_call_view(call) for call in round_.tool_calls],
+            }
+            for round_ in answer.rounds
+        ],
+    }
+
+
+def _call_view(call: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "arguments": call.arguments,
+        "error": call.error,
+        "message": call.message,
+    }
 
 
 def _replies(answer: Answer | None) -> list[dict[str, Any]]:

@@ -4,8 +4,13 @@ Anthropic splits an answer into text blocks; a block with ``citations`` is a cit
 each citation points into a *document* of the request by ``document_index``
 (``char_location``, ``page_location``, ``content_block_location``) or at a search result
 (``web_search_result_location`` by ``url``, ``search_result_location`` by ``source``). Its
-``cited_text`` and location fields describe the *source* side, which the contract does not
-carry; the contract's anchor is the *answer* side: the block's span of the joined text.
+``cited_text`` and location fields describe the *source* side; the contract's anchor is the
+*answer* side (the block's span of the joined text), and the source side travels beside it in
+the text block's ``_meta["citelab/source_quotes"]`` (:class:`~citelab.contract.SourceQuote`:
+the quoted passage, with its character offsets for ``char_location``). So ``cited_text``
+survives a round trip: :func:`from_anthropic` writes a quote per citation, and
+:func:`to_anthropic` writes each anchor's quote back as ``cited_text`` and
+``start_char_index``/``end_char_index``.
 
 Document order is the request's: pass the request's documents as ``sources`` to
 :func:`from_anthropic` so ``document_index`` resolves to their uris (otherwise a document is
@@ -26,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from citelab._errors import InvalidInput
 from citelab.contract._message import AnswerMessage, build_message
-from citelab.contract._payloads import Anchor
+from citelab.contract._payloads import Anchor, SourceQuote
 from citelab.contract.convert._common import (
     Losses,
     SourceBook,
@@ -47,12 +52,12 @@ ANTHROPIC_LOSSES = Losses(
         "suggested replies",
         "overlapping anchors: the text is split at every anchor boundary, so an anchor that "
         "overlaps another comes back as one anchor per piece",
-        "the source-side location: the contract has none, so cited_text is written empty and "
-        "char_location indices as 0–0",
+        "the source-side passage of anchors without a citelab/source_quotes entry: cited_text "
+        "is then written empty and the char_location indices as 0–0",
     ),
     from_target=(
-        "cited_text (the quoted source passage) and the source-side location: character, "
-        "page or block indices, search_result_index, encrypted_index",
+        "the source-side location other than character offsets: page or block indices, "
+        "search_result_index, encrypted_index (cited_text itself is kept as a source quote)",
         "non-text blocks (tool use, thinking, server tool results)",
         "the block structure itself: uncited blocks are joined into the one answer text",
     ),
@@ -69,8 +74,11 @@ class _Citation(BaseModel):
         "web_search_result_location",
         "search_result_location",
     ]
+    cited_text: str | None = None
     document_index: int | None = None
     document_title: str | None = None
+    start_char_index: int | None = None
+    end_char_index: int | None = None
     url: str | None = None
     source: str | None = None
     title: str | None = None
@@ -90,56 +98,72 @@ def to_anthropic(message: AnswerMessage) -> list[dict[str, Any]]:
     See :data:`ANTHROPIC_LOSSES`.
     """
     text = message.text
+    anchors = message.anchors
     positions = source_index(message)
     titles = {source.uri: source.title or source.name for source in message.sources}
+    quotes = {quote.anchor_index: quote for quote in message.source_quotes}
     blocks: list[dict[str, Any]] = []
-    for start, end, uris in _pieces(text, message.anchors):
+    for start, end, numbers in _pieces(text, anchors):
         block: dict[str, Any] = {"type": "text", "text": text[start:end]}
-        if uris:
-            block["citations"] = [_citation(positions, titles, uri) for uri in uris]
+        if numbers:
+            block["citations"] = [
+                _citation(positions, titles, anchors[n].source_uri, quotes.get(n)) for n in numbers
+            ]
         blocks.append(block)
     return blocks
 
 
-def _citation(positions: dict[str, int], titles: dict[str, str], uri: str) -> dict[str, Any]:
+def _citation(
+    positions: dict[str, int], titles: dict[str, str], uri: str, quote: SourceQuote | None
+) -> dict[str, Any]:
     if uri not in positions:
         raise InvalidInput(f"anchor cites {uri!r}, which is not a source")
+    start = quote.start_index if quote is not None else None
+    end = quote.end_index if quote is not None else None
     return {
         "type": "char_location",
-        "cited_text": "",
+        "cited_text": quote.text if quote is not None else "",
         "document_index": positions[uri],
         "document_title": titles[uri],
-        "start_char_index": 0,
-        "end_char_index": 0,
+        "start_char_index": start or 0,
+        "end_char_index": end or 0,
     }
 
 
-def _pieces(text: str, anchors: Sequence[Anchor]) -> list[tuple[int, int, list[str]]]:
-    """The text cut at every anchor boundary; each piece with the uris of anchors covering it.
+def _pieces(text: str, anchors: Sequence[Anchor]) -> list[tuple[int, int, list[int]]]:
+    """The text cut at every anchor boundary; each piece with the anchors covering it (by
+    index, the first of each source uri).
 
     A zero-width anchor becomes an empty piece of its own at its position.
     """
     opening: dict[int, list[int]] = defaultdict(list)
     closing: dict[int, list[int]] = defaultdict(list)
-    empty: dict[int, list[str]] = defaultdict(list)
+    empty: dict[int, list[int]] = defaultdict(list)
     for number, anchor in enumerate(anchors):
         if anchor.start_index == anchor.end_index:
-            empty[anchor.start_index].append(anchor.source_uri)
+            empty[anchor.start_index].append(number)
         else:
             opening[anchor.start_index].append(number)
             closing[anchor.end_index].append(number)
     cuts = sorted({0, len(text), *opening, *closing, *empty})
     active: set[int] = set()
-    pieces: list[tuple[int, int, list[str]]] = []
+    pieces: list[tuple[int, int, list[int]]] = []
     for left, right in zip(cuts, [*cuts[1:], None], strict=True):
         active.difference_update(closing[left])
         active.update(opening[left])
         if empty[left]:
-            pieces.append((left, left, list(dict.fromkeys(empty[left]))))
+            pieces.append((left, left, _one_per_uri(anchors, empty[left])))
         if right is not None:
-            uris = [anchors[number].source_uri for number in sorted(active)]
-            pieces.append((left, right, list(dict.fromkeys(uris))))
+            pieces.append((left, right, _one_per_uri(anchors, sorted(active))))
     return pieces
+
+
+def _one_per_uri(anchors: Sequence[Anchor], numbers: list[int]) -> list[int]:
+    """The first of ``numbers`` for each source uri, in order."""
+    first: dict[str, int] = {}
+    for number in numbers:
+        first.setdefault(anchors[number].source_uri, number)
+    return list(first.values())
 
 
 def from_anthropic(data: object, *, sources: Sequence[object] | None = None) -> AnswerMessage:
@@ -153,7 +177,7 @@ def from_anthropic(data: object, *, sources: Sequence[object] | None = None) -> 
     if not isinstance(blocks, list):
         raise InvalidInput("an Anthropic response needs a 'content' list of blocks")
     book = SourceBook(_request_sources(sources))
-    text, anchors = "", []
+    text, anchors, quotes = "", [], []
     for index, raw_block in enumerate(blocks):
         item = plain_data(raw_block)
         if not isinstance(item, dict) or item.get("type") != "text":
@@ -163,7 +187,29 @@ def from_anthropic(data: object, *, sources: Sequence[object] | None = None) -> 
         for citation in block.citations or []:
             uri = _citation_uri(book, citation, index)
             anchors.append(anchor_for(text, uri, start, len(text), f"content[{index}]"))
-    return build_message(text, book.items, anchors=anchors)
+            if citation.cited_text:
+                quotes.append(_quote(citation, len(anchors) - 1, uri))
+    return build_message(text, book.items, anchors=anchors, source_quotes=quotes)
+
+
+def _quote(citation: _Citation, anchor: int, uri: str) -> SourceQuote:
+    """The citation's source side; character offsets only for a ``char_location`` that
+    gives a span (``0–0`` is how a passage without a location is written)."""
+    start, end = citation.start_char_index, citation.end_char_index
+    located = (
+        citation.type == "char_location"
+        and start is not None
+        and end is not None
+        and 0 <= start <= end
+        and (start, end) != (0, 0)
+    )
+    return SourceQuote(
+        anchor_index=anchor,
+        source_uri=uri,
+        text=citation.cited_text or "",
+        start_index=start if located else None,
+        end_index=end if located else None,
+    )
 
 
 def _citation_uri(book: SourceBook, citation: _Citation, block: int) -> str:
