@@ -50,4 +50,4 @@ async def test_ask_answers_from_the_folder_through_the_endpoint(
     assert answered.is_error is False
     done = DoneEvent.model_validate(answered.structured_content)
     assert "moored at pier 4 [1]." in done.text
-    assert [block.type for block in answered.content] == ["text", "resource_link"]
+    assert [block.type for block in answered.content][:2] == ["text", "resource_link"]
