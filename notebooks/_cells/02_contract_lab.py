@@ -260,3 +260,25 @@ per_case[per_case.nunique(axis=1, dropna=False) > 1]
 # endpoint: `run(suite, models=["openai:<model>"], ...)` with `OPENAI_BASE_URL` (and
 # `OPENAI_API_KEY` if the server needs one) set — `04_evaluation_report.ipynb` shows that with
 # a local endpoint.
+
+# %% [markdown]
+# ## The template lab
+#
+# `TemplateLab` puts one question (or a few) under every template side by side: the system
+# prompt each produced (a diff against the first), the rendered answer with its sources, and
+# citation metrics that need no gold data (shares of statements cited and supported, and of
+# citations whose source alone supports the statement). A template can also be inline text
+# with the same placeholders, as the last one here.
+
+# %%
+from citelab import TemplateLab
+
+terse_inline = "Cite as [n].\n$guidance\n\n$sources"
+lab = TemplateLab(
+    [*VARIANTS.values(), terse_inline],
+    ["When do applications for the Data Science MSc close?", "How much is the semester fee?"],
+    agent="university",
+)
+await lab.run()
+print(lab.summary().round(2))
+lab

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     )
     from citelab.corpus import Corpus, Document, Reader, load_corpus
     from citelab.models import (
+        AnthropicModel,
         ExtractiveModel,
         OpenAIModel,
         PerturbedModel,
@@ -53,13 +54,14 @@ if TYPE_CHECKING:
         merge_round,
         parse_markers,
     )
-    from citelab.widget import Chat, MessageView, SourcesPanel
+    from citelab.widget import Chat, MessageView, SourcesPanel, TemplateLab
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "AgentConfig": "citelab.agent",
     "Anchor": "citelab.contract",
+    "AnthropicModel": "citelab.models",
     "Answer": "citelab.answers",
     "AnswerMessage": "citelab.contract",
     "AnswerService": "citelab.answers",
@@ -79,6 +81,7 @@ _LAZY: dict[str, str] = {
     "Source": "citelab.sources",
     "SourcesPanel": "citelab.widget",
     "SuggestedReply": "citelab.contract",
+    "TemplateLab": "citelab.widget",
     "build_anchors": "citelab.sources",
     "build_message": "citelab.contract",
     "default_registry": "citelab.contract",
@@ -97,6 +100,7 @@ __all__ = [
     "Answer",
     "AnswerMessage",
     "AnswerService",
+    "AnthropicModel",
     "Chat",
     "CitelabError",
     "ConfigError",
@@ -123,6 +127,7 @@ __all__ = [
     "Source",
     "SourcesPanel",
     "SuggestedReply",
+    "TemplateLab",
     "Unavailable",
     "__version__",
     "build_anchors",

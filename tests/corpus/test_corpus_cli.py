@@ -91,9 +91,10 @@ def test_a_bundled_corpus_can_be_named_as_in_agent_files(
 def test_a_folder_given_as_a_corpus_says_it_is_a_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # A folder is imported as a corpus (citelab corpus import); an empty one says so.
     assert main(["corpus", "info", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"corpus {tmp_path} is a folder" in err
+    assert f"{tmp_path} holds no document to import" in err
     assert "does not exist" not in err
 
 

@@ -151,7 +151,7 @@ async def test_the_reformulated_query_keeps_a_few_covered_key_terms() -> None:
     ]
     turn = await _turn(messages, model=ExtractiveModel(key_terms=1))
     query = turn.tool_calls[0].parsed_arguments()["query"]
-    assert query == "scholarships deadlines stipends Data"
+    assert query == "scholarships deadlines stipends close due Data"  # related words of deadline
 
 
 @pytest.mark.anyio
@@ -232,7 +232,7 @@ async def test_it_streams_word_pieces_then_replies_then_the_finish() -> None:
     assert isinstance(deltas[-2], SuggestedRepliesDelta)
     assert isinstance(deltas[-1], FinishDelta)
     labels = [r.label for r in deltas[-2].replies]
-    assert 2 <= len(labels) <= 3
+    assert 1 <= len(labels) <= 3  # only follow-ups a source in view answers
     assert labels[0] == "Tell me more about Tuition fees"
 
 

@@ -34,7 +34,14 @@ def clean_registry() -> Iterator[None]:
 
 
 def test_the_built_in_names_are_listed() -> None:
-    assert available_models() == ["extractive", "judge", "openai:<model>", "perturbed", "scripted"]
+    assert available_models() == [
+        "anthropic:<model>",
+        "extractive",
+        "judge",
+        "openai:<model>",
+        "perturbed",
+        "scripted",
+    ]
 
 
 def test_options_reach_the_factory() -> None:
@@ -76,7 +83,12 @@ async def test_perturbed_wraps_a_named_inner_model() -> None:
 @pytest.mark.parametrize(
     ("spec", "options", "message"),
     [
-        ("gpt-9", {}, "unknown model 'gpt-9'; known models: extractive, judge, openai:<model>"),
+        (
+            "gpt-9",
+            {},
+            "unknown model 'gpt-9'; known models: anthropic:<model>, extractive, judge, "
+            "openai:<model>",
+        ),
         ("extractive", {"max_serches": 2}, "bad options \\['max_serches'\\]"),
         ("extractive", {"max_sentences": 0}, "model 'extractive': ExtractiveModel"),
         ("nope:thing", {}, "unknown model 'nope:thing'"),

@@ -73,11 +73,15 @@ def test_listing_tool_output_is_read_with_metadata_and_field_values() -> None:
     assert [s.content for s in seen] == ["Physics · MSc", "Physics · BSc"]
 
 
-def test_user_messages_and_non_result_tool_output_show_no_sources() -> None:
+def test_user_messages_show_the_sources_they_quote() -> None:
     from citelab.sources._block import render_sources_block
 
     quoted = user("what does this mean?\n" + render_sources_block([DATA_SCIENCE]))
-    assert sources_in_message(quoted) == []
+    assert [s.uri for s in sources_in_message(quoted)] == [DATA_SCIENCE.uri]
+    assert sources_in_message(user("[1] is wrong, isn't it?")) == []
+
+
+def test_non_result_tool_output_shows_no_sources() -> None:
     assert sources_in_message(raw_results("c1")) == []
     not_json = {"role": "tool", "tool_call_id": "c1", "content": "42 rows deleted"}
     assert sources_in_message(not_json) == []  # type: ignore[arg-type]

@@ -12,10 +12,12 @@ def test_public_names() -> None:
         "RECORD_COLUMNS",
         "Chat",
         "ChatTurn",
+        "LabResult",
         "MessageInput",
         "MessageView",
         "ServiceSource",
         "SourcesPanel",
+        "TemplateLab",
         "TokenBatcher",
     ]
     for name in citelab.widget.__all__:

@@ -18,6 +18,7 @@ from citelab.agent._config import (
     SourceToolConfig,
     default_agents,
     load_agents,
+    override_agents,
     parse_agents,
     resolve_corpus_path,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "default_hooks",
     "guidance",
     "load_agents",
+    "override_agents",
     "parse_agents",
     "register_template",
     "render_contract",

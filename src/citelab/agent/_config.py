@@ -5,7 +5,7 @@ Files are TOML or YAML with one table per agent under ``agents``::
 
     [agents.default]
     prompt = "You answer questions about Hollin University."
-    corpus = "university"                 # a fixture corpus name, or a path to a JSONL file
+    corpus = "university"                 # a fixture corpus name, a JSONL file, or a folder
     model = "extractive"
 
     [agents.default.retrieval]            # omit for defaults; `retrieval = false` disables it
@@ -21,6 +21,7 @@ Every error names the file and the key (``agents.default.retrieval.max_results``
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -30,7 +31,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from citelab._errors import ConfigError
+from citelab._errors import ConfigError, InvalidInput
 from citelab._paths import fixtures_dir
 from citelab._validation import validation_problems
 from citelab.agent._templates import contract_template
@@ -43,6 +44,7 @@ __all__ = [
     "SourceToolConfig",
     "default_agents",
     "load_agents",
+    "override_agents",
     "parse_agents",
     "resolve_corpus_path",
 ]
@@ -102,7 +104,8 @@ class AgentConfig(BaseModel):
     model_options: dict[str, Any] = Field(default_factory=dict)
     """Keyword options for the model factory (e.g. ``base_url``, ``max_searches``)."""
     corpus: str = "university"
-    """A fixture corpus name (``university``, ``helpcentre``, ``intranet``) or a JSONL path."""
+    """A fixture corpus name (``university``, ``helpcentre``, ``intranet``), a JSONL path, or a
+    folder of Markdown/text/HTML/PDF files (write it with a slash: ``./notes``)."""
     retrieval: RetrievalSettings | None = Field(default_factory=RetrievalSettings)
     """How rag_search results become sources; ``None`` leaves retrieval unresolved, and the
     answer service refuses the agent (Conflict)."""
@@ -188,6 +191,33 @@ def default_agents() -> dict[str, AgentConfig]:
     return parse_agents(data, "citelab/agents/default.toml")
 
 
+def override_agents(
+    agents: Mapping[str, AgentConfig],
+    *,
+    model: str | None = None,
+    model_options: Mapping[str, Any] | None = None,
+    corpus: str | os.PathLike[str] | None = None,
+) -> dict[str, AgentConfig]:
+    r"""Every agent with its model (and options) and/or corpus replaced, as ``--model`` and
+    ``--corpus`` do; a new model starts from ``model_options`` (the old ones were for the old
+    model). Unknown model names and missing corpus paths are :class:`ConfigError`\s."""
+    update: dict[str, Any] = {}
+    if model is not None:
+        from citelab.models import check_model_name
+
+        check_model_name(model)
+        update["model"] = model
+        update["model_options"] = dict(model_options or {})
+    if corpus is not None:
+        path = Path(corpus).expanduser()
+        if not path.exists():
+            raise ConfigError(f"corpus {path}: no such file or folder")
+        if path.is_dir():
+            _imported(path)  # now, so a bad file is named before a server starts
+        update["corpus"] = str(path.resolve())
+    return {name: agent.model_copy(update=update) for name, agent in agents.items()}
+
+
 def _agent(name: str, table: Any, where: str) -> AgentConfig:
     key = f"agents.{name}"
     if not isinstance(table, Mapping):
@@ -237,19 +267,28 @@ def _resolve_corpus(agent: AgentConfig, base: Path) -> AgentConfig:
     return agent.model_copy(update={"corpus": str((base / corpus).resolve())})
 
 
+def _imported(folder: Path) -> Path:
+    from citelab.corpus import imported_corpus
+
+    try:
+        return imported_corpus(folder)
+    except InvalidInput as exc:
+        raise ConfigError(str(exc)) from exc
+
+
 def _is_path(value: str) -> bool:
     """A corpus value with a separator or a file suffix is a path; otherwise a fixture name."""
     return "/" in value or "\\" in value or value.endswith(".jsonl")
 
 
 def resolve_corpus_path(corpus: str) -> Path:
-    """The JSONL file an agent's ``corpus`` names: a fixture corpus, or a path."""
+    """The JSONL file an agent's ``corpus`` names: a fixture corpus, a JSONL path, or a folder
+    of documents (imported on first use and cached by content hash; see
+    :func:`citelab.corpus.imported_corpus`)."""
     if _is_path(corpus):
         path = Path(corpus).expanduser()
         if path.is_dir():
-            raise ConfigError(
-                f"corpus {path} is a folder; give a JSONL corpus file (one document a line)"
-            )
+            return _imported(path)
         if not path.is_file():
             raise ConfigError(f"corpus file {path} does not exist")
         return path

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "add_address_arguments",
     "add_agents_arguments",
+    "add_model_arguments",
     "add_reader_arguments",
     "agents_from",
     "default_agent",
@@ -32,11 +33,61 @@ def add_agents_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="PATH", help="SQLite file for conversations and logs")
 
 
-def agents_from(args: argparse.Namespace) -> dict[str, AgentConfig]:
-    """The agents of ``--agents``, or citelab's bundled agents."""
-    from citelab.agent import default_agents, load_agents
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--model SPEC``, ``--model-options JSON`` and ``--corpus PATH``: what every agent
+    answers with, overriding the agents file."""
+    parser.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="the model every agent uses: extractive, openai:<model>, anthropic:<model>, … "
+        "(endpoints from OPENAI_BASE_URL / ANTHROPIC_BASE_URL and their API keys)",
+    )
+    parser.add_argument(
+        "--model-options",
+        metavar="JSON",
+        help='options for --model as a JSON object, e.g. \'{"base_url": "http://127.0.0.1:8008/v1"}\'',
+    )
+    parser.add_argument(
+        "--corpus",
+        metavar="PATH",
+        help="the corpus every agent uses: a JSONL file, or a folder of Markdown, text, HTML "
+        "and PDF files (imported on the fly, cached by content)",
+    )
 
-    return load_agents(args.agents) if args.agents else default_agents()
+
+def agents_from(args: argparse.Namespace) -> dict[str, AgentConfig]:
+    """The agents of ``--agents`` (or citelab's bundled agents), with ``--model`` and
+    ``--corpus`` applied when the command has them."""
+    from citelab.agent import default_agents, load_agents, override_agents
+
+    agents = load_agents(args.agents) if args.agents else default_agents()
+    model = getattr(args, "model", None)
+    corpus = getattr(args, "corpus", None)
+    raw_options = getattr(args, "model_options", None)
+    options = _json_object(raw_options, "--model-options")
+    if raw_options is not None and model is None:
+        from citelab._errors import ConfigError
+
+        raise ConfigError("--model-options: give --model too (options belong to one model)")
+    if model is None and corpus is None:
+        return agents
+    return override_agents(agents, model=model, model_options=options, corpus=corpus)
+
+
+def _json_object(text: str | None, option: str) -> dict[str, Any]:
+    import json
+
+    from citelab._errors import ConfigError
+
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ConfigError(f"{option}: must be a JSON object, got {text!r}")
+    return value
 
 
 def default_agent(chosen: str | None, agents: Mapping[str, Any]) -> str:

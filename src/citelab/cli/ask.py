@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from citelab.cli._common import add_agents_arguments, add_reader_arguments, agents_from, reader_from
+from citelab.cli._common import (
+    add_agents_arguments,
+    add_model_arguments,
+    add_reader_arguments,
+    agents_from,
+    reader_from,
+)
 
 if TYPE_CHECKING:
     from citelab.answers import Answer
@@ -34,6 +40,7 @@ def register(subparsers: Any) -> None:
         "--stream", action="store_true", help="print the raw answer text as it is generated"
     )
     add_agents_arguments(parser)
+    add_model_arguments(parser)
     add_reader_arguments(parser)
     parser.set_defaults(func=run)
 

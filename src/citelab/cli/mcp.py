@@ -9,6 +9,7 @@ from typing import Any
 
 from citelab.cli._common import (
     add_agents_arguments,
+    add_model_arguments,
     add_reader_arguments,
     agents_from,
     default_agent,
@@ -30,6 +31,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_agents_arguments(parser)
+    add_model_arguments(parser)
     parser.add_argument("--agent", help="the agent used when a call names none (default: default)")
     add_reader_arguments(parser)
     parser.set_defaults(func=run)

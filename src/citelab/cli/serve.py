@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from citelab.cli._common import (
     add_address_arguments,
     add_agents_arguments,
+    add_model_arguments,
     agents_from,
     default_agent,
     warn_if_reachable,
@@ -53,6 +54,7 @@ def register(subparsers: Any) -> None:
         "--token-file", metavar="FILE", help="read the token from the first line of FILE"
     )
     add_agents_arguments(parser)
+    add_model_arguments(parser)
     parser.add_argument(
         "--agent", help="the page's agent when the address has no ?agent= (default: default)"
     )

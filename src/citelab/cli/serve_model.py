@@ -18,6 +18,7 @@ def register(subparsers: Any) -> None:
         help="serve a model as an OpenAI-compatible /v1/chat/completions endpoint",
         description=(
             "Serve a model (by default the offline extractive one) at /v1/chat/completions "
+            "(OpenAI) and /v1/messages (Anthropic) "
             "and /v1/models, streamed (SSE) or not, tool calls included. Binds to loopback "
             "unless --host says otherwise."
         ),

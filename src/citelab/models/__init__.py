@@ -3,6 +3,7 @@
 * :class:`Model` — ``stream(messages, tools) -> AsyncIterator[ModelDelta]``; :func:`collect`
   assembles a stream into a :class:`ModelTurn`.
 * :class:`OpenAIModel` — any OpenAI-compatible endpoint through the ``openai`` SDK.
+* :class:`AnthropicModel` — Claude or any Messages-compatible endpoint (``anthropic`` SDK).
 * :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
 * :class:`ScriptedModel` — replays given rounds and records what it saw.
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
@@ -11,6 +12,7 @@
   (``citelab serve-model``).
 """
 
+from citelab.models._anthropic import AnthropicModel
 from citelab.models._extractive import ExtractiveModel
 from citelab.models._openai import OpenAIModel
 from citelab.models._perturbed import (
@@ -21,7 +23,13 @@ from citelab.models._perturbed import (
     PerturbedModel,
     inject_faults,
 )
-from citelab.models._registry import ModelFactory, available_models, get_model, register_model
+from citelab.models._registry import (
+    ModelFactory,
+    available_models,
+    check_model_name,
+    get_model,
+    register_model,
+)
 from citelab.models._scripted import ScriptedModel, ScriptedRound, ScriptedToolCall
 from citelab.models._seen import SeenSource, View, current_view, round_views, sources_in_message
 from citelab.models._server import RunningServer, build_app, serve_in_thread
@@ -51,6 +59,7 @@ from citelab.models._types import (
 )
 
 __all__ = [
+    "AnthropicModel",
     "AssistantMessage",
     "ExtractiveModel",
     "FaultKind",
@@ -87,6 +96,7 @@ __all__ = [
     "View",
     "available_models",
     "build_app",
+    "check_model_name",
     "collect",
     "current_view",
     "get_model",

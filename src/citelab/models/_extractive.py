@@ -3,18 +3,27 @@
 No network, no weights, deterministic. For each call it reads
 
 * the question: the last user message;
-* its view of numbered sources (see :mod:`citelab.models._seen`): ``<source>`` blocks in
-  system and tool messages, and raw ``rag_search`` JSON numbered by position (as a naive model
-  would: this is how numbers go stale when an agent does not rewrite tool messages);
+* its view of numbered sources (see :mod:`citelab.models._seen`): ``<source>`` blocks and the
+  other common numbered shapes (``[n] Title``, ``Source n:``, ``<document index="n">``,
+  Markdown lists, JSON arrays; :mod:`citelab.models._formats`) in system, user and tool
+  messages, and raw ``rag_search`` JSON numbered by position (as a naive model would: this is
+  how numbers go stale when an agent does not rewrite tool messages); a user message's own
+  sources are cut out of the question;
 
 then either calls the search tool again or answers.
 
 Coverage is the share of the question's content terms (stems, stopwords removed) found in
-the title or text of any source in view. When coverage is below ``min_coverage``, a search
-tool is offered and the model has called it fewer than ``max_searches`` times since the last
-user message, it calls the tool with a reformulated query: the uncovered terms plus a few
-covered key terms. ``tool_choice="required"`` (or naming the search tool) forces the call;
-``"none"`` forbids it.
+the title or text of any source in view; a term may be met by a related word (a short list:
+``cost`` by ``fee``/``price``/``pay``…, ``deadline`` by ``close``/``due``, ``long`` by
+``semesters``/``years``), and such a term, which names the kind of fact asked for, must be
+met or coverage counts as none. A reformulated query adds the related words of uncovered
+terms; when no sentence in view holds a term, its related words count in its place (with
+their own IDF) when sentences are scored.
+
+When coverage is below ``min_coverage``, a search tool is offered and the model has called
+it fewer than ``max_searches`` times since the last user message, it calls the tool with a
+reformulated query: the uncovered terms plus a few covered key terms.
+``tool_choice="required"`` (or naming the search tool) forces the call; ``"none"`` forbids it.
 
 Otherwise it answers: every sentence of every source is scored by the IDF-weighted question
 terms it contains (terms in the source's title count half), and sentences are picked greedily
@@ -23,8 +32,10 @@ the earlier sentence. Each sentence ends with the number(s) it came from (``… 
 one sentence found in two sources reads ``[1][3]``). A sentence qualifies when it contains
 two question terms, or one term carrying at least ``min_relevance`` of the question's weight;
 with none, the answer is ``no_answer_text`` with no markers. A final
-:class:`SuggestedRepliesDelta` carries two or three follow-ups built from the titles of the
-sources it used or found relevant.
+:class:`SuggestedRepliesDelta` carries up to three follow-ups built from the titles of the
+sources it used or found relevant (after no answer: of the sources in view), each kept only
+when a sentence of that source holds two of its title's terms, so that asking it gets an
+answer; without such a source there are no suggestions rather than ones that lead nowhere.
 """
 
 from __future__ import annotations
@@ -37,10 +48,18 @@ from dataclasses import dataclass, field
 
 from citelab._errors import InvalidInput
 from citelab.contract._payloads import SuggestedReply
-from citelab.models._lexicon import Term, content_terms, sentences, stems_of
+from citelab.models._formats import question_of
+from citelab.models._lexicon import (
+    Term,
+    content_terms,
+    related_stems,
+    related_words,
+    sentences,
+    stems_of,
+)
 from citelab.models._markers import rewrite_markers
 from citelab.models._pieces import tool_call_deltas, word_pieces
-from citelab.models._seen import View, current_view
+from citelab.models._seen import SeenSource, View, current_view
 from citelab.models._types import (
     FinishDelta,
     Message,
@@ -162,7 +181,10 @@ class ExtractiveModel:
         terms = content_terms(_question(messages))
         view = current_view(messages)
         covered = _covered(terms, view)
-        if self._should_search(messages, tools, tool_choice, len(covered) / max(len(terms), 1)):
+        coverage = len(covered) / max(len(terms), 1)
+        if any(related_stems(t.stem) and t.stem not in covered for t in terms):
+            coverage = 0.0  # the kind of fact asked for (a cost, a deadline) is not in view
+        if self._should_search(messages, tools, tool_choice, coverage):
             return _Search(self._reformulate(terms, covered))
         return self._answer(terms, view)
 
@@ -186,18 +208,19 @@ class ExtractiveModel:
         return coverage < self.min_coverage and searches < self.max_searches
 
     def _reformulate(self, terms: list[Term], covered: set[str]) -> str:
-        uncovered = [term.word for term in terms if term.stem not in covered]
+        uncovered = [term for term in terms if term.stem not in covered]
         key = [term.word for term in terms if term.stem in covered][: self.key_terms]
-        return " ".join(uncovered + key)
+        related = [word for term in uncovered for word in related_words(term.stem)]
+        return " ".join([term.word for term in uncovered] + related + key)
 
     # --- answering ---------------------------------------------------------------------------
 
     def _answer(self, terms: list[Term], view: View) -> _Answer:
         candidates = _candidates(view)
-        weights = _weights(terms, candidates)
+        weights = _weights(_with_related(terms, candidates), candidates)
         chosen = self._choose(terms, weights, candidates)
         if not chosen:
-            return _Answer(self.no_answer_text, _no_answer_replies())
+            return _Answer(self.no_answer_text, _no_answer_replies(view, candidates))
         text = " ".join(_cite(sentence.text, sentence.numbers) for sentence in chosen)
         return _Answer(text, _replies(chosen, weights, candidates, view))
 
@@ -229,7 +252,7 @@ class ExtractiveModel:
 def _question(messages: Sequence[Message]) -> str:
     for message in reversed(messages):
         if message["role"] == "user":
-            return message_text(message)
+            return question_of(message_text(message))
     raise InvalidInput("messages: there is no user message to answer")
 
 
@@ -255,10 +278,26 @@ def _tool_calls_so_far(messages: Sequence[Message]) -> int:
 
 
 def _covered(terms: list[Term], view: View) -> set[str]:
+    """The question stems a source in view holds (itself, or a related word: fee for cost)."""
     seen: set[str] = set()
     for source in view.values():
         seen |= stems_of(source.title) | stems_of(source.content)
-    return {term.stem for term in terms} & seen
+    return {term.stem for term in terms if ({term.stem} | related_stems(term.stem)) & seen}
+
+
+def _with_related(terms: list[Term], candidates: list[_Sentence]) -> list[Term]:
+    """The question's terms, then the related words of each term no sentence holds
+    (``cost`` adds ``fee``… only when no source says "cost")."""
+    known = {term.stem for term in terms}
+    present = set().union(*(c.stems for c in candidates)) if candidates else set()
+    extra = [
+        Term(related, related)
+        for term in terms
+        if term.stem not in present
+        for related in sorted(related_stems(term.stem))
+        if related not in known
+    ]
+    return terms + list({term.stem: term for term in extra}.values())
 
 
 def _candidates(view: View) -> list[_Sentence]:
@@ -317,24 +356,55 @@ def _replies(
     candidates: list[_Sentence],
     view: View,
 ) -> list[SuggestedReply]:
+    """Follow-ups about the first cited source and the next most relevant ones in view, each
+    kept only when that source answers it (see :func:`_answerable`)."""
     cited = list(dict.fromkeys(n for sentence in chosen for n in sentence.numbers))
     best: dict[int, float] = {}
     for c in candidates:
         for number in c.numbers:
             best[number] = max(best.get(number, 0.0), _score(c, weights))
     others = sorted((n for n in best if n not in cited and best[n] > 0), key=lambda n: -best[n])
-    titles = list(dict.fromkeys(_short(view[n].title) for n in [*cited[:1], *others[:2]]))
-    replies = [f"Tell me more about {titles[0]}", *(f"What about {t}?" for t in titles[1:])]
-    if len(replies) < 2:
-        replies.append("Where can I read more about this?")
-    return [SuggestedReply(label=label) for label in replies[:3]]
-
-
-def _no_answer_replies() -> list[SuggestedReply]:
+    titles = _answerable_titles([*cited[:1], *others], view, candidates)
+    if not titles:
+        return []
+    first = f"Tell me more about {titles[0]}"
     return [
-        SuggestedReply(label="What topics can you answer questions about?"),
-        SuggestedReply(label="Which sources do you have?"),
+        SuggestedReply(label=label) for label in [first, *(f"What about {t}?" for t in titles[1:])]
     ]
+
+
+def _no_answer_replies(view: View, candidates: list[_Sentence]) -> list[SuggestedReply]:
+    """After no answer: questions about sources in view that they answer (none without any),
+    so a chip never leads back to the same no-answer."""
+    titles = _answerable_titles(sorted(view), view, candidates)
+    return [SuggestedReply(label=f"Tell me about {title}") for title in titles]
+
+
+def _answerable_titles(
+    numbers: list[int], view: View, candidates: list[_Sentence], limit: int = 3
+) -> list[str]:
+    sentences_of: dict[int, list[frozenset[str]]] = {}
+    for candidate in candidates:
+        for number in candidate.numbers:
+            sentences_of.setdefault(number, []).append(candidate.stems)
+    titles: list[str] = []
+    for number in numbers:
+        title = _short(view[number].title)
+        if title not in titles and _answerable(view[number], sentences_of.get(number, [])):
+            titles.append(title)
+        if len(titles) == limit:
+            break
+    return titles
+
+
+def _answerable(source: SeenSource, sentence_stems: list[frozenset[str]]) -> bool:
+    """Whether a question naming ``source``'s title would get an answer from it: some sentence
+    holds two title terms (or the one term a one-word title has)."""
+    terms = {term.stem for term in content_terms(source.title)}
+    if not terms:
+        return False
+    enough = min(len(terms), _ENOUGH_TERMS)
+    return any(len(stems & terms) >= enough for stems in sentence_stems)
 
 
 def _short(title: str) -> str:

@@ -13,7 +13,15 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Term", "content_terms", "sentences", "stem", "stems_of"]
+__all__ = [
+    "Term",
+    "content_terms",
+    "related_stems",
+    "related_words",
+    "sentences",
+    "stem",
+    "stems_of",
+]
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?![a-z])|\n+")
@@ -123,3 +131,38 @@ def sentences(text: str) -> list[str]:
     """The sentences of a source text (a line break also ends one); blank pieces are dropped."""
     parts = (part.strip().lstrip("-*• ").strip() for part in _SENTENCE_END.split(text))
     return [part for part in parts if len(part) > 2]
+
+
+# Words that ask for the same thing as another word a source is likely to use ("what does it
+# cost?" is answered by "the fee is…"). Kept short on purpose: a question word outside these
+# groups matches only itself.
+_RELATED_GROUPS = (
+    "cost costs price prices fee fees pay pays paid charge charges tuition expensive",
+    "deadline deadlines close closes due",
+    "long duration semesters years",
+)
+
+
+def _related_table() -> dict[str, dict[str, str]]:
+    """stem → {related stem: a surface word of it}."""
+    table: dict[str, dict[str, str]] = {}
+    for group in _RELATED_GROUPS:
+        words: dict[str, str] = {}
+        for word in group.split():
+            words.setdefault(stem(_fold(word)), word)
+        for one in words:
+            table[one] = {other: word for other, word in words.items() if other != one}
+    return table
+
+
+_RELATED = _related_table()
+
+
+def related_stems(stem_: str) -> frozenset[str]:
+    """Stems that answer for ``stem_`` (``cost`` → ``fee``, ``price``, ``pay``…), or none."""
+    return frozenset(_RELATED.get(stem_, ()))
+
+
+def related_words(stem_: str) -> list[str]:
+    """One surface word per related stem, in the group's order (for search queries)."""
+    return list(_RELATED.get(stem_, {}).values())

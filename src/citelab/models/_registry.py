@@ -7,6 +7,7 @@ builds ``OpenAIModel("gpt-4o-mini")``). Options are the factory's keyword argume
     get_model("scripted", rounds=[{"text": "Hello."}])
     get_model("perturbed", inner="extractive", rates={"wrong": 0.2}, seed=7)
     get_model("openai:llama-3.1-8b", base_url="http://127.0.0.1:8000/v1")
+    get_model("anthropic:claude-sonnet-4-5", max_tokens=2048)
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab.models._anthropic import AnthropicModel
 from citelab.models._extractive import ExtractiveModel
 from citelab.models._openai import OpenAIModel
 from citelab.models._perturbed import FaultRates, PerturbedModel
 from citelab.models._scripted import ScriptedModel
 from citelab.models._types import Model
 
-__all__ = ["ModelFactory", "available_models", "get_model", "register_model"]
+__all__ = ["ModelFactory", "available_models", "check_model_name", "get_model", "register_model"]
 
 ModelFactory = Callable[..., Model]
 """Builds a model from keyword options (a prefix factory gets the rest of the spec first)."""
@@ -45,6 +47,16 @@ def register_model(
 def available_models() -> list[str]:
     """Registered names, prefixes written as ``name:<model>``."""
     return sorted([*_FACTORIES, *(f"{p}:<model>" for p in _PREFIX_FACTORIES)])
+
+
+def check_model_name(spec: str) -> None:
+    """Refuse a spec no factory answers to (a :class:`ConfigError` listing the known ones),
+    without building the model (which may need a key or a server)."""
+    prefix, _, rest = spec.partition(":")
+    if (rest and prefix in _PREFIX_FACTORIES) or (not rest and spec in _FACTORIES):
+        return
+    known = ", ".join(available_models())
+    raise ConfigError(f"unknown model {spec!r}; known models: {known}")
 
 
 def get_model(spec: str, **options: Any) -> Model:
@@ -97,3 +109,4 @@ register_model("judge", _judge)
 register_model("scripted", _scripted)
 register_model("perturbed", _perturbed)
 register_model("openai", OpenAIModel, prefix=True)
+register_model("anthropic", AnthropicModel, prefix=True)

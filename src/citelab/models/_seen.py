@@ -1,7 +1,9 @@
 """What numbered sources a model was shown, read back from the messages themselves.
 
-A model sees sources in two places: ``<source number=..>`` blocks (in the system prompt, or in
-a tool message the agent rewrote) and raw tool output. A raw ``rag_search`` result
+A model sees sources in system, user and tool messages: citelab's ``<source number=..>``
+blocks (in the system prompt, or in a tool message the agent rewrote), the other common
+numbered shapes (``[n] Title``, ``Source n:``, ``<document index="n">``, Markdown lists, JSON
+arrays; see :mod:`citelab.models._formats`), and raw tool output. A raw ``rag_search`` result
 (``{"results": [...]}``, or a listing tool's ``{"outputs": {"results": [...]}}``) carries no
 numbers, so it is numbered by position 1..n, as a naive model would read it. A later element
 with the same number overrides an earlier one: the freshest view of a number wins.
@@ -17,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citelab.models._formats import read_sources
 from citelab.models._types import Message, message_text
-from citelab.sources._block import parse_sources_block
 
 __all__ = ["SeenSource", "View", "current_view", "round_views", "sources_in_message"]
 
@@ -37,14 +39,17 @@ View = dict[int, SeenSource]
 
 
 def sources_in_message(message: Message) -> list[SeenSource]:
-    """The numbered sources one message shows, in order (none for user and assistant)."""
-    if message["role"] not in ("system", "tool"):
+    """The numbered sources one message shows, in order (none for assistant messages)."""
+    role = message["role"]
+    if role not in ("system", "tool", "user"):
         return []
     text = message_text(message)
-    block = parse_sources_block(text)
-    if block:
-        return [SeenSource(s.number, s.uri, s.title, s.content) for s in block]
-    return _raw_results(text) if message["role"] == "tool" else []
+    if role == "tool" and "<source number=" not in text:
+        raw = _raw_results(text)
+        if raw:
+            return raw
+    found, _ = read_sources(text, strict=role == "user")
+    return [SeenSource(s.number, s.uri, s.title, s.content) for s in found]
 
 
 def current_view(messages: Sequence[Message]) -> View:

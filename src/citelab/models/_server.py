@@ -1,7 +1,10 @@
 """Serve any model as an OpenAI-compatible chat-completions endpoint (Starlette + uvicorn).
 
 Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions`` (JSON, or
-Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool calls included).
+Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool calls included),
+and Anthropic's ``POST /v1/messages`` (JSON, or its named stream events; ``tool_use`` and
+``tool_result`` blocks; see :mod:`citelab.models._anthropic_wire`), so the ``anthropic`` SDK
+can be pointed at it too (``base_url`` without ``/v1``).
 Errors use OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``: a bad request is
 400, an unknown model 404, a failing model 500 (mid-stream: an ``error`` event, which the
 ``openai`` SDK raises as ``APIError``). Suggested replies are not part of the OpenAI API and
@@ -36,6 +39,12 @@ from starlette.types import ASGIApp
 
 from citelab._errors import InvalidInput, ModelError
 from citelab._net import ServerThread, is_loopback, listening_socket, netloc, serve_forever
+from citelab.models._anthropic_wire import (
+    EventWriter,
+    error_event,
+    from_messages_request,
+    message_body,
+)
 from citelab.models._types import (
     FinishDelta,
     Message,
@@ -104,6 +113,7 @@ def build_app(model: Model, *, latency_ms: float = 0.0) -> Starlette:
             Route("/v1/models", endpoint.list_models, methods=["GET"]),
             Route("/v1/models/{model_id:path}", endpoint.get_model, methods=["GET"]),
             Route("/v1/chat/completions", endpoint.chat_completions, methods=["POST"]),
+            Route("/v1/messages", endpoint.messages, methods=["POST"]),
         ]
     )
 
@@ -149,6 +159,40 @@ class _Endpoint:
         except ModelError as exc:
             return _error(500, str(exc), "server_error")
         return JSONResponse(_completion(self.model.name, turn))
+
+    async def messages(self, request: Request) -> Response:
+        """Anthropic's Messages API (``POST /v1/messages``), streamed or not, tools included."""
+        began = time.perf_counter()
+        try:
+            body = json.loads(await request.body())
+            if not isinstance(body, dict):
+                raise InvalidInput("the request body must be a JSON object")
+            messages, tools, tool_choice = from_messages_request(body)
+        except ValueError as exc:
+            return _anthropic_error(
+                400, f"the request body is not JSON: {exc}", "invalid_request_error"
+            )
+        except InvalidInput as exc:
+            return _anthropic_error(400, str(exc), "invalid_request_error")
+        if body.get("model") != self.model.name:
+            served = self.model.name
+            message = f"model: {body.get('model')!r} does not exist; this server serves {served!r}"
+            return _anthropic_error(404, message, "not_found_error")
+        deltas = self.model.stream(messages, tools, tool_choice=tool_choice)
+        try:
+            if body.get("stream"):
+                first = await anext(deltas)
+                await self._hold(began)
+                return _messages_sse(EventWriter(self.model.name), first, deltas)
+            turn = await collect(deltas)
+            await self._hold(began)
+        except InvalidInput as exc:
+            return _anthropic_error(400, str(exc), "invalid_request_error")
+        except StopAsyncIteration:
+            return _anthropic_error(500, f"model {self.model.name!r} streamed nothing", "api_error")
+        except ModelError as exc:
+            return _anthropic_error(500, str(exc), "api_error")
+        return JSONResponse(message_body(self.model.name, turn))
 
     async def _hold(self, began: float) -> None:
         """Wait until the call has taken ``latency`` (at once when it already has)."""
@@ -274,6 +318,28 @@ async def _next_batch(queue: asyncio.Queue[object]) -> str | None:
     if item is _END:
         queue.put_nowait(_END)  # seen again by the next call, which then ends
     return "".join(batch) if batch else None
+
+
+def _messages_sse(
+    writer: EventWriter, first: ModelDelta, rest: AsyncIterator[ModelDelta]
+) -> Response:
+    async def events() -> AsyncIterator[str]:
+        yield writer.start()
+        try:
+            async for delta in _chained(first, rest):
+                if event := writer.of(delta):
+                    yield event
+        except (ModelError, InvalidInput) as exc:
+            yield error_event(str(exc))
+
+    return StreamingResponse(
+        _coalesced(events()), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )
+
+
+def _anthropic_error(status: int, message: str, kind: str) -> Response:
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return JSONResponse(body, status_code=status)
 
 
 def _completion(model: str, turn: ModelTurn) -> dict[str, Any]:

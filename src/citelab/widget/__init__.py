@@ -7,6 +7,8 @@
 - :class:`SourcesPanel` — the chat's references in a cell of their own (any number per chat).
 - :class:`MessageView` — any :class:`~citelab.contract.AnswerMessage` (or its wire dict or
   JSON), validated first; violations are shown, not raised.
+- :class:`TemplateLab` — one question (or a few) under several contract templates side by
+  side: the prompt each produced (a diff against the first), the answers, their metrics.
 - :class:`TokenBatcher` — the token coalescing the chat uses (reusable by other transports).
 
 Each widget's MIME bundle carries sanitized HTML next to the widget view, so an exported
@@ -15,6 +17,7 @@ notebook still shows the conversation and its sources.
 
 from citelab.widget._batching import DEFAULT_INTERVAL, DEFAULT_MAX_TOKENS, TokenBatcher
 from citelab.widget._chat import Chat
+from citelab.widget._lab import LabResult, TemplateLab
 from citelab.widget._message import MessageInput, MessageView
 from citelab.widget._panel import SourcesPanel
 from citelab.widget._service import ServiceSource
@@ -26,9 +29,11 @@ __all__ = [
     "RECORD_COLUMNS",
     "Chat",
     "ChatTurn",
+    "LabResult",
     "MessageInput",
     "MessageView",
     "ServiceSource",
     "SourcesPanel",
+    "TemplateLab",
     "TokenBatcher",
 ]

@@ -22,6 +22,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Coroutine
+from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import traitlets
@@ -32,6 +33,7 @@ from citelab.answers._documents import read_document
 from citelab.contract import AnswerMessage
 from citelab.corpus import Reader
 from citelab.events import Reference
+from citelab.models import Model
 from citelab.widget._batching import (
     DEFAULT_INTERVAL,
     DEFAULT_MAX_TOKENS,
@@ -86,6 +88,9 @@ class Chat(StaticFallbackWidget):
     off to keep the HTML from display time. ``pace``: ``"live"`` (default) streams as fast
     as the model writes; ``"demo"`` replays each answer at about 25 tokens per second (the
     offline model answers at once, which a demo cannot see); a number is seconds per token.
+    ``model`` (``"openai:<model>"``, ``"anthropic:<model>"``, ``"extractive"``… or a model
+    object) and ``corpus`` (a JSONL file or a folder of documents) replace every agent's:
+    ``Chat(corpus="notes/", model="openai:llama3.1")``.
     """
 
     _esm = bundle("widget_chat.js")
@@ -117,10 +122,12 @@ class Chat(StaticFallbackWidget):
         max_batch_tokens: int = DEFAULT_MAX_TOKENS,
         update_outputs: bool = True,
         pace: Pace = "live",
+        model: str | Model | None = None,
+        corpus: str | PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
         self._pace_seconds = pace_seconds(pace)
-        service, agent = resolve_service(service_or_agent_config, agent)
+        service, agent = resolve_service(service_or_agent_config, agent, model=model, corpus=corpus)
         check_agent(service, agent)
         if feedback is None:
             feedback = service.agents[agent].feedback_enabled

@@ -8,32 +8,77 @@ from pathlib import Path
 from typing import Any
 
 from citelab._errors import ConfigError, InvalidInput, NotFound
-from citelab.agent import AgentConfig, load_agents
+from citelab.agent import AgentConfig, default_agents, load_agents, override_agents
 from citelab.answers import AnswerService
 from citelab.corpus import Reader
+from citelab.models import Model
 
-__all__ = ["ServiceSource", "check_agent", "reader_of", "resolve_service"]
+__all__ = ["ServiceSource", "check_agent", "reader_of", "resolve_agents", "resolve_service"]
 
 ServiceSource = AnswerService | AgentConfig | Mapping[str, AgentConfig] | str | PathLike[str] | None
 """What a chat answers with: a service, one agent, agents by name, or an agents file."""
 
 
-def resolve_service(source: ServiceSource, agent: str) -> tuple[AnswerService, str]:
-    """The service for ``source``, and the agent that answers new questions."""
-    if source is None:
-        return AnswerService(), agent
+def resolve_service(
+    source: ServiceSource,
+    agent: str,
+    *,
+    model: str | Model | None = None,
+    corpus: str | PathLike[str] | None = None,
+) -> tuple[AnswerService, str]:
+    """The service for ``source``, and the agent that answers new questions; ``model`` (a
+    name such as ``openai:<model>``, or a :class:`~citelab.models.Model`) and ``corpus`` (a
+    JSONL file or a folder of documents) replace every agent's, as ``--model``/``--corpus``
+    do on the command line."""
     if isinstance(source, AnswerService):
+        if model is not None or corpus is not None:
+            raise ConfigError(
+                "model= and corpus= apply to agents, not to a ready AnswerService: pass the "
+                "agents (or an agents file) instead, or build the service with them"
+            )
         return source, agent
+    agents, agent, models = resolve_agents(source, agent, model=model, corpus=corpus)
+    return AnswerService(agents, models=models or None), agent
+
+
+def resolve_agents(
+    source: ServiceSource,
+    agent: str,
+    *,
+    model: str | Model | None = None,
+    corpus: str | PathLike[str] | None = None,
+) -> tuple[dict[str, AgentConfig], str, dict[str, Model]]:
+    """The agents ``source`` describes (with ``model``/``corpus`` applied), the agent that
+    answers, and the model objects to give the service (by name)."""
+    if isinstance(source, AnswerService):
+        if model is not None or corpus is not None:
+            raise ConfigError("model= and corpus= apply to agents, not to a ready AnswerService")
+        return dict(source.agents), agent, {}
+    agents, agent = _agents(source, agent)
+    if isinstance(model, str) or corpus is not None:
+        agents = override_agents(
+            agents, model=model if isinstance(model, str) else None, corpus=corpus
+        )
+    if model is None or isinstance(model, str):
+        return agents, agent, {}
+    update = {"model": model.name, "model_options": {}}
+    agents = {name: config.model_copy(update=update) for name, config in agents.items()}
+    return agents, agent, {model.name: model}
+
+
+def _agents(source: ServiceSource, agent: str) -> tuple[dict[str, AgentConfig], str]:
+    if source is None:
+        return default_agents(), agent
     if isinstance(source, AgentConfig):
         if agent not in ("default", source.name):
             raise ConfigError(
                 f"agent {agent!r} was asked for, but the config given is {source.name!r}"
             )
-        return AnswerService({source.name: source}), source.name
+        return {source.name: source}, source.name
     if isinstance(source, str | PathLike):
-        return AnswerService(load_agents(Path(source))), agent
+        return load_agents(Path(source)), agent
     if isinstance(source, Mapping):
-        return AnswerService(_agent_mapping(source)), agent
+        return _agent_mapping(source), agent
     raise InvalidInput(
         "service_or_agent_config: expected an AnswerService, an AgentConfig, a mapping of "
         f"AgentConfigs or a path to an agents file, not {type(source).__name__}"
