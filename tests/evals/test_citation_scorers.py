@@ -140,3 +140,28 @@ def test_claim_recall_and_attribution_tell_stating_from_citing_the_right_entity(
     assert attribution.rows[1]["stated"] is True
     refused = record("No answer.", (), no_answer=True)
     assert claim_recall()(refused, gold).value == 0.0
+
+
+def test_alce_mode_reads_conversation_numbers_as_the_numbers_they_are() -> None:
+    # A follow-up under conversation-wide numbering cites [3] and [5] only (1, 2, 4 belong to
+    # earlier turns). ALCE's docs list for it is numbered 1..5 with holes: [3] is source 3,
+    # [0] the last one (5), and a hole ([2]) is out of range, as in citelab's own mode.
+    base = record("x")
+    fees, library = base.sources
+    turn = base.model_copy(
+        update={
+            "sources": [
+                fees.model_copy(update={"number": 3}),
+                library.model_copy(update={"number": 5}),
+            ],
+        }
+    )
+    for text, reason in [
+        ("Tuition fees are due in May [3].", "supported"),
+        ("The library opens at 8 am on weekdays [0].", "supported"),
+        ("Tuition fees are due in May [2].", "out_of_range"),
+    ]:
+        scored = turn.model_copy(update={"text": text})
+        assert citation_recall(alce_compat=True)(scored, GOLD).rows[0]["reason"] == reason
+        own = citation_recall()(scored, GOLD).rows[0]["reason"]
+        assert own == (reason if "[0]" not in text else "out_of_range")

@@ -66,8 +66,11 @@ class _Support:
 
     @functools.cached_property
     def ordered(self) -> list[int]:
-        """The source numbers in order: ALCE's positions index this list."""
-        return sorted(self.sources)
+        """ALCE's docs list, numbered from 1: its positions index this list. A turn under
+        conversation-wide numbering may cite ``[2]`` and ``[4]`` only; its list is then
+        1..4 with holes (a hole is out of range), so ``[n]`` still means source n and ``[0]``
+        the last one. Numbered 1..k, this is ALCE's plain list."""
+        return list(range(1, max(self.sources, default=0) + 1))
 
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
@@ -154,6 +157,8 @@ class _CitationScorer:
         if any(p >= len(ordered) or p < -len(ordered) for p in positions):
             return None
         numbers = tuple(ordered[p] for p in positions)
+        if any(n not in support.sources for n in numbers):
+            return None
         return numbers[: self.max_citations] if self.max_citations is not None else numbers
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
