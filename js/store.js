@@ -4,6 +4,10 @@
 import { TURN_STATUSES } from "./model.js";
 
 const RANK = { pending: 0, streaming: 1, done: 2, error: 2 };
+const INTERRUPTED = Object.freeze({
+  code: "interrupted",
+  message: "the kernel went away before this answer finished.",
+});
 
 /** A fresh turn as `turn_start` describes it. */
 export function newTurn({ turn_id, question = "", followup = false }) {
@@ -41,11 +45,25 @@ export class ChatStore {
     this.disconnected = null;
   }
 
-  /** Say that nothing answers any more (or, with null, that it does again). */
+  /**
+   * Say that nothing answers any more (or, with null, that it does again). Nothing waits in
+   * vain: requests still waiting for their ack get `message` as their error at once (a
+   * question sent just before is handed back, not dropped), later requests get it without
+   * being sent, and an answer still streaming is shown as interrupted.
+   */
   setDisconnected(message) {
     const value = message ? String(message) : null;
     if (value === this.disconnected) return;
     this.disconnected = value;
+    if (value !== null) {
+      for (const request_id of [...this.requests.keys()]) {
+        this.settleRequest({ request_id, error: value });
+      }
+      for (const turn of this.turns()) {
+        if (turn.status !== "pending" && turn.status !== "streaming") continue;
+        this.putLive({ ...this.liveTurn(turn.turn_id), status: "error", error: INTERRUPTED });
+      }
+    }
     this.changed();
   }
 
@@ -145,6 +163,9 @@ export class ChatStore {
   /** Start a request to the kernel; resolves with the kernel's ack (`{error?}`). */
   request(payload, send, { timeout = 30_000 } = {}) {
     const request_id = `r${++this.nextRequest}-${Date.now().toString(36)}`;
+    if (this.disconnected !== null) {
+      return { request_id, ack: Promise.resolve({ error: this.disconnected }) };
+    }
     const ack = new Promise((resolve) => {
       const timer = setTimeout(
         () => this.settleRequest({ request_id, error: "The kernel did not answer." }),

@@ -5,22 +5,19 @@
 // from that store, while its element is on the page. A live view hides the static copy the
 // kernel displays after it (static_copy.js).
 import { ChatView } from "./chat_view.js";
+import { watchKernel } from "./kernel_watch.js";
 import { CHAT_TRAITS, trait } from "./model.js";
 import { hideStaticCopies } from "./static_copy.js";
 import { connectStore, modelKey, storeOf } from "./widget_store.js";
 
-// What the widget manager says when the model loses its kernel: a restart or shutdown sets
-// the model's comm dead (`comm_live_update`: a model's comm only ever goes from live to
-// dead), a closed comm says `comm:close`. Either way nothing answers any more.
-const LOST_EVENTS = ["comm_live_update", "comm:close"];
-
+// The listener for a lost kernel lives here too, so a chat with no view on the page yet
+// (or scrolled out of sight) still learns it: see kernel_watch.js for what JupyterLab does.
 function initialize({ model }) {
   const cleanup = connectStore(model);
   const store = storeOf(model);
-  const lost = () => store.setDisconnected(DISCONNECTED_MESSAGE);
-  for (const name of LOST_EVENTS) model.on(name, lost);
+  const unwatch = watchKernel(model, () => store.setDisconnected(DISCONNECTED_MESSAGE));
   return () => {
-    for (const name of LOST_EVENTS) model.off(name, lost);
+    unwatch();
     cleanup();
   };
 }

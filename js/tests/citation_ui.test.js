@@ -5,7 +5,7 @@ import { describe, expect, test, vi } from "vitest";
 import { ChatView } from "../chat_view.js";
 import { ChatStore } from "../store.js";
 import widgetChat, { DISCONNECTED_MESSAGE } from "../widget_chat.js";
-import { container, FakeModel, reference, syncSchedule } from "./helpers.js";
+import { container, FakeModel, FakeSignal, reference, syncSchedule } from "./helpers.js";
 
 function chat(hostChanges = {}) {
   const store = new ChatStore();
@@ -361,6 +361,107 @@ describe("chat controls", () => {
     dispose();
     cleanup();
     expect(model.listenerCount("comm_live_update")).toBe(0);
+  });
+
+  // JupyterLab's notebook widget manager, as far as the chat reads it (kernel_watch.js).
+  function notebookManager(kernelId = "k1") {
+    const sessionContext = {
+      session: { kernel: { id: kernelId } },
+      statusChanged: new FakeSignal(),
+      kernelChanged: new FakeSignal(),
+    };
+    return { context: { sessionContext } };
+  }
+
+  async function widgetWith(manager, key) {
+    const model = new FakeModel({ turns: [], _model_key: key.repeat(32) });
+    model.widget_manager = manager;
+    const cleanup = widgetChat.initialize({ model: model.proxy() });
+    const el = container();
+    const dispose = widgetChat.render({ model: model.proxy(), el });
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    return { model, el, frame, close: () => (dispose(), cleanup()) };
+  }
+
+  test("a restart from outside JupyterLab (the session says `starting`) is noticed", async () => {
+    const manager = notebookManager();
+    const session = manager.context.sessionContext;
+    const { el, frame, close } = await widgetWith(manager, "a");
+    for (const status of ["busy", "idle", "unknown"]) session.statusChanged.emit(status);
+    await frame();
+    expect(el.querySelector(".citelab-notice").hidden).toBe(true);
+    session.statusChanged.emit("starting");
+    await frame();
+    expect(el.querySelector(".citelab-notice").textContent).toBe(DISCONNECTED_MESSAGE);
+    expect(el.querySelector(".citelab-ask input").disabled).toBe(true);
+    close();
+    expect(session.statusChanged.slots.size).toBe(0);
+    expect(session.kernelChanged.slots.size).toBe(0);
+  });
+
+  test("another kernel (or none) is a lost kernel; the same kernel restarted in place is not", async () => {
+    for (const [newValue, lost] of [
+      [{ id: "k1" }, false],
+      [{ id: "k2" }, true],
+      [null, true],
+    ]) {
+      const manager = notebookManager("k1");
+      const { el, frame, close } = await widgetWith(manager, lost ? "b" : "c");
+      manager.context.sessionContext.kernelChanged.emit({ name: "kernel", oldValue: null, newValue });
+      await frame();
+      expect(el.querySelector(".citelab-notice").hidden).toBe(!lost);
+      close();
+    }
+  });
+
+  test("a manager bound to one kernel (a console) is watched through its kernel", async () => {
+    const kernel = { id: "k1", statusChanged: new FakeSignal() };
+    const { el, frame, close } = await widgetWith({ kernel }, "9");
+    kernel.statusChanged.emit("restarting");
+    await frame();
+    expect(el.querySelector(".citelab-notice").textContent).toBe(DISCONNECTED_MESSAGE);
+    close();
+    expect(kernel.statusChanged.slots.size).toBe(0);
+  });
+
+  test("a question sent as the kernel goes is handed back with the message, not dropped", async () => {
+    const manager = notebookManager();
+    const { model, el, frame, close } = await widgetWith(manager, "8");
+    const input = el.querySelector(".citelab-ask input");
+    input.value = "When are fees due?";
+    el.querySelector("form.citelab-ask").requestSubmit();
+    expect(model.sent.map((message) => message.type)).toEqual(["ask"]);
+    expect(input.value).toBe(""); // sent: the box waits for the kernel's ack
+    manager.context.sessionContext.statusChanged.emit("starting"); // no ack will ever come
+    await new Promise((resolve) => setTimeout(resolve));
+    await frame();
+    expect(input.value).toBe("When are fees due?");
+    expect(el.querySelector(".citelab-ask .citelab-form-error")
+      ?.textContent).toBe(DISCONNECTED_MESSAGE);
+    // Asked again (a shortcut submits a form whose controls are disabled): not sent at all.
+    el.querySelector("form.citelab-ask").requestSubmit();
+    await new Promise((resolve) => setTimeout(resolve));
+    expect(model.sent.length).toBe(1);
+    expect(input.value).toBe("When are fees due?");
+    close();
+  });
+
+  test("an answer streaming when the kernel goes is shown as interrupted", async () => {
+    const { model, el, frame, close } = await widgetWith(notebookManager(), "7");
+    model.custom({ type: "turn_start", turn_id: "t1", question: "Q?", followup: false });
+    model.custom({ type: "token", turn_id: "t1", text: "Part" });
+    await frame();
+    expect(el.querySelector(".citelab-turn").dataset.status).toBe("streaming");
+    model.emit("comm_live_update");
+    await frame();
+    const turnEl = el.querySelector(".citelab-turn");
+    expect(turnEl.dataset.status).toBe("error");
+    expect(turnEl.querySelector(".citelab-error").textContent).toBe(
+      "Error: the kernel went away before this answer finished.",
+    );
+    expect(turnEl.querySelector(".citelab-answer").textContent).toContain("Part");
+    close();
   });
 
   test("the widget's Stop and New conversation are requests the kernel acks", async () => {

@@ -41,6 +41,7 @@ export class FakeModel {
         this.on(name, handler);
       },
       off: (name, handler) => this.off(name, handler),
+      widget_manager: this.widget_manager, // set one on the model to hand it to views
       dispose: () => {
         for (const [name, handler] of added) this.off(name, handler);
       },
@@ -173,3 +174,23 @@ export const TRICKY = {
   "long paragraph then list": `${"word ".repeat(60)}\n\n- one [1]\n- two [2]\n\n${"more ".repeat(40)}`,
   "nul and odd whitespace": "a\u0000b\n\n \t\n\nc\u00a0[1]\n",
 };
+
+/** A Lumino-style signal: `connect(slot)`, `disconnect(slot)`; `emit(args)` calls slots. */
+export class FakeSignal {
+  constructor(sender = null) {
+    this.sender = sender;
+    this.slots = new Set();
+  }
+
+  connect(slot) {
+    this.slots.add(slot);
+  }
+
+  disconnect(slot) {
+    this.slots.delete(slot);
+  }
+
+  emit(args) {
+    for (const slot of [...this.slots]) slot(this.sender, args);
+  }
+}

@@ -8,6 +8,7 @@ started before any view existed, and check that every token is there, without ti
 
 from __future__ import annotations
 
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -285,4 +286,94 @@ def test_the_chat_streams_links_sources_and_asks_from_a_chip(browser: Any, lab: 
     early = tab.wait_view(4, ["done"])
     assert normalized(early["texts"][0]) == final
 
+    tab.close()
+
+
+RESTART_SETUP = """\
+from citelab.agent import default_agents
+from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.models import ExtractiveModel
+from citelab.widget import Chat
+
+service = AnswerService(
+    default_agents(), store=MemoryConversationStore(), logs=MemoryLogStore(),
+    models={"extractive": ExtractiveModel(piece_delay=0.01)}, index_dir="indexes",
+)
+chat = Chat(service)
+chat"""
+DRAFT = "How do I apply for a scholarship?"
+NOTICE = "kernel restarted or stopped"
+KERNEL_ID = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id"
+
+
+def restart_through_the_api(lab: Lab, kernel_id: str) -> None:
+    """Restart a kernel as another client would (JupyterLab's own menu is not involved)."""
+    request = urllib.request.Request(
+        f"{lab.base}/api/kernels/{kernel_id}/restart",
+        method="POST",
+        headers={"Authorization": f"token {lab.token}"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert response.status == 200
+
+
+def test_a_kernel_restart_stops_the_chat_with_a_plain_message_until_its_cell_runs_again(
+    browser: Any, lab: Lab
+) -> None:
+    (lab.root / "restart.ipynb").write_text(notebook_json([RESTART_SETUP]), encoding="utf-8")
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    tab = LabPage(browser, lab, "restart.ipynb", PlaywrightTimeout)
+    page, cell = tab.page, tab.cells.nth(0)
+    tab.run_cell(0)
+    chat = cell.locator(".citelab-chat")
+    chat.wait_for()
+    chat.locator("form.citelab-ask input").fill(QUESTION)
+    chat.locator("form.citelab-ask input").press("Enter")
+    tab.wait_view(0, ["done"])
+    followup = chat.locator("form.citelab-followup")
+    followup.locator("input").fill(DRAFT)  # typed, not sent yet
+
+    # A restart from outside JupyterLab's menu (the REST API, as another client does it):
+    # JupyterLab's widget manager notices nothing; the chat does, from the session.
+    restart_through_the_api(lab, page.evaluate(KERNEL_ID))
+    notice = chat.locator(".citelab-notice")
+    notice.wait_for(state="visible")
+    assert NOTICE in notice.inner_text()
+    assert followup.locator("input").is_disabled()
+    assert followup.get_by_role("button").is_disabled()
+    assert chat.get_by_role("button", name="New conversation", exact=True).is_disabled()
+    assert followup.locator("input").input_value() == DRAFT, "the typed question is kept"
+    # Sent anyway (a form can be submitted with its controls disabled): not swallowed, the
+    # form says why, the question stays in its box, and no turn is added.
+    followup.evaluate("(form) => form.requestSubmit()")
+    error = followup.locator(".citelab-form-error")
+    error.wait_for(state="visible")
+    assert NOTICE in error.inner_text()
+    assert followup.locator("input").input_value() == DRAFT
+    assert chat.locator(".citelab-turn").count() == 1
+
+    # Running the cell again gives a new, live chat in its place. (The REST restart returns
+    # once the new kernel answers; the status bar says "Starting" until it runs something.)
+    tab.run_cell(0)
+    fresh = cell.locator(".citelab-chat:not(.citelab-disconnected)")
+    fresh.wait_for()
+    page.wait_for_function(
+        "(cell) => cell.querySelectorAll('.citelab-chat').length === 1", arg=cell.element_handle()
+    )
+    assert fresh.locator(".citelab-notice").is_hidden()
+    assert fresh.locator(".citelab-turn").count() == 0
+    fresh.locator("form.citelab-ask input").fill(QUESTION)
+    fresh.locator("form.citelab-ask input").press("Enter")
+    answer = tab.wait_view(0, ["done"])
+    assert "[1]" in answer["texts"][0]
+
+    # JupyterLab's own Restart Kernel… (the widget manager sets the model's comm dead).
+    page.locator(".lm-MenuBar-itemLabel:text-is('Kernel')").click()
+    page.locator(".lm-Menu-itemLabel:text-is('Restart Kernel…')").click()
+    page.locator(".jp-Dialog button.jp-mod-accept").click()
+    notice = cell.locator(".citelab-chat .citelab-notice")
+    notice.wait_for(state="visible")
+    assert NOTICE in notice.inner_text()
+    assert cell.locator(".citelab-chat form.citelab-followup input").is_disabled()
     tab.close()
