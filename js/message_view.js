@@ -289,36 +289,61 @@ export function readAnchorsOf(message, text, references) {
 export function highlightAnchors(root, source, anchors, sourceIds) {
   if (!anchors.length) return 0;
   const aligned = alignText(root, source);
-  const lastChar = findLastCharacters(aligned, anchors);
-  for (const entry of aligned) wrapRuns(entry, anchors, lastChar, sourceIds);
+  const cover = coverage(anchors, source.length);
+  const lastChar = findLastCharacters(aligned, cover);
+  for (const entry of aligned) wrapRuns(entry, cover, lastChar, sourceIds);
   return lastChar.size;
 }
 
+const UNCOVERED = Object.freeze({ set: Object.freeze([]), key: "" });
+
+// Which anchors cover each source position, as `{set, key}` (`set` in anchor order, `key`
+// their orders): one shared entry per stretch where the set does not change. A sweep over
+// the anchors' starts and ends, so the cost is the text's length plus the anchors', not
+// their product (an answer with an anchor per sentence has hundreds).
+function coverage(anchors, length) {
+  const edges = new Map(); // position → anchors starting there (ends are found by filter)
+  const stops = new Set();
+  for (const anchor of anchors) {
+    if (!edges.has(anchor.start)) edges.set(anchor.start, []);
+    edges.get(anchor.start).push(anchor);
+    stops.add(anchor.end);
+  }
+  const at = new Array(length);
+  let current = UNCOVERED;
+  for (let position = 0; position < length; position++) {
+    const starting = edges.get(position);
+    if (starting || stops.has(position)) {
+      const set = current.set.filter((anchor) => anchor.end > position);
+      if (starting) set.push(...starting);
+      set.sort((a, b) => a.order - b.order);
+      current = set.length ? { set, key: set.map((anchor) => anchor.order).join(" ") } : UNCOVERED;
+    }
+    at[position] = current;
+  }
+  return at;
+}
+
 // For each anchor, the (node, character) that ends it in the rendered text.
-function findLastCharacters(aligned, anchors) {
+function findLastCharacters(aligned, cover) {
   const last = new Map(); // anchor → {entry, k, position}
   for (const entry of aligned) {
     entry.positions.forEach((position, k) => {
       if (position < 0) return;
-      for (const anchor of anchors) {
-        if (position >= anchor.start && position < anchor.end) {
-          const best = last.get(anchor);
-          if (!best || position >= best.position) last.set(anchor, { entry, k, position });
-        }
+      for (const anchor of cover[position]?.set ?? UNCOVERED.set) {
+        const best = last.get(anchor);
+        if (!best || position >= best.position) last.set(anchor, { entry, k, position });
       }
     });
   }
   return last;
 }
 
-function wrapRuns(entry, anchors, lastChar, sourceIds) {
+function wrapRuns(entry, cover, lastChar, sourceIds) {
   const { node, positions } = entry;
-  const covering = (k) =>
-    positions[k] < 0 ? [] : anchors.filter((a) => positions[k] >= a.start && positions[k] < a.end);
   const runs = [];
   for (let k = 0; k < positions.length; k++) {
-    const set = covering(k);
-    const key = set.map((a) => a.order).join(" ");
+    const { set, key } = positions[k] < 0 ? UNCOVERED : (cover[positions[k]] ?? UNCOVERED);
     if (runs.length && runs.at(-1).key === key) runs.at(-1).end = k + 1;
     else runs.push({ key, set, start: k, end: k + 1 });
   }

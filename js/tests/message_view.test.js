@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { alignText, readMessage, renderMessage } from "../message_view.js";
+import { alignText, highlightAnchors, readMessage, renderMessage } from "../message_view.js";
 import { codePointIndex, codePointLength, toUtf16 } from "../offsets.js";
 import { container } from "./helpers.js";
 
@@ -351,5 +351,45 @@ describe('a source\'s web page (_meta["citelab/url"])', () => {
     const item = renderSource(uri, { [URL_KEY]: "https://uni.example/fees" });
     expect(item.querySelector("code").textContent).toBe(uri);
     expect(item.querySelector("img")).toBeNull();
+  });
+});
+
+describe("cited-span marks", () => {
+  // Every character of the rendered text is marked with exactly the anchors whose source
+  // range holds it, for overlapping, nested and touching anchors (a seeded random sample).
+  test("each character carries the anchors that cover it, however they overlap", () => {
+    const source = "Alpha beta **gamma** delta [1]. Epsilon `zeta` eta [2].\n\nTheta iota kappa [3].";
+    const html =
+      "<p>Alpha beta <strong>gamma</strong> delta [1]. Epsilon <code>zeta</code> eta [2].</p>" +
+      "<p>Theta iota kappa [3].</p>";
+    let seed = 7;
+    const next = (n) => {
+      seed = (seed * 48271) % 2147483647;
+      return seed % n;
+    };
+    for (let round = 0; round < 40; round++) {
+      const anchors = Array.from({ length: 1 + next(6) }, (_, order) => {
+        const start = next(source.length - 1);
+        const end = Math.min(source.length, start + 1 + next(30));
+        return { start, end, number: 1 + next(3), order };
+      });
+      const root = container();
+      root.innerHTML = html;
+      const expected = [];
+      for (const { node, positions } of alignText(root, source)) {
+        positions.forEach((position, k) => {
+          const covering = anchors.filter((a) => position >= a.start && position < a.end);
+          expected.push([node.data[k], position < 0 ? "" : covering.map((a) => a.order).join(" ")]);
+        });
+      }
+      highlightAnchors(root, source, anchors, null);
+      const seen = [];
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const mark = node.parentElement.closest("mark.citelab-cited");
+        for (const character of node.data) seen.push([character, mark?.dataset.anchors ?? ""]);
+      }
+      expect(seen).toEqual(expected);
+    }
   });
 });
