@@ -379,19 +379,33 @@ function sameRendering(a, b) {
  */
 export function linkCitations(root, turnId, resolve) {
   const turn = safeTurnId(turnId);
+  const titles = new Map(); // card → its title: read once per card, not once per marker
   for (const link of root.querySelectorAll("a[data-ref-index]")) {
     if (link.dataset.refTurn !== turn) continue;
     const card = resolve(turn, Number(link.dataset.refIndex));
     if (card?.id) {
-      link.setAttribute("href", `#${card.id}`);
-      link.removeAttribute("aria-disabled");
-      const title = card.querySelector?.(".citelab-source-title")?.textContent ?? "";
+      if (!titles.has(card)) {
+        titles.set(card, card.querySelector?.(".citelab-source-title")?.textContent ?? "");
+      }
+      const title = titles.get(card);
       const label = `Source ${link.dataset.refIndex}`;
-      link.setAttribute("aria-label", title ? `${label}: ${title}` : label);
+      setAttributeIfChanged(link, "href", `#${card.id}`);
+      removeAttributeIfSet(link, "aria-disabled");
+      setAttributeIfChanged(link, "aria-label", title ? `${label}: ${title}` : label);
     } else {
-      link.removeAttribute("href");
-      link.setAttribute("aria-disabled", "true");
-      link.removeAttribute("aria-label");
+      removeAttributeIfSet(link, "href");
+      setAttributeIfChanged(link, "aria-disabled", "true");
+      removeAttributeIfSet(link, "aria-label");
     }
   }
+}
+
+// Relinking runs over every marker of a turn at its end: leave unchanged attributes alone
+// (each write invalidates styles, even of the same value).
+function setAttributeIfChanged(node, name, value) {
+  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+}
+
+function removeAttributeIfSet(node, name) {
+  if (node.hasAttribute(name)) node.removeAttribute(name);
 }

@@ -8,7 +8,9 @@
 //                block that only grew by plain text gets it appended (no sanitize), any
 //                other changed block is sanitized and morphed
 //   chat         ours as the widget runs it: the chat view (turn, citation links, Sources
-//                list of 9 cards) drawing from its store, fed the tokens as kernel messages
+//                list of 9 cards) drawing from its store, fed the tokens as kernel messages,
+//                a hover card open while it streams, the cited spans marked at `done`
+//   chatPlain    the same chat view without the hover card and without anchors
 //   morphOnly    ours, but given the whole text per update (the block view's changes alone)
 //   parseOnly    the parse of ours alone (no DOM), for the breakdown
 import { BlockView } from "../block_view.js";
@@ -102,6 +104,89 @@ class ReplacingBlockView extends BlockView {
   }
 }
 
+const BENCH_REFERENCES = Array.from({ length: 9 }, (_, i) => ({
+  number: i + 1,
+  entity_type: "node",
+  entity_id: String(i + 1),
+  uri: `entity:node/${i + 1}`,
+  title: `Room guide ${i + 1}`,
+  detail: i % 2 ? "Main library" : "Law library",
+  url: `https://library.example/rooms/${i + 1}`,
+  snippet: "Opening hours, seats and how to book.",
+  passage: "Group rooms can be booked for up to three hours a day.",
+  restricted: i === 0,
+}));
+
+/** The answer's anchors as the pipeline writes them: each sentence cites its marker's source. */
+export function anchorsOf(text) {
+  const anchors = [];
+  for (const match of text.matchAll(/[A-Z][^.[\]\n]*? \[(\d)\]/g)) {
+    anchors.push({
+      sourceUri: `entity:node/${match[1]}`,
+      citedText: match[0],
+      startIndex: match.index,
+      endIndex: match.index + match[0].length,
+    });
+  }
+  return anchors;
+}
+
+function chatRenderer({ hover, anchors }) {
+  const store = new ChatStore();
+  const host = {
+    settings: () => ({ feedbackEnabled: true, placeholder: "Ask", showSources: true }),
+    ask: async () => ({}),
+    feedback: async () => ({}),
+    stop: async () => ({}),
+    newConversation: async () => ({}),
+    copy: async () => {},
+    document: async () => ({ error: "not in the benchmark" }),
+  };
+  // The benchmark draws (per token, or per animation frame) itself.
+  const view = new ChatView(fresh(), store, host, { schedule: () => () => {} });
+  store.receive({ type: "turn_start", turn_id: "t1", question: "Rooms?", followup: false });
+  store.receive({ type: "references", turn_id: "t1", references: BENCH_REFERENCES });
+  let hovering = !hover;
+  const update = (_text, piece) => {
+    store.receive({ type: "token", turn_id: "t1", text: piece });
+    view.draw();
+    if (!hovering) {
+      const link = view.root.querySelector(".citelab-answer a[data-ref-index][href]");
+      if (link) {
+        view.hoverCard.show(link);
+        hovering = true;
+      }
+    }
+  };
+  // The turn's end: the final text, the cited sources, and (with anchors) the spans marked.
+  update.finish = (text) => {
+    const meta = anchors ? { "drupal.org/ai.citations": anchorsOf(text) } : {};
+    const message = { role: "assistant", content: [{ type: "text", text, _meta: meta }] };
+    store.receive({
+      type: "done",
+      turn_id: "t1",
+      text,
+      references: BENCH_REFERENCES,
+      suggested_replies: [],
+      message,
+    });
+    view.draw();
+    return {
+      marks: view.root.querySelectorAll(".citelab-answer mark.citelab-cited").length,
+      anchors: anchors ? meta["drupal.org/ai.citations"].length : 0,
+    };
+  };
+  // After the end, a person points at the first marker again: its card, its spans
+  // highlighted. An event of its own (not part of the turn's end), timed apart.
+  update.point = () => {
+    const link = view.root.querySelector(".citelab-answer a[data-ref-index][href]");
+    if (!hover || !link) return { highlighted: 0 };
+    view.hoverCard.show(link);
+    return { highlighted: view.root.querySelectorAll("mark.citelab-cited-active").length };
+  };
+  return update;
+}
+
 const RENDERERS = {
   naive() {
     const root = fresh();
@@ -142,47 +227,16 @@ const RENDERERS = {
     const stream = new BlockStream({ turn: "t1" });
     return (_text, piece) => view.update(stream.extend(piece));
   },
+  // Every feature of the chat on (issue #13): the controls, copy, Read buttons, badges,
+  // passages, a hover card held open on the first marker while the answer streams, and at
+  // `done` the cited spans marked (an anchor per sentence) with the card's span highlighted.
   chat() {
-    // Every feature of the chat on (issue #13): the controls, copy, Read buttons, badges,
-    // passages, and a hover card held open on the first marker while the answer streams.
-    const store = new ChatStore();
-    const host = {
-      settings: () => ({ feedbackEnabled: true, placeholder: "Ask", showSources: true }),
-      ask: async () => ({}),
-      feedback: async () => ({}),
-      stop: async () => ({}),
-      newConversation: async () => ({}),
-      copy: async () => {},
-      document: async () => ({ error: "not in the benchmark" }),
-    };
-    // The benchmark draws (per token, or per animation frame) itself.
-    const view = new ChatView(fresh(), store, host, { schedule: () => () => {} });
-    const references = Array.from({ length: 9 }, (_, i) => ({
-      number: i + 1,
-      entity_type: "node",
-      entity_id: String(i + 1),
-      uri: `entity:node/${i + 1}`,
-      title: `Room guide ${i + 1}`,
-      detail: i % 2 ? "Main library" : "Law library",
-      url: `https://library.example/rooms/${i + 1}`,
-      snippet: "Opening hours, seats and how to book.",
-      passage: "Group rooms can be booked for up to three hours a day.",
-      restricted: i === 0,
-    }));
-    store.receive({ type: "turn_start", turn_id: "t1", question: "Rooms?", followup: false });
-    store.receive({ type: "references", turn_id: "t1", references });
-    let hovering = false;
-    return (_text, piece) => {
-      store.receive({ type: "token", turn_id: "t1", text: piece });
-      view.draw();
-      if (!hovering) {
-        const link = view.root.querySelector(".citelab-answer a[data-ref-index][href]");
-        if (link) {
-          view.hoverCard.show(link);
-          hovering = true;
-        }
-      }
-    };
+    return chatRenderer({ hover: true, anchors: true });
+  },
+  // The same chat view with no hover card and no anchors (nothing to highlight): the side
+  // by side column that shows what those two cost.
+  chatPlain() {
+    return chatRenderer({ hover: false, anchors: false });
   },
   parseOnly() {
     fresh();
@@ -257,7 +311,20 @@ export async function perToken(
     spent += took;
     if (spent > limitMs) break;
   }
-  return { times, starts, parts, mark: mark.name };
+  let done = null;
+  if (update.finish && times.length === tokens.length) {
+    await nextTask();
+    const start = performance.now();
+    const marked = update.finish(text);
+    if (layout) void root.offsetHeight;
+    const took = performance.now() - start;
+    await nextTask();
+    const begin = performance.now();
+    const pointed = update.point();
+    if (layout) void root.offsetHeight;
+    done = { ms: took, pointMs: performance.now() - begin, ...marked, ...pointed };
+  }
+  return { times, starts, parts, mark: mark.name, done };
 }
 
 /**
@@ -296,11 +363,35 @@ export function coalesced(tokens, rate, renderer = "incremental") {
         starts,
         mark: mark.name,
         frame,
+        done,
         latency: {
           p50: latencies[Math.floor(latencies.length * 0.5)],
           p95: latencies[Math.floor(latencies.length * 0.95)],
           max: latencies.at(-1),
         },
+      });
+    };
+    // The turn's end, in a frame of its own (after the last token's).
+    let done = null;
+    const end_ = () => {
+      if (!update.finish) {
+        finish();
+        return;
+      }
+      const begin = performance.now();
+      const marked = update.finish(text);
+      const took = performance.now() - begin;
+      afterFrame(() => {
+        done = { ms: took, frameMs: performance.now() - begin, ...marked };
+        requestAnimationFrame(() => {
+          const start = performance.now();
+          const pointed = update.point();
+          const pointMs = performance.now() - start;
+          afterFrame(() => {
+            Object.assign(done, { pointMs, pointFrameMs: performance.now() - start, ...pointed });
+            finish();
+          });
+        });
       });
     };
     const draw = () => {
@@ -316,7 +407,7 @@ export function coalesced(tokens, rate, renderer = "incremental") {
         frame.push(end - begin);
         busy += end - begin;
         for (; rendered < shown; rendered++) latencies.push(end - arrivals[rendered]);
-        if (rendered === tokens.length) finish();
+        if (rendered === tokens.length) requestAnimationFrame(end_);
       });
     };
     const produce = () => {
@@ -343,4 +434,4 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-window.citelabBench = { makeAnswer, tokenize, fullRender, perToken, coalesced };
+window.citelabBench = { makeAnswer, tokenize, anchorsOf, fullRender, perToken, coalesced };

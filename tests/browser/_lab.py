@@ -40,8 +40,11 @@ class Lab:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def notebook_url(self, name: str) -> str:
-        return f"{self.base}/lab/tree/{name}?token={self.token}"
+    def notebook_url(self, name: str, workspace: str | None = None) -> str:
+        """The notebook's URL; in a workspace of its own when named (no tab of an earlier
+        test's notebook restored next to it)."""
+        where = f"/lab/workspaces/{workspace}" if workspace else "/lab"
+        return f"{self.base}{where}/tree/{name}?token={self.token}"
 
     def stop(self) -> None:
         if self.process.poll() is not None:

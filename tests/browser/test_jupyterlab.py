@@ -128,7 +128,12 @@ class LabPage:
     """One JupyterLab tab, recording every request and every page error."""
 
     def __init__(
-        self, browser: Any, lab: Lab, notebook: str, timeout_error: type[Exception]
+        self,
+        browser: Any,
+        lab: Lab,
+        notebook: str,
+        timeout_error: type[Exception],
+        workspace: str | None = None,
     ) -> None:
         self.page = browser.new_page(viewport={"width": 1280, "height": 1600})
         self.page.set_default_timeout(TIMEOUT_MS)
@@ -136,7 +141,7 @@ class LabPage:
         self.errors: list[str] = []
         guard_loopback(self.page, self.outside)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.goto(lab.notebook_url(notebook))
+        self.page.goto(lab.notebook_url(notebook, workspace))
         self.page.get_by_role("button", name="Python 3 (ipykernel) | Idle", exact=True).wait_for()
         self.cells = self.page.locator(".jp-Notebook .jp-Cell")
         self.timeout_error = timeout_error
@@ -323,7 +328,8 @@ def test_a_kernel_restart_stops_the_chat_with_a_plain_message_until_its_cell_run
     (lab.root / "restart.ipynb").write_text(notebook_json([RESTART_SETUP]), encoding="utf-8")
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    tab = LabPage(browser, lab, "restart.ipynb", PlaywrightTimeout)
+    # A workspace of its own: the earlier test's notebook is not restored next to this one.
+    tab = LabPage(browser, lab, "restart.ipynb", PlaywrightTimeout, workspace="restart")
     page, cell = tab.page, tab.cells.nth(0)
     tab.run_cell(0)
     chat = cell.locator(".citelab-chat")

@@ -95,10 +95,13 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
         chat.locator('.citelab-turn[data-status="done"]').nth(count - 1).wait_for()
     markers = page.evaluate(MARKERS)
     assert len(markers) >= 3
-    # (Under per-turn numbering a repeated number is qualified: "[1] (answer 2)".)
-    assert all(shown.split(" ")[0] == f"[{number}]" for number, shown in markers), markers
+    # Conversation-wide numbering (the default): every marker's card shows exactly the number
+    # the text uses (per-turn numbering would qualify a repeated one: "[1] (answer 2)"), and
+    # the shared list counts 1, 2, 3... over the turns, the second turn's new source included.
+    assert all(shown == f"[{number}]" for number, shown in markers), markers
     numbers = page.evaluate(LIST)
-    assert len(numbers) == len(set(numbers)), numbers
+    assert numbers == [f"[{n}]" for n in range(1, len(numbers) + 1)], numbers
+    assert len(numbers) >= 2, numbers
     assert chat.locator("form.citelab-ask").is_hidden()
     assert chat.locator("details.citelab-rounds").count() == 3  # prompt and rounds per turn
 
