@@ -1,12 +1,13 @@
 """Anchor models built from values that are valid by construction, without validating them.
 
 Finalizing a long answer makes thousands of anchors; their values come from the final text and
-from sources that were validated on the way in. Validating them is the largest single cost
-``benchmarks/bench_sources.py`` can remove: measured side by side (CPU time, best of 60, on a
-loaded machine) for 5,500 anchors, validating took 9-10.5 ms, this module's loop 5.2-5.6 ms,
-and with validated anchors finalize + anchors at conversation scope went past the 30x-the-floor
-target (about 5x the floor more). ``model_construct`` is slower still (it walks every field's
-aliases in Python). Renumbered sources are ordinary ``model_copy`` copies (far fewer of them).
+from sources that were validated on the way in, and skipping their validation is what keeps
+``benchmarks/bench_sources.py`` within its target. Measured side by side on a loaded machine (CPU
+time, best of 60) for 5,500 anchors: validating took 8.9-10.5 ms, this module's loop 5.2-5.6 ms
+(``model_construct`` is slower still: it walks every field's aliases in Python); and in one
+bench_sources run, finalize + anchors at conversation scope on the answer with code and 1%
+dangling numbers took 28.0x the floor this way, 33.9x with validated anchors (target: 30x).
+Renumbered sources are ordinary ``model_copy`` copies (far fewer of them).
 
 The state set here is what ``model_construct`` sets itself: ``__dict__``,
 ``__pydantic_fields_set__``, ``__pydantic_extra__`` and ``__pydantic_private__``. Because that
