@@ -20,11 +20,10 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any, Unpack
 
 from citelab._errors import ConfigError, ModelError
-from citelab.models._anthropic_wire import EventReader, to_messages_request
+from citelab.models._anthropic_wire import EventReader, finish_reason, to_messages_request
 from citelab.models._remote import SDKModel, SDKSettings, Vendor, status_message
 from citelab.models._types import (
     FinishDelta,
-    FinishReason,
     Message,
     ModelDelta,
     TextDelta,
@@ -47,13 +46,6 @@ _ANTHROPIC = Vendor(
     feature="The Anthropic adapter",
     extra="anthropic",
 )
-_STOP_IN: dict[str, FinishReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "refusal": "content_filter",
-}
 
 
 class AnthropicModel(SDKModel):
@@ -122,7 +114,7 @@ class AnthropicModel(SDKModel):
                 arguments = _json(block.input)
                 yield ToolCallDelta(index=calls, id=block.id, name=block.name, arguments=arguments)
                 calls += 1
-        yield FinishDelta(reason=_STOP_IN.get(str(message.stop_reason), "stop"))
+        yield FinishDelta(reason=finish_reason(message.stop_reason))
 
 
 async def _events(stream: Any) -> AsyncGenerator[dict[str, Any], None]:
