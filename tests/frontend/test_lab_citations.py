@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from browser._contrast import CONTRAST
-from browser._lab import Lab, notebook_json, start_lab
+from browser._lab import Lab, notebook_json
+from browser._page import LIST, MARKERS, QUESTIONS, low_contrast
 
 from .test_lab_chat import Notebook
 
@@ -22,11 +22,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("CITELAB_SCREENSHOTS")  # e.g. docs/images: the README's screenshot
-QUESTIONS = [
-    "How much is the semester fee?",
-    "What are the admission requirements for the Computer Science MSc?",
-    "What does the semester fee include?",
-]
 SETUP = """\
 from citelab.agent import default_agents
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
@@ -39,21 +34,6 @@ service = AnswerService(
 )
 chat = Chat(service, agent="university")
 chat"""
-MARKERS = """() => [...document.querySelectorAll('.citelab-chat .citelab-answer a[data-ref-index]')]
-  .map((link) => {
-    const card = document.getElementById(link.getAttribute('href').slice(1));
-    return [link.dataset.refIndex, card?.querySelector('.citelab-source-number')?.textContent];
-  })"""
-LIST = """() => [...document.querySelectorAll('.citelab-chat-sources li.citelab-source')]
-  .map((card) => card.querySelector('.citelab-source-number').textContent)"""
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    pytest.importorskip("jupyterlab")
-    running = start_lab(tmp_path_factory.mktemp("lab-citations"))
-    yield running
-    running.stop()
 
 
 @pytest.fixture
@@ -62,13 +42,6 @@ def notebook(browser: Any, lab: Lab) -> Iterator[Notebook]:
     opened = Notebook(browser, lab, "citations.ipynb")
     yield opened
     opened.close()
-
-
-def low_contrast(page: Any) -> list[dict[str, Any]]:
-    result = page.evaluate(CONTRAST, [".citelab-chat", 4.5])
-    assert result["checked"] > 5, result
-    failures: list[dict[str, Any]] = result["failures"]
-    return failures
 
 
 def menu(page: Any, *labels: str) -> None:
@@ -114,7 +87,7 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
     card.wait_for(state="visible")
     assert marker.get_attribute("aria-describedby") == card.get_attribute("id")
     assert chat.locator("mark.citelab-cited-active").count() >= 1
-    assert low_contrast(page) == []
+    assert low_contrast(page, ".citelab-chat") == []
     if SHOTS:
         chat.screenshot(path=str(ROOT / SHOTS / "chat.png"))
     page.keyboard.press("Escape")
@@ -145,7 +118,7 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
     chat.locator(".citelab-answer a[data-ref-index]").first.focus()
     card.wait_for(state="visible")
-    assert low_contrast(page) == []
+    assert low_contrast(page, ".citelab-chat") == []
     menu(page, "Settings", "Theme", "JupyterLab Light")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
 
