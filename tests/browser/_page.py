@@ -12,7 +12,15 @@ from typing import Any
 from browser._contrast import CONTRAST
 from citelab._browser import guard_loopback
 
-__all__ = ["LIST", "MARKERS", "QUESTIONS", "OpenedPage", "low_contrast"]
+__all__ = [
+    "LIST",
+    "MARKERS",
+    "QUESTIONS",
+    "OpenedPage",
+    "hover_card_follows_pointer_and_focus",
+    "low_contrast",
+    "numbers_agree",
+]
 
 QUESTIONS = [
     "How much is the semester fee?",
@@ -38,6 +46,36 @@ def low_contrast(page: Any, selector: str, ratio: float = 4.5) -> list[dict[str,
     assert result["checked"] > 5, result
     failures: list[dict[str, Any]] = result["failures"]
     return failures
+
+
+def numbers_agree(page: Any) -> list[list[str]]:
+    """Assert that every marker's card shows the marker's number and no two cards show the
+    same one; the markers, for comparing later."""
+    markers: list[list[str]] = page.evaluate(MARKERS)
+    assert len(markers) >= 3
+    # (Under per-turn numbering a repeated number is qualified: "[1] (answer 2)".)
+    assert all(shown.split(" ")[0] == f"[{number}]" for number, shown in markers), markers
+    numbers = page.evaluate(LIST)
+    assert len(numbers) == len(set(numbers)), numbers  # no card shows another's number
+    return markers
+
+
+def hover_card_follows_pointer_and_focus(page: Any, chat: Any) -> Any:
+    """Assert that the first marker in ``chat`` (a page or a locator) opens its hover card on
+    the pointer, closes it when the pointer leaves, opens it again on keyboard focus
+    (described by the card) and highlights the cited span; the card, left open."""
+    marker = chat.locator(".citelab-answer a[data-ref-index]").first
+    marker.hover()
+    card = chat.locator(".citelab-hovercard")
+    card.wait_for(state="visible")
+    assert "Semester fee" in card.inner_text()
+    page.mouse.move(5, 5)
+    card.wait_for(state="hidden")
+    marker.focus()
+    card.wait_for(state="visible")
+    assert marker.get_attribute("aria-describedby") == card.get_attribute("id")
+    assert chat.locator("mark.citelab-cited-active").count() >= 1  # the cited span
+    return card
 
 
 class OpenedPage:

@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from browser._lab import Lab, notebook_json
-from browser._page import LIST, MARKERS, QUESTIONS, low_contrast
+from browser._page import (
+    QUESTIONS,
+    hover_card_follows_pointer_and_focus,
+    low_contrast,
+    numbers_agree,
+)
 
 from .test_lab_chat import Notebook
 
@@ -66,27 +71,12 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
         chat.locator("form.citelab-followup input").fill(question)
         chat.locator("form.citelab-followup input").press("Enter")
         chat.locator('.citelab-turn[data-status="done"]').nth(count - 1).wait_for()
-    markers = page.evaluate(MARKERS)
-    assert len(markers) >= 3
-    # (Under per-turn numbering a repeated number is qualified: "[1] (answer 2)".)
-    assert all(shown.split(" ")[0] == f"[{number}]" for number, shown in markers), markers
-    numbers = page.evaluate(LIST)
-    assert len(numbers) == len(set(numbers)), numbers
+    numbers_agree(page)
     assert chat.locator("form.citelab-ask").is_hidden()
     assert chat.locator("details.citelab-rounds").count() == 3  # prompt and rounds per turn
 
     # The hover/focus card, and the cited span it highlights.
-    marker = chat.locator(".citelab-answer a[data-ref-index]").first
-    marker.hover()
-    card = chat.locator(".citelab-hovercard")
-    card.wait_for(state="visible")
-    assert "Semester fee" in card.inner_text()
-    page.mouse.move(5, 5)
-    card.wait_for(state="hidden")
-    marker.focus()
-    card.wait_for(state="visible")
-    assert marker.get_attribute("aria-describedby") == card.get_attribute("id")
-    assert chat.locator("mark.citelab-cited-active").count() >= 1
+    card = hover_card_follows_pointer_and_focus(page, chat)
     assert low_contrast(page, ".citelab-chat") == []
     if SHOTS:
         chat.screenshot(path=str(ROOT / SHOTS / "chat.png"))

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from browser._contrast import CONTRAST, LUMINANCE
-from browser._page import LIST, MARKERS, QUESTIONS, OpenedPage
+from browser._page import (
+    MARKERS,
+    QUESTIONS,
+    OpenedPage,
+    hover_card_follows_pointer_and_focus,
+    numbers_agree,
+)
 
 from .processes import served_page
 
@@ -90,27 +96,12 @@ def test_numbers_hover_card_document_view_reload_and_contrast(light: OpenedPage)
         page.get_by_label("Follow-up question", exact=True).fill(question)
         page.get_by_role("button", name="Send", exact=True).click()
         light.done_turns(count)
-    markers = page.evaluate(MARKERS)
-    assert len(markers) >= 3
-    # (Under per-turn numbering a repeated number is qualified: "[1] (answer 2)".)
-    assert all(shown.split(" ")[0] == f"[{number}]" for number, shown in markers), markers
-    numbers = page.evaluate(LIST)
-    assert len(numbers) == len(set(numbers)), numbers  # no card shows another's number
+    markers = numbers_agree(page)
     assert page.locator("form.citelab-ask").is_hidden()  # nothing erases it silently
 
     # The hover card: pointer, then keyboard focus (described by the card), Escape.
-    marker = page.locator(".citelab-answer a[data-ref-index]").first
-    marker.hover()
-    card = page.locator(".citelab-hovercard")
-    card.wait_for(state="visible")
-    assert "Semester fee" in card.inner_text()
+    card = hover_card_follows_pointer_and_focus(page, page)
     assert card.locator(".citelab-hovercard-where").inner_text()
-    page.mouse.move(5, 5)
-    card.wait_for(state="hidden")
-    marker.focus()
-    card.wait_for(state="visible")
-    assert marker.get_attribute("aria-describedby") == card.get_attribute("id")
-    assert page.locator("mark.citelab-cited-active").count() >= 1  # the cited span
     assert light.low_contrast() == []
     page.keyboard.press("Escape")
     card.wait_for(state="hidden")
