@@ -16,7 +16,9 @@
 import { element } from "./dom.js";
 import { renderMessage } from "./message_view.js";
 
-const PAGE = 200; // rows drawn at once; "Show more" draws the next ones
+// Rows drawn at once: a few screens of the list. The next ones are drawn when the list is
+// scrolled to its end (or "Show more" is pressed): a long list costs no layout up front.
+const PAGE = 50;
 
 /**
  * Mount a case browser on `root` from the report data `data` (see the module comment).
@@ -35,26 +37,39 @@ export function mountCaseBrowser(root, data, details = null, packing = null) {
 const UNREADABLE = "the details of this turn could not be read";
 
 class Details {
+  // `source`: the text, or a function giving it (or the promise of it); `packing`: the
+  // packing, or a function giving it (both are read when a turn is first opened).
   constructor(source, packing) {
     this.source = source;
-    const encoding = packing?.encoding ?? "";
-    this.packed = encoding === "gzip+base64";
-    this.unknown = encoding && !this.packed ? String(encoding) : "";
-    this.block = Math.max(1, Math.trunc(Number(packing?.block)) || 1);
+    this.packing = packing;
     this.lines = null; // the plain lines, or the packed blocks
     this.blocks = new Map(); // block number → its lines, or the promise of them
   }
 
   /** The entry at `index` with its details: now when they are at hand (or there are none),
-   * else a promise of it (its block is being decompressed). */
+   * else a promise of it (the page is still being read, or its block decompressed). */
   of(entry, index) {
-    if (this.unknown)
-      return { ...entry, e: entry.e ?? `${UNREADABLE} (unknown encoding ${this.unknown})` };
     if (this.lines === null) {
-      const text = typeof this.source === "function" ? this.source() : this.source;
+      let text;
+      try {
+        text = typeof this.source === "function" ? this.source() : this.source;
+      } catch (error) {
+        return failed(entry, error.message);
+      }
+      if (typeof text?.then === "function") {
+        // Still on its way (the page is being parsed): read it once it is there.
+        this.waiting ??= text.then((arrived) => {
+          this.source = arrived;
+        });
+        return this.waiting.then(
+          () => this.of(entry, index),
+          (error) => failed(entry, error.message),
+        );
+      }
       if (typeof text !== "string") return entry;
-      this.lines = text.split("\n");
+      this.read(text);
     }
+    if (this.unknown) return failed(entry, `unknown encoding ${this.unknown}`);
     if (!this.packed) return merged(entry, this.lines[index]);
     const number = Math.floor(index / this.block);
     const offset = index - number * this.block;
@@ -71,9 +86,22 @@ class Details {
     }
     return pending.then(
       (lines) => merged(entry, lines[offset]),
-      (error) => ({ ...entry, e: entry.e ?? `${UNREADABLE} (${error.message})` }),
+      (error) => failed(entry, error.message),
     );
   }
+
+  read(text) {
+    const packing = typeof this.packing === "function" ? this.packing() : this.packing;
+    const encoding = packing?.encoding ?? "";
+    this.packed = encoding === "gzip+base64";
+    this.unknown = encoding && !this.packed ? String(encoding) : "";
+    this.block = Math.max(1, Math.trunc(Number(packing?.block)) || 1);
+    this.lines = text.split("\n");
+  }
+}
+
+function failed(entry, why) {
+  return { ...entry, e: entry.e ?? `${UNREADABLE} (${why})` };
 }
 
 function merged(entry, line) {
@@ -136,7 +164,8 @@ class CaseBrowser {
     this.data = data;
     this.details = details;
     this.filters = { variant: "", model: "", dataset: "", metric: "", differs: false, text: "" };
-    this.shown = PAGE;
+    this.matching = [];
+    this.drawn = 0;
     this.selected = -1;
     this.build();
   }
@@ -182,10 +211,7 @@ class CaseBrowser {
     });
     this.more = element(doc, "button", "citelab-case-more", "Show more");
     this.more.type = "button";
-    this.more.addEventListener("click", () => {
-      this.shown += PAGE;
-      this.drawList();
-    });
+    this.more.addEventListener("click", () => this.drawMore());
     this.detail = element(doc, "section", "citelab-case-detail");
     this.detail.setAttribute("aria-label", "Case");
     this.detail.tabIndex = -1;
@@ -193,6 +219,17 @@ class CaseBrowser {
     const scroll = element(doc, "div", "citelab-case-scroll");
     scroll.append(this.table, this.more);
     this.root.replaceChildren(bar, this.count, scroll, this.detail);
+    const View = doc.defaultView?.IntersectionObserver;
+    if (typeof View === "function") {
+      const seen = new View(
+        (changes) => {
+          if (changes.some((change) => change.isIntersecting) && !this.more.hidden)
+            this.drawMore();
+        },
+        { root: scroll, rootMargin: "200px" },
+      );
+      seen.observe(this.more);
+    }
   }
 
   select(name, label, options) {
@@ -232,7 +269,6 @@ class CaseBrowser {
 
   filter(name, value) {
     this.filters[name] = value;
-    this.shown = PAGE;
     this.drawList();
   }
 
@@ -258,18 +294,25 @@ class CaseBrowser {
   }
 
   drawList() {
-    const matching = [];
+    this.matching = [];
     this.data.cases.forEach((entry, index) => {
-      if (this.matches(entry)) matching.push(index);
+      if (this.matches(entry)) this.matching.push(index);
     });
-    const rows = matching.slice(0, this.shown).map((index) => this.row(index));
-    this.body.replaceChildren(...rows);
-    const total = this.data.cases.length;
-    const drawn = Math.min(this.shown, matching.length);
+    this.drawn = 0;
+    this.body.replaceChildren();
+    this.drawMore();
+  }
+
+  /** Append the next rows of the matching turns. */
+  drawMore() {
+    const next = this.matching.slice(this.drawn, this.drawn + PAGE);
+    this.body.append(...next.map((index) => this.row(index)));
+    this.drawn += next.length;
+    const matching = this.matching.length;
     this.count.textContent =
-      `${matching.length} of ${total} turns match` +
-      (drawn < matching.length ? ` (showing the first ${drawn})` : "");
-    this.more.hidden = drawn >= matching.length;
+      `${matching} of ${this.data.cases.length} turns match` +
+      (this.drawn < matching ? ` (showing the first ${this.drawn})` : "");
+    this.more.hidden = this.drawn >= matching;
   }
 
   row(index) {
@@ -559,6 +602,42 @@ function unique(values) {
   return [...new Set(values)].sort();
 }
 
+/** The details script of a page, which may not be parsed yet when the list is drawn. */
+class Later {
+  constructor(doc, id) {
+    this.doc = doc;
+    this.id = id;
+  }
+
+  /** The script's text, or the promise of it while the page is still being parsed. */
+  text() {
+    const script = this.doc.getElementById(this.id);
+    if (script) return script.textContent;
+    if (this.doc.readyState !== "loading")
+      throw new Error(`the page has no element #${this.id} holding them`);
+    return new Promise((resolve, reject) => {
+      this.doc.addEventListener(
+        "DOMContentLoaded",
+        () => {
+          try {
+            resolve(this.text());
+          } catch (error) {
+            reject(error);
+          }
+        },
+        { once: true },
+      );
+    });
+  }
+
+  packing() {
+    const script = this.doc.getElementById(this.id);
+    return script?.dataset.encoding
+      ? { encoding: script.dataset.encoding, block: script.dataset.block }
+      : null;
+  }
+}
+
 /** Mount every `[data-citelab-cases]` element from the JSON script its value names. */
 export function mountAll(doc = globalThis.document) {
   const browsers = [];
@@ -571,12 +650,15 @@ export function mountAll(doc = globalThis.document) {
       root.textContent = `The case data could not be read: ${error.message}`;
       continue;
     }
-    const details = doc.getElementById(root.dataset.citelabCaseDetails ?? "");
-    const packing = details?.dataset.encoding
-      ? { encoding: details.dataset.encoding, block: details.dataset.block }
-      : null;
+    const id = root.dataset.citelabCaseDetails;
+    if (!id) {
+      browsers.push(mountCaseBrowser(root, data));
+      continue;
+    }
+    // The details come last in the page: the list is drawn before the parser reaches them.
+    const details = new Later(doc, id);
     browsers.push(
-      mountCaseBrowser(root, data, details ? () => details.textContent : null, packing),
+      mountCaseBrowser(root, data, () => details.text(), () => details.packing()),
     );
   }
   return browsers;

@@ -61,6 +61,34 @@ describe("the case browser", () => {
     expect(count.textContent).toBe("1 of 2 turns match");
   });
 
+  test("draws a long list a page at a time, appending the next page on demand", () => {
+    const full = data();
+    const many = Array.from({ length: 120 }, (_, i) => ({ ...full.cases[i % 2], c: `c${i}` }));
+    const root = container();
+    mountCaseBrowser(root, { ...full, cases: many });
+    const rows = () => [...root.querySelectorAll(".citelab-case-row")];
+    const count = root.querySelector(".citelab-case-count");
+    const more = root.querySelector(".citelab-case-more");
+    expect(rows()).toHaveLength(50);
+    expect(count.textContent).toBe("120 of 120 turns match (showing the first 50)");
+    const first = rows()[0];
+    more.click();
+    expect(rows()).toHaveLength(100);
+    expect(rows()[0]).toBe(first); // appended, not redrawn
+    expect(rows()[99].dataset.index).toBe("99");
+    more.click();
+    expect(rows()).toHaveLength(120);
+    expect(more.hidden).toBe(true);
+    expect(count.textContent).toBe("120 of 120 turns match");
+    const select = root.querySelector("select[name=dataset]");
+    select.value = "library";
+    select.dispatchEvent(new Event("change"));
+    expect(rows()).toHaveLength(50);
+    expect(rows().every((row) => row.children[2].textContent === "library")).toBe(true);
+    expect(count.textContent).toBe("60 of 120 turns match (showing the first 50)");
+    expect(more.hidden).toBe(false);
+  });
+
   test("shows untrusted strings as text and keeps colours to #rrggbb", () => {
     const root = container();
     const browser = mountCaseBrowser(root, data());
@@ -216,6 +244,61 @@ describe("the case browser", () => {
       expect(root.querySelector(".citelab-case-sources")).not.toBeNull();
       json.remove();
       details.remove();
+    });
+
+    test("a turn opened before the page has its details waits for them", async () => {
+      const { list, lines } = split(data());
+      const root = container();
+      root.dataset.citelabCases = "early-json";
+      root.dataset.citelabCaseDetails = "early-details";
+      const json = document.createElement("script");
+      json.type = "application/json";
+      json.id = "early-json";
+      json.textContent = JSON.stringify(list);
+      document.body.append(json);
+      // The parser has read the list but not yet the details, at the page's end.
+      vi.spyOn(document, "readyState", "get").mockReturnValue("loading");
+      const browser = mountAll(document).find((b) => b.root === root);
+      expect(root.querySelectorAll(".citelab-case-row")).toHaveLength(2);
+      let shown = false;
+      const opening = browser.open(1).then(() => {
+        shown = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(shown).toBe(false);
+      expect(root.querySelector(".citelab-case-detail").textContent).toContain("Opening");
+      const details = document.createElement("script");
+      details.type = "application/octet-stream";
+      details.id = "early-details";
+      details.dataset.encoding = "gzip+base64";
+      details.dataset.block = "1";
+      details.textContent = pack(lines, 1);
+      document.body.append(details);
+      vi.restoreAllMocks();
+      document.dispatchEvent(new Event("DOMContentLoaded"));
+      await opening;
+      expect(root.querySelector(".citelab-case-q").textContent).toBe(EVIL);
+      expect(root.querySelector(".citelab-case-error")).toBeNull();
+      json.remove();
+      details.remove();
+    });
+
+    test("says so when the page has no details script by the end", async () => {
+      const { list } = split(data());
+      const root = container();
+      root.dataset.citelabCases = "lost-json";
+      root.dataset.citelabCaseDetails = "lost-details";
+      const json = document.createElement("script");
+      json.type = "application/json";
+      json.id = "lost-json";
+      json.textContent = JSON.stringify(list);
+      document.body.append(json);
+      const browser = mountAll(document).find((b) => b.root === root);
+      await browser.open(0);
+      expect(root.querySelector(".citelab-case-error").textContent).toContain(
+        "could not be read (the page has no element #lost-details holding them)",
+      );
+      json.remove();
     });
   });
 });

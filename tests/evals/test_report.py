@@ -138,12 +138,15 @@ def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_pa
     page = written["report.html"].read_text()
     # The only scripts are the report's own: the case data (JSON) and the case browser.
     scripts = re.findall(r"<script\b[^>]*>", page)
+    # The details come last: the list is drawn (async module) before the parser reads them.
     assert scripts == [
         '<script type="application/json" id="citelab-cases-data">',
+        '<script type="module" async>',
         '<script type="application/octet-stream" id="citelab-cases-details" '
         f'data-encoding="gzip+base64" data-block="{DETAIL_BLOCK}">',
-        '<script type="module">',
     ]
+    assert page.index("Metric glossary") < page.index('id="citelab-cases-details"')
+    assert page.endswith("</script>\n</body></html>\n")
     details = re.search(r'id="citelab-cases-details"[^>]*>(.*?)</script>', page, re.S)
     assert details is not None
     assert re.fullmatch(r"[A-Za-z0-9+/=\n]+", details.group(1))  # base64 blocks only

@@ -39,6 +39,7 @@ __all__ = [
     "LIST_KEYS",
     "case_browser_data",
     "case_browser_html",
+    "case_browser_parts",
     "inline_script",
     "pack_details",
     "static_text",
@@ -356,11 +357,23 @@ def unpack_details(packed: str) -> list[str]:
 
 
 def case_browser_html(result: EvalResult, element_id: str = "citelab-cases") -> str:
-    """See the module docs. The list's fields are one JSON document; the rest of each entry
-    (answer, sources, gold, scores, reasons, rounds) is one JSON line per entry, packed by
-    :func:`pack_details` into a data script that the page decompresses only for the block
-    of the turn opened, so a 10,000-turn report opens without parsing or building every
-    answer first."""
+    """See the module docs: the browser and its details in one fragment (a page that puts
+    the details last uses :func:`case_browser_parts`)."""
+    browser, details = case_browser_parts(result, element_id)
+    return f"{browser}\n{details}"
+
+
+def case_browser_parts(result: EvalResult, element_id: str = "citelab-cases") -> tuple[str, str]:
+    """The case browser as two HTML fragments: the mount point, the list's data and the
+    script; and the details script, best put at the end of the page.
+
+    The list's fields are one JSON document; the rest of each entry (answer, sources, gold,
+    scores, reasons, rounds) is one JSON line per entry, packed by :func:`pack_details` into
+    a data script that the page decompresses only for the block of the turn opened. The
+    script is an ``async`` module: it draws the list as soon as the parser has read it,
+    while the (much larger) details are still being read, so a 10,000-turn report's list is
+    on screen before the page is parsed to its end; a turn opened before then waits for it.
+    """
     data = case_browser_data(result)
     details = pack_details(
         [
@@ -371,17 +384,21 @@ def case_browser_html(result: EvalResult, element_id: str = "citelab-cases") -> 
                 allow_nan=False,
             )
             for entry in data["cases"]
-        ]
+        ],
+        DETAIL_BLOCK,
     )
     data["cases"] = [{k: entry.get(k) for k in LIST_KEYS} for entry in data["cases"]]
-    return (
+    browser = (
         f'<div id="{element_id}-root" data-citelab-cases="{element_id}-data" '
         f'data-citelab-case-details="{element_id}-details">'
         "<noscript>The case browser needs JavaScript; the same data is in cases.csv, "
         "statements.csv, citations.csv and records.jsonl.</noscript></div>\n"
         f'<script type="application/json" id="{element_id}-data">{json_for_script(data)}'
         "</script>\n"
-        f'<script type="application/octet-stream" id="{element_id}-details" '
-        f'data-encoding="gzip+base64" data-block="{DETAIL_BLOCK}">{details}</script>\n'
-        f'<script type="module">{inline_script(static_text("report.js"))}</script>'
+        f'<script type="module" async>{inline_script(static_text("report.js"))}</script>'
     )
+    script = (
+        f'<script type="application/octet-stream" id="{element_id}-details" '
+        f'data-encoding="gzip+base64" data-block="{DETAIL_BLOCK}">{details}</script>'
+    )
+    return browser, script
