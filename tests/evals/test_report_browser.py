@@ -40,11 +40,11 @@ HOSTILE = (
 )
 
 
-def _result() -> Any:
+def _result(per_dataset: int = 3) -> Any:
     cases: dict[tuple[str, str], Case] = {}
     records = []
     for dataset in ("campus", "library"):
-        for i in range(3):
+        for i in range(per_dataset):
             case_id = f"{dataset}-{i}"
             question = f"When are fees due at {dataset} {i}?"
             claim = GoldClaim(text="Tuition fees are due in May", supported_by=[FEES])
@@ -93,11 +93,11 @@ def report_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def small_blocks_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The same report with its details packed 5 turns a block (12 turns: 3 blocks)."""
+    """A report of 30 cases a dataset (120 turns) with its details packed 5 turns a block."""
     folder = tmp_path_factory.mktemp("blocks")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(case_browser, "DETAIL_BLOCK", 5)
-        write_outputs(_result(), folder, [], title="blocks")
+        write_outputs(_result(30), folder, [], title="blocks")
     assert 'data-block="5"' in (folder / "report.html").read_text(encoding="utf-8")
     yield from _served(folder)
 
@@ -232,3 +232,25 @@ def test_each_turn_opens_from_its_own_compressed_block(browser: Any, small_block
                 "Tuition fees are due in May" in detail.locator(".citelab-case-gold").inner_text()
             )
             assert detail.get_attribute("aria-busy") is None
+
+
+def test_a_long_list_draws_its_next_rows_when_scrolled_to_its_end(
+    browser: Any, small_blocks_url: str
+) -> None:
+    with _opened(browser, small_blocks_url) as page:
+        rows = page.locator(".citelab-case-row")
+        count = page.locator(".citelab-case-count")
+        assert rows.count() == 50
+        assert count.inner_text() == "120 of 120 turns match (showing the first 50)"
+        scroll = page.locator(".citelab-case-scroll")
+        to_end = "box => { box.scrollTop = box.scrollHeight; }"
+        scroll.evaluate(to_end)
+        page.wait_for_function("document.querySelectorAll('.citelab-case-row').length === 100")
+        assert count.inner_text() == "120 of 120 turns match (showing the first 100)"
+        scroll.evaluate(to_end)
+        page.wait_for_function("document.querySelectorAll('.citelab-case-row').length === 120")
+        assert count.inner_text() == "120 of 120 turns match"
+        assert page.locator(".citelab-case-more").is_hidden()
+        rows.nth(99).click()  # a row drawn later opens like the first ones
+        title = page.locator(".citelab-case-detail h3.citelab-case-title")
+        assert f"/{rows.nth(99).locator('td').nth(3).inner_text()} · " in title.inner_text()
