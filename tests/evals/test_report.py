@@ -159,7 +159,8 @@ def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_pa
     assert data is not None
     assert "<" not in data.group(1)  # no string in the data can end its script element
     assert json.loads(data.group(1))["cases"][0]["q"] == EVIL
-    assert len(re.findall(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,', page)) == 3
+    plots = r'<img alt="[^"]*" loading="lazy" decoding="async" src="data:image/svg\+xml;base64,'
+    assert len(re.findall(plots, page)) == 3
     markup = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
     assert not re.search(r'(src|href)="(?!data:)', markup)  # no external assets
     assert "Numbering stability per round" in page

@@ -254,3 +254,13 @@ def test_a_long_list_draws_its_next_rows_when_scrolled_to_its_end(
         rows.nth(99).click()  # a row drawn later opens like the first ones
         title = page.locator(".citelab-case-detail h3.citelab-case-title")
         assert f"/{rows.nth(99).locator('td').nth(3).inner_text()} · " in title.inner_text()
+
+
+def test_the_plots_are_drawn_when_scrolled_to(page: Any) -> None:
+    plots = page.locator("img[alt]")
+    assert plots.count() == 3
+    for index in range(3):
+        plot = plots.nth(index)
+        plot.scroll_into_view_if_needed()
+        plot.evaluate("img => img.decode()")
+        assert plot.evaluate("img => img.complete && img.naturalWidth > 0")

@@ -525,7 +525,12 @@ def _img(svg: bytes | None, alt: str) -> str:
     if svg is None:
         return ""
     data = base64.b64encode(svg).decode("ascii")
-    return f'<img alt="{_e(alt)}" src="data:image/svg+xml;base64,{data}">'
+    # Drawn when scrolled near: decoding the plots cost a big report's opening ~0.6 s in
+    # chromium before the case list could show (benchmarks/bench_report.py).
+    return (
+        f'<img alt="{_e(alt)}" loading="lazy" decoding="async" '
+        f'src="data:image/svg+xml;base64,{data}">'
+    )
 
 
 def _svg(figure: Any) -> bytes | None:
