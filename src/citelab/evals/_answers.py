@@ -36,6 +36,17 @@ __all__ = ["default_answer_scorers", "score_answers", "summary_json"]
 _NO_QUESTION = "(no question given)"
 _READER = ReaderSpec()
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")
+# The TurnRecord fields an external answer leaves empty (see _records); validation builds a
+# new list or dict from each, so no instance shares one.
+_EMPTY_TURN: dict[str, Any] = {
+    "seen": (),
+    "rounds": (),
+    "restricted": (),
+    "canaries": (),
+    "injections": (),
+    "mapping": {},
+    "earlier": {},
+}
 
 
 def default_answer_scorers(answer_format: str, qampari: bool = False) -> list[dict[str, Any]]:
@@ -170,9 +181,12 @@ def _records(
     for position, item in enumerate(items):
         case_id = _case_id(item.id, position, used)
         question = item.question if item.question.strip() else _NO_QUESTION
-        # One shared reader: a default model instance would be deep-copied for every case.
-        gold = GoldTurn(question=question)
-        cases[(dataset, case_id)] = Case(id=case_id, reader=_READER, turns=[gold])
+        # Every field given: pydantic deep-copies a mutable default for each instance it
+        # fills in (a shared reader, and empty lists passed in, cost a fraction of that).
+        gold = GoldTurn(question=question, claims=[], must_cite=[], must_not_cite=[])
+        cases[(dataset, case_id)] = Case(
+            id=case_id, reader=_READER, turns=[gold], tags=[], canaries=[]
+        )
         turn = TurnRecord(
             question=item.question,
             text=item.text,
@@ -180,6 +194,7 @@ def _records(
             sources=item.sources,
             candidates=item.sources,
             message=item.message,
+            **_EMPTY_TURN,
         )
         key = f"{variant}|{model}|{dataset}|{case_id}"
         records.append(

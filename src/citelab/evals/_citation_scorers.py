@@ -72,12 +72,26 @@ class _Support:
         the last one. Numbered 1..k, this is ALCE's plain list."""
         return list(range(1, max(self.sources, default=0) + 1))
 
+    @functools.cached_property
+    def passages(self) -> dict[int, str]:
+        """Each source's passage as the judge reads it, built once per turn."""
+        return {number: source.evidence for number, source in self.sources.items()}
+
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
-        if key not in self.memo:
-            evidence = "\n".join(self.sources[n].evidence for n in numbers)
-            self.memo[key] = bool(numbers) and self.judge.supports(claim, evidence)
-        return self.memo[key]
+        verdict = self.memo.get(key)
+        if verdict is None:
+            verdict = self.memo[key] = bool(numbers) and self._judge(claim, numbers)
+        return verdict
+
+    def _judge(self, claim: str, numbers: tuple[int, ...]) -> bool:
+        """The judge on the cited passages joined by line breaks (the lexical judge reads
+        them one by one, from its cache: the same verdict without joining them)."""
+        passages = [self.passages[n] for n in numbers]
+        separate = getattr(self.judge, "supports_passages", None)
+        if separate is not None:
+            return bool(separate(claim, passages))
+        return self.judge.supports(claim, "\n".join(passages))
 
 
 def _statements(record: TurnRecord, alce_compat: bool, qampari: bool) -> list[Statement]:

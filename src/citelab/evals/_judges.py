@@ -117,6 +117,22 @@ class LexicalJudge:
             return 0.0
         return len(claim & _evidence_terms(evidence)) / len(claim)
 
+    def supports_passages(self, statement: str, passages: Sequence[str]) -> bool:
+        """``supports(statement, "\n".join(passages))``, from each passage's cached terms.
+
+        The citation scorers ask about the same few passages in ever new combinations; the
+        terms of a joined text are the union of its lines' terms, so nothing is joined or
+        re-read. A subclass that overrides :meth:`supports` is asked through it.
+        """
+        if type(self).supports is not LexicalJudge.supports:
+            return self.supports(statement, "\n".join(passages))
+        claim = _content_terms(statement)
+        if not claim:
+            return False
+        terms = [_evidence_terms(passage) for passage in passages]
+        evidence = terms[0] if len(terms) == 1 else frozenset().union(*terms)
+        return len(claim & evidence) / len(claim) >= self.threshold
+
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "threshold": self.threshold}
 
