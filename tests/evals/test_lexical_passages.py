@@ -1,10 +1,13 @@
 """The lexical judge's passage-by-passage path (what the citation scorers use) gives the
 verdict ``supports`` gives on the joined passages; a subclass's own ``supports`` is kept."""
 
+import unicodedata
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citelab.evals import LexicalJudge, score_answers
+from citelab.evals import LexicalJudge, content_terms, score_answers
+from citelab.evals._judges import _MARKER, _STOPWORDS, _WORD
 
 _WORDS = st.sampled_from(["fees", "due", "May", "120", "credits", "not", "the", "[1]", "É", "ﬁ"])
 _TEXT = st.lists(_WORDS, max_size=8).map(" ".join)
@@ -53,3 +56,15 @@ def test_a_subclass_that_overrides_supports_is_asked_through_it() -> None:
     assert scored.set_index("metric").loc["citation_recall_alce", "value"] == 0.0
     plain = score_answers(data, "alce", judge=LexicalJudge(threshold=0.5)).summary()
     assert plain.set_index("metric").loc["citation_recall_alce", "value"] == 1.0
+
+
+def _reference_terms(text: str) -> frozenset[str]:
+    """The judge's words as first defined: markers out, NFKC, case-folded, stop words out."""
+    normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
+    return frozenset(_WORD.findall(normal)).difference(_STOPWORDS, ("_",))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab [1],2]ﬁÉe\u0301ＡK\n_"), max_size=40) | st.text())
+def test_content_terms_shortcuts_change_nothing(text: str) -> None:
+    assert content_terms(text) == _reference_terms(text)

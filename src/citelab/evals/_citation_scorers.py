@@ -30,9 +30,9 @@ Turns whose gold expects no answer are not scored here (``no_answer`` judges the
 
 from __future__ import annotations
 
-import functools
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from citelab._errors import ConfigError
@@ -56,26 +56,27 @@ __all__ = [
 _ALCE_MAX_CITATIONS = 3
 
 
-@dataclass
 class _Support:
-    """Memoized judge calls for one turn: a statement is judged once per evidence set."""
+    """Memoized judge calls for one turn: a statement is judged once per evidence set.
 
-    judge: Judge
-    sources: dict[int, SourceRecord]
-    memo: dict[tuple[str, tuple[int, ...]], bool] = field(default_factory=dict)
+    The verdict depends on nothing but the claim and the cited passages, so the scorers of a
+    turn (recall, precision, in either mode) share one memo: see :func:`_support_for`.
+    """
 
-    @functools.cached_property
-    def ordered(self) -> list[int]:
-        """ALCE's docs list, numbered from 1: its positions index this list. A turn under
-        conversation-wide numbering may cite ``[2]`` and ``[4]`` only; its list is then
-        1..4 with holes (a hole is out of range), so ``[n]`` still means source n and ``[0]``
-        the last one. Numbered 1..k, this is ALCE's plain list."""
-        return list(range(1, max(self.sources, default=0) + 1))
+    __slots__ = ("judge", "memo", "ordered", "passages", "record", "sources")
 
-    @functools.cached_property
-    def passages(self) -> dict[int, str]:
-        """Each source's passage as the judge reads it, built once per turn."""
-        return {number: source.evidence for number, source in self.sources.items()}
+    def __init__(self, judge: Judge, record: TurnRecord) -> None:
+        self.judge = judge
+        self.record = record
+        self.sources: dict[int, SourceRecord] = {s.number: s for s in record.sources}
+        self.memo: dict[tuple[str, tuple[int, ...]], bool] = {}
+        # ALCE's docs list, numbered from 1: its positions index this list. A turn under
+        # conversation-wide numbering may cite [2] and [4] only; its list is then 1..4 with
+        # holes (a hole is out of range), so [n] still means source n and [0] the last one.
+        # Numbered 1..k, this is ALCE's plain list.
+        self.ordered: list[int] = list(range(1, max(self.sources, default=0) + 1))
+        # Each source's passage as the judge reads it, built once per turn.
+        self.passages: dict[int, str] = {n: s.evidence for n, s in self.sources.items()}
 
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
@@ -92,6 +93,18 @@ class _Support:
         if separate is not None:
             return bool(separate(claim, passages))
         return self.judge.supports(claim, "\n".join(passages))
+
+
+_LAST = threading.local()
+
+
+def _support_for(judge: Judge, record: TurnRecord) -> _Support:
+    """The turn's memo: the one this thread used last when it was for this turn and judge
+    (every scorer of a turn runs right after the other), else a new one."""
+    last: _Support | None = getattr(_LAST, "support", None)
+    if last is None or last.record is not record or last.judge is not judge:
+        last = _LAST.support = _Support(judge, record)
+    return last
 
 
 def _statements(record: TurnRecord, alce_compat: bool, qampari: bool) -> list[Statement]:
@@ -147,7 +160,7 @@ class _CitationScorer:
         statements = _statements(record, self.alce_compat, self.qampari)
         if not statements:
             return Score.not_applicable(self.metric)
-        support = _Support(self.judge, {s.number: s for s in record.sources})
+        support = _support_for(self.judge, record)
         rows = [row for statement in statements for row in self._rows(statement, support)]
         return self._score(rows)
 

@@ -77,7 +77,9 @@ def content_terms(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65_536)
 def _content_terms(text: str) -> frozenset[str]:
-    normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
+    # Two shortcuts that change nothing: no "[" means no marker, ASCII is its own NFKC form.
+    plain = _MARKER.sub(" ", text) if "[" in text else text
+    normal = (plain if plain.isascii() else unicodedata.normalize("NFKC", plain)).casefold()
     return frozenset(_WORD.findall(normal)).difference(_STOPWORDS, ("_",))
 
 

@@ -1,0 +1,39 @@
+"""score_answers pauses cyclic garbage collection while it scores and leaves it as it was."""
+
+import gc
+
+from citelab.evals import LexicalJudge, score_answers
+
+DATA = {
+    "data": [
+        {
+            "question": "When are fees due?",
+            "docs": [{"title": "Fees", "text": "Fees are due in May."}],
+            "output": "Fees are due in May [1].",
+        }
+    ]
+}
+
+
+def test_collection_is_on_again_afterwards_and_a_callers_frozen_objects_stay_frozen() -> None:
+    assert gc.isenabled()
+    score_answers(DATA, "alce", judge=LexicalJudge())
+    assert gc.isenabled()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        score_answers(DATA, "alce", judge=LexicalJudge())
+        assert gc.get_freeze_count() >= frozen  # nothing of the caller's was unfrozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+
+
+def test_collection_stays_off_when_the_caller_turned_it_off() -> None:
+    gc.disable()
+    try:
+        score_answers(DATA, "alce", judge=LexicalJudge())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
