@@ -24,7 +24,9 @@ def test_collection_is_on_again_afterwards_and_a_callers_frozen_objects_stay_fro
         frozen = gc.get_freeze_count()
         assert frozen > 0
         score_answers(DATA, "alce", judge=LexicalJudge())
-        assert gc.get_freeze_count() >= frozen  # nothing of the caller's was unfrozen
+        # Unfreezing would have emptied the permanent generation (a few frozen objects may
+        # have been freed meanwhile, which lowers the count a little).
+        assert gc.get_freeze_count() > frozen // 2
         assert gc.isenabled()
     finally:
         gc.unfreeze()
