@@ -98,6 +98,50 @@ def throughput(path: Path, count: int) -> None:
             f"   {what:48} {seconds:6.2f} s  {rate:7,.0f} examples/s  "
             f"({base / seconds:4.2f}× the first)  load {_load():.2f}"
         )
+    nltk_share(path, base)
+
+
+_NLTK_PART = """
+import json, sys, time
+began = time.perf_counter()
+from citelab.evals._punkt import _build
+tokenizer = _build()
+imported = time.perf_counter() - began
+from nltk.tokenize.punkt import PunktSentenceTokenizer
+from citelab.evals._statements import alce_output
+outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
+plain = PunktSentenceTokenizer(tokenizer._params)
+began = time.perf_counter()
+for text in outputs:
+    list(tokenizer.span_tokenize(text))
+memo = time.perf_counter() - began
+began = time.perf_counter()
+for text in outputs:
+    list(plain.span_tokenize(text))
+print(json.dumps([imported, memo, time.perf_counter() - began]))
+"""
+
+
+def nltk_share(path: Path, scoring: float) -> None:
+    """The part of the first line that is NLTK's own, measured apart in a fresh process:
+    importing it (once per process; it imports scipy.stats) and punkt's split of every output
+    (citelab's tokenizer with memoized break decisions and word facts, beside NLTK's plain
+    one with the same parameters)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NLTK_PART, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the NLTK measurement failed: {done.stderr}")
+    imported, memo, plain = json.loads(done.stdout)
+    print(
+        f"   of which NLTK's own (apart): import {imported:5.2f} s "
+        f"({100 * imported / scoring:3.0f}% of the first), punkt split {memo:5.2f} s "
+        f"({100 * memo / scoring:3.0f}%; NLTK's plain tokenizer: {plain:5.2f} s, "
+        f"{plain / memo:4.2f}× that)  load {_load():.2f}"
+    )
 
 
 class _Served:
