@@ -179,14 +179,16 @@ class _CitationScorer:
         return None if any(n not in support.sources for n in numbers) else numbers
 
     def _cited_alce(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
-        ordered = support.ordered
-        positions = [n - 1 for n in statement.citations]
-        if any(p >= len(ordered) or p < -len(ordered) for p in positions):
-            return None
-        numbers = tuple(ordered[p] for p in positions)
-        if any(n not in support.sources for n in numbers):
-            return None
-        return numbers[: self.max_citations] if self.max_citations is not None else numbers
+        ordered, sources = support.ordered, support.sources
+        count = len(ordered)
+        numbers = []
+        for cited in statement.citations:
+            # Position cited - 1 must lie in [-count, count) and name a source (not a hole).
+            if not -count < cited <= count or ordered[cited - 1] not in sources:
+                return None
+            numbers.append(ordered[cited - 1])
+        kept = tuple(numbers)
+        return kept[: self.max_citations] if self.max_citations is not None else kept
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
         raise NotImplementedError
