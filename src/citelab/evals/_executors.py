@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
+from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRecord, score_record
 
@@ -75,7 +76,8 @@ class LocalExecutor:
 
     def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
         cases = plan.cases
-        return [score_record(record, cases, plan.scorers) for record in records]
+        with paused_garbage_collection():
+            return [score_record(record, cases, plan.scorers) for record in records]
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         return {
