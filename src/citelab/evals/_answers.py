@@ -10,7 +10,6 @@ record or a failing judge leaves no half-written report.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import gc
 import re
@@ -25,10 +24,11 @@ from typing import Any
 from citelab._errors import ConfigError
 from citelab.evals._dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
+from citelab.evals._judge_calls import score_records_concurrently
 from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, score_records
+from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers
 
 __all__ = ["default_answer_scorers", "score_answers", "summary_json"]
@@ -64,8 +64,9 @@ def score_answers(
 
     ``judge`` goes to every scorer that takes one and names none. ``qampari`` (ALCE files)
     switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
-    ALCE does. ``workers`` scores that many answers at once (default: the judge's own
-    ``concurrency``, 1 for offline judges). With ``out_dir`` the tables, ``run.json`` and
+    ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
+    one event loop (default: the judge's own ``concurrency``); offline judges score one
+    answer after the other. With ``out_dir`` the tables, ``run.json`` and
     ``report.html`` are written there.
     """
     began = time.time()
@@ -80,12 +81,10 @@ def score_answers(
     dataset = _dataset_name(path, name)
     with _collector_paused():
         records, cases = _records(items, dataset, variant=name or "answers", model=answer_format)
-        count = workers if workers is not None else int(getattr(built_judge, "concurrency", 1))
-        if count > 1:
-            _prefetch(records, cases, chosen, count)
+        scored = score_records_concurrently(records, cases, chosen, workers)
         config = _config(path, answer_format, qampari, built_judge, chosen, len(items), began)
-        result = score_records(
-            records, cases, chosen, config=config, seed=seed, resamples=resamples
+        result = result_of(
+            scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
         )
     if out_dir is not None:
         _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
@@ -203,25 +202,6 @@ def _case_id(ident: str, position: int, used: set[str]) -> str:
         safe = f"{safe}.{position}"
     used.add(safe)
     return safe
-
-
-def _prefetch(
-    records: list[CaseRecord],
-    cases: Mapping[tuple[str, str], Case],
-    scorers: Sequence[Scorer],
-    workers: int,
-) -> None:
-    """Score every answer once on ``workers`` threads, so a caching judge (the LLM judge)
-    asks its questions concurrently; the scoring proper then reads its cache."""
-
-    def one(record: CaseRecord) -> None:
-        gold = cases[(record.dataset, record.case_id)].turns[0]
-        for scorer in scorers:
-            scorer(record.turns[0], gold)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        for future in [pool.submit(one, record) for record in records]:
-            future.result()
 
 
 def _config(  # noqa: PLR0917 - one private call site
