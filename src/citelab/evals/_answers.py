@@ -82,7 +82,8 @@ def score_answers(
     with _collector_paused():
         records, cases = _records(items, dataset, variant=name or "answers", model=answer_format)
         scored = score_records_concurrently(records, cases, chosen, workers)
-        config = _config(path, answer_format, qampari, built_judge, chosen, len(items), began)
+        variant = name or "answers"
+        config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
         result = result_of(
             scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
         )
@@ -110,6 +111,7 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
         "scale": scale,
         "format": result.config.get("format"),
         "judge": result.config.get("judge"),
+        "dropped": result.config.get("dropped", []),
         "metrics": metrics,
     }
 
@@ -204,16 +206,35 @@ def _case_id(ident: str, position: int, used: set[str]) -> str:
     return safe
 
 
+def _dropped(items: Sequence[ExternalAnswer]) -> list[dict[str, str]]:
+    """What the converter left out, per answer: ``{"answer": id, "what": line}``."""
+    return [{"answer": item.id, "what": what} for item in items for what in item.dropped]
+
+
+def _dropped_note(answer_format: str, dropped: Sequence[Mapping[str, str]]) -> str:
+    answers = len({entry["answer"] for entry in dropped})
+    shown = "; ".join(f"answer {e['answer']}: {e['what']}" for e in dropped[:5])
+    more = f"; and {len(dropped) - 5} more (run.json: dropped)" if len(dropped) > 5 else ""
+    return (
+        f"The {answer_format} converter left out {len(dropped)} thing(s) in {answers} "
+        f"answer(s), scored without them: {shown}{more}."
+    )
+
+
 def _config(  # noqa: PLR0917 - one private call site
     path: Path | None,
     answer_format: str,
     qampari: bool,
     judge: Judge,
     scorers: Sequence[Scorer],
-    count: int,
+    items: Sequence[ExternalAnswer],
     began: float,
+    variant: str,
 ) -> dict[str, Any]:
     from citelab.evals._runner import _versions
+
+    dropped = _dropped(items)
+    count = len(items)
 
     return {
         "command": "score",
@@ -223,6 +244,8 @@ def _config(  # noqa: PLR0917 - one private call site
         "answers": count,
         "judge": judge.config(),
         "scorers": [scorer.config() for scorer in scorers],
+        "dropped": dropped,
+        "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),
         "versions": _versions(),
