@@ -237,10 +237,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="cases at once per worker")
     parser.add_argument("--rescore-cases", type=int, default=None, help="records to rescore")
     parser.add_argument("--address", default=None, help="a running Ray cluster (HOST:PORT)")
+    parser.add_argument(
+        "--only", choices=("model", "cpu"), default=None, help="one of the two sweeps"
+    )
     args = parser.parse_args()
     with _cluster(args.address):
-        model_bound(args.cases or (256 if args.quick else 2000), args.concurrency, 200.0)
-        cpu_bound(args.rescore_cases or (2000 if args.quick else 20_000))
+        if args.only in (None, "model"):
+            model_bound(args.cases or (256 if args.quick else 2000), args.concurrency, 200.0)
+        if args.only in (None, "cpu"):
+            cpu_bound(args.rescore_cases or (2000 if args.quick else 20_000))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
+from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._judge_calls import score_records_concurrently
 from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRecord
@@ -76,7 +77,8 @@ class LocalExecutor:
 
     def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
         # A model judge (the LLM judge) asks many records' questions at once, in one loop.
-        return score_records_concurrently(records, plan.cases, plan.scorers)
+        with paused_garbage_collection():
+            return score_records_concurrently(records, plan.cases, plan.scorers)
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         return {

@@ -45,6 +45,7 @@ from citelab._errors import CitelabError, ConfigError
 from citelab.agent import AgentConfig, default_agents, load_agents, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._cache import CachedModel
 from citelab.evals._dataset import Case, Dataset, load_dataset
 from citelab.evals._executors import Executor, LocalExecutor, get_executor
@@ -890,14 +891,17 @@ def _read_records(path: Path) -> dict[str, CaseRecord]:
     if not path.is_file():
         return {}
     records: dict[str, CaseRecord] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = CaseRecord.model_validate_json(line)
-        except ValidationError:
-            continue
-        records[record.key] = record
+    # Every record read stays alive: collections while they pile up walked all of them for
+    # nothing (more than half of the reading time of 4,000 records, measured).
+    with paused_garbage_collection():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = CaseRecord.model_validate_json(line)
+            except ValidationError:
+                continue
+            records[record.key] = record
     return records
 
 
