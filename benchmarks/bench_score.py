@@ -11,9 +11,13 @@
    (target 0.9 at 32). The ideal is the scoring's own schedule with nothing but the
    latency: answers start in order as one of the ``concurrency`` slots frees, and an answer
    holds its slot for one latency per judge call it makes (its calls are sequential: each
-   precision check depends on the joint verdict).
+   precision check depends on the joint verdict). Side by side at 32: the way before (the
+   SDK's sync client, asked from a pool of 32 scoring threads), then today's (one event loop,
+   the runner's async adapter; see :mod:`citelab.evals._judge_calls`). On two cores shared
+   with other jobs the client's CPU per call decides the figure: a pool of threads gets a
+   larger share of a loaded machine than one event loop does, so compare on a quiet one.
 
-Run: ``.venv/bin/python benchmarks/bench_score.py [--quick]`` (under ``flock /tmp/heavy.lock``
+Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only]`` (under ``flock /tmp/heavy.lock``
 on a shared machine). Each line gives the load average when it was taken.
 """
 
