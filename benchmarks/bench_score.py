@@ -14,8 +14,8 @@
    precision check depends on the joint verdict). Side by side at 32: the way before (the
    SDK's sync client, asked from a pool of 32 scoring threads), then today's (one event loop,
    the runner's async adapter; see :mod:`citelab.evals._judge_calls`). On two cores shared
-   with other jobs the client's CPU per call decides the figure: a pool of threads gets a
-   larger share of a loaded machine than one event loop does, so compare on a quiet one.
+   with other jobs the client's CPU per call (printed) decides the figure: compare the two
+   lines of one run, and take the figure itself on a quiet machine.
 
 Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only]`` (under ``flock /tmp/heavy.lock``
 on a shared machine). Each line gives the load average when it was taken.
