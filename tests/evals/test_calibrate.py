@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +24,10 @@ from citelab.evals import (
 )
 from citelab.evals._judge_model import JudgeModel
 from citelab.models import (
-    FinishDelta,
-    Message,
-    ModelDelta,
-    TextDelta,
-    ToolChoice,
-    ToolSpec,
     serve_in_thread,
 )
+
+from ._judge_models import YesNoModel
 
 
 def test_our_labelled_set_is_large_enough_and_covers_every_hazard() -> None:
@@ -146,33 +140,8 @@ def test_judges_calibrate_on_the_command_line(capsys: pytest.CaptureFixture[str]
     assert "lexical_pairs" in capsys.readouterr().out.split()
 
 
-class SlowYes:
-    """Says "yes" after a pause, counting how many calls are in flight at once."""
-
-    name = "slow"
-
-    def __init__(self) -> None:
-        self.active = 0
-        self.peak = 0
-
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        *,
-        tool_choice: ToolChoice | None = None,
-        seed: int | None = None,
-    ) -> AsyncIterator[ModelDelta]:
-        self.active += 1
-        self.peak = max(self.peak, self.active)
-        await asyncio.sleep(0.1)
-        self.active -= 1
-        yield TextDelta(text="yes")
-        yield FinishDelta(reason="stop")
-
-
 def test_the_llm_judge_asks_concurrently_but_never_more_than_its_bound() -> None:
-    model = SlowYes()
+    model = YesNoModel("slow", pause=0.1, reply="yes")
     with serve_in_thread(model) as server:
         judge = LLMJudge("slow", base_url=server.base_url, concurrency=4)
         judge.supports("warm", "up")  # the SDK's import and first connection are not timed
