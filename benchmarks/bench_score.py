@@ -17,8 +17,9 @@
    with other jobs the client's CPU per call (printed) decides the figure: compare the two
    lines of one run, and take the figure itself on a quiet machine.
 
-Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only]`` (under ``flock /tmp/heavy.lock``
-on a shared machine). Each line gives the load average when it was taken.
+Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only]`` (under
+``flock /tmp/heavy.lock`` on a shared machine). Each line gives the load average when it was
+taken.
 """
 
 from __future__ import annotations
