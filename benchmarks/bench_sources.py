@@ -8,7 +8,8 @@ be shared); ratios are to the floor, one ``re.finditer`` pass over the same text
 
 The issue's figure is ``finalize_citations + build_anchors`` at conversation scope (half the
 sources already carry the conversation's numbers, ``keep``; the target is 30x the floor), on
-clean text and with 1% of the numbers dangling; turn scope (``keep=0``) is shown beside it.
+clean text and with 1% of the numbers dangling; turn scope (``keep=0``) is shown beside it, and
+so is the same with validated Anchor models (what dropping ``sources/_trusted.py`` would cost).
 The stage rows show where that time goes, and the "unavoidable" rows what
 its fixed parts cost on their own: making the output objects (5,000 ``Marker`` tuples, the
 renumbered ``Source`` copies, the ``Anchor`` models, direct and validated: see
@@ -166,7 +167,22 @@ def unavoidable(
     return [(label, best(run, repeat_count)) for label, run in runs]
 
 
-def scenario(name: str, text: str, sources: list[Source], keep: int, repeat_count: int) -> float:
+def without_direct_anchors(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` with the Anchor models validated (``sources/_trusted.py`` switched off)."""
+
+    def validated() -> object:
+        direct, trusted_module._DIRECT = trusted_module._DIRECT, False
+        try:
+            return run()
+        finally:
+            trusted_module._DIRECT = direct
+
+    return validated
+
+
+def scenario(
+    name: str, text: str, sources: list[Source], keep: int, repeat_count: int
+) -> tuple[float, float]:
     def floor() -> None:
         for _ in _FLOOR.finditer(text):
             pass
@@ -176,9 +192,12 @@ def scenario(name: str, text: str, sources: list[Source], keep: int, repeat_coun
     # What finding code with a real Markdown parser would cost (the scan it replaced).
     markdown = MarkdownIt("commonmark")
     markdown_time = best(lambda: markdown.parse(text), max(3, repeat_count // 3))
-    both_time = best(
-        lambda: build_anchors(finalize_citations(text, sources, keep=keep)), repeat_count
-    )
+
+    def both() -> object:
+        return build_anchors(finalize_citations(text, sources, keep=keep))
+
+    both_time = best(both, repeat_count)
+    validated_time = best(without_direct_anchors(both), repeat_count)
     anchors = build_anchors(finalized)
     print(
         f"\n{name} (keep={keep}): {len(text):,} chars, {len(parse_markers(text)):,} marker groups, "
@@ -195,6 +214,7 @@ def scenario(name: str, text: str, sources: list[Source], keep: int, repeat_coun
         ),
         ("build_anchors", best(lambda: build_anchors(finalized), repeat_count)),
         ("finalize_citations + build_anchors", both_time),
+        ("  the same, Anchor models validated", validated_time),
         ("stages:", None),
         *stages(text, sources, keep, repeat_count),
         ("unavoidable parts, alone:", None),
@@ -209,7 +229,7 @@ def scenario(name: str, text: str, sources: list[Source], keep: int, repeat_coun
                 f"  {label:<40} {seconds * 1e3:8.2f} ms  {seconds / floor_time:7.1f}x floor"
                 f"  {seconds / groups * 1e6:6.2f} µs/marker"
             )
-    return both_time / floor_time
+    return both_time / floor_time, validated_time / floor_time
 
 
 def main() -> None:
@@ -238,8 +258,10 @@ def main() -> None:
     turn = [scenario(name, text, sources, 0, args.repeat) for name, text in texts[::2]]
     print(
         f"\nfinalize_citations + build_anchors at conversation scope (keep={keep}): "
-        f"{conversation[0]:.1f}x the floor on clean text, {conversation[2]:.1f}x with code and "
-        f"1% dangling numbers (target: 30x); at turn scope {turn[0]:.1f}x and {turn[1]:.1f}x"
+        f"{conversation[0][0]:.1f}x the floor on clean text, {conversation[2][0]:.1f}x with "
+        f"code and 1% dangling numbers (target: 30x); at turn scope {turn[0][0]:.1f}x and "
+        f"{turn[1][0]:.1f}x. With validated Anchor models (no sources/_trusted.py): "
+        f"{conversation[0][1]:.1f}x and {conversation[2][1]:.1f}x at conversation scope"
     )
 
 

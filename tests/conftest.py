@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from browser._lab import Lab, start_lab
 from citelab._browser import chromium_executable, launched_chromium
 
 
@@ -18,3 +19,12 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pytest.importorskip("playwright.sync_api")
     with launched_chromium(tmp_path_factory.mktemp("chromium")) as launched:
         yield launched
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """A private JupyterLab on loopback (see tests/browser/_lab.py), one per test module."""
+    pytest.importorskip("jupyterlab")
+    running = start_lab(tmp_path_factory.mktemp("lab"))
+    yield running
+    running.stop()

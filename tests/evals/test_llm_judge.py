@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,45 +10,12 @@ import pytest
 from citelab import ModelError
 from citelab.evals import DEFAULT_JUDGE_PROMPT, GoldTurn, LLMJudge, build_judge, citation_recall
 from citelab.models import (
-    FinishDelta,
-    Message,
-    ModelDelta,
     RunningServer,
-    TextDelta,
-    ToolChoice,
-    ToolSpec,
-    message_text,
     serve_in_thread,
 )
 
 from ._builders import record
-
-
-class YesNoModel:
-    """Says "yes" when every word of the statement occurs in the evidence (or a fixed reply)."""
-
-    name = "judge"
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.reply: str | None = None
-
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        *,
-        tool_choice: ToolChoice | None = None,
-        seed: int | None = None,
-    ) -> AsyncIterator[ModelDelta]:
-        self.calls += 1
-        prompt = message_text(messages[-1])
-        evidence = prompt.split("Evidence:\n", 1)[1].split("\n\nStatement:\n", 1)[0]
-        statement = prompt.split("Statement:\n", 1)[1].split("\n\nAnswer", 1)[0]
-        words = set(re.findall(r"\w+", statement.lower()))
-        verdict = "Yes." if words <= set(re.findall(r"\w+", evidence.lower())) else "No"
-        yield TextDelta(text=self.reply if self.reply is not None else verdict)
-        yield FinishDelta(reason="stop")
+from ._judge_models import YesNoModel
 
 
 @pytest.fixture(scope="module")

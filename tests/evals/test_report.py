@@ -21,7 +21,13 @@ from citelab.evals import (
     score_records,
     write_outputs,
 )
-from citelab.evals._case_browser import PALETTE, case_browser_data
+from citelab.evals._case_browser import (
+    DETAIL_BLOCK,
+    PALETTE,
+    case_browser_data,
+    pack_details,
+    unpack_details,
+)
 from citelab.evals._glossary import metric_glossary, variant_notes
 from citelab.evals._report import MIN_UNITS, render_html
 
@@ -132,15 +138,19 @@ def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_pa
     page = written["report.html"].read_text()
     # The only scripts are the report's own: the case data (JSON) and the case browser.
     scripts = re.findall(r"<script\b[^>]*>", page)
+    # The details come last: the list is drawn (async module) before the parser reads them.
     assert scripts == [
         '<script type="application/json" id="citelab-cases-data">',
-        '<script type="text/plain" id="citelab-cases-details">',
-        '<script type="module">',
+        '<script type="module" async>',
+        '<script type="application/octet-stream" id="citelab-cases-details" '
+        f'data-encoding="gzip+base64" data-block="{DETAIL_BLOCK}">',
     ]
-    details = re.search(r'id="citelab-cases-details">(.*?)</script>', page, re.S)
+    assert page.index("Metric glossary") < page.index('id="citelab-cases-details"')
+    assert page.endswith("</script>\n</body></html>\n")
+    details = re.search(r'id="citelab-cases-details"[^>]*>(.*?)</script>', page, re.S)
     assert details is not None
-    assert "<" not in details.group(1)
-    lines = details.group(1).split("\n")
+    assert re.fullmatch(r"[A-Za-z0-9+/=\n]+", details.group(1))  # base64 blocks only
+    lines = unpack_details(details.group(1))
     assert len(lines) == 12  # one JSON line per listed turn
     assert json.loads(lines[0])["msg"]["content"][0]["text"] == TEXT
     assert EVIL not in page
@@ -149,7 +159,8 @@ def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_pa
     assert data is not None
     assert "<" not in data.group(1)  # no string in the data can end its script element
     assert json.loads(data.group(1))["cases"][0]["q"] == EVIL
-    assert len(re.findall(r'<img alt="[^"]*" src="data:image/svg\+xml;base64,', page)) == 3
+    plots = r'<img alt="[^"]*" loading="lazy" decoding="async" src="data:image/svg\+xml;base64,'
+    assert len(re.findall(plots, page)) == 3
     markup = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
     assert not re.search(r'(src|href)="(?!data:)', markup)  # no external assets
     assert "Numbering stability per round" in page
@@ -268,6 +279,30 @@ def test_the_case_browser_data_holds_what_a_case_shows() -> None:
     base = next(e for e in data["cases"] if e["v"] == 0)
     assert base["diff"] is False
     assert base["fail"] == []
+
+
+def test_packed_details_come_back_line_for_line_in_blocks() -> None:
+    lines = [json.dumps({"n": i, "text": f"answer {i} ✓ </script> [1]"}) for i in range(7)]
+    packed = pack_details(lines, block=3)
+    blocks = packed.split("\n")
+    assert len(blocks) == 3  # 3 + 3 + 1 lines
+    assert "<" not in packed
+    assert unpack_details(packed) == lines
+    assert pack_details(lines, block=3) == packed  # no timestamp: the same page each time
+    assert pack_details([]) == ""
+    assert unpack_details("") == []
+    with pytest.raises(ValueError, match="at least one line, not 0"):
+        pack_details(lines, block=0)
+
+
+def test_a_big_report_stores_its_details_several_times_smaller() -> None:
+    result = _result()
+    page = render_html(result, [], "size")
+    details = re.search(r'id="citelab-cases-details"[^>]*>(.*?)</script>', page, re.S)
+    assert details is not None
+    lines = unpack_details(details.group(1))
+    plain = sum(len(line.encode()) for line in lines) + len(lines) - 1
+    assert len(details.group(1)) * 2 < plain  # compressed even at 12 turns
 
 
 def test_a_report_in_a_notebook_is_an_isolated_frame() -> None:

@@ -10,10 +10,12 @@ import functools
 import http.server
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
+import citelab.evals._case_browser as case_browser
 from citelab.evals import (
     Case,
     CaseRecord,
@@ -38,11 +40,11 @@ HOSTILE = (
 )
 
 
-def _result() -> Any:
+def _result(per_dataset: int = 3) -> Any:
     cases: dict[tuple[str, str], Case] = {}
     records = []
     for dataset in ("campus", "library"):
-        for i in range(3):
+        for i in range(per_dataset):
             case_id = f"{dataset}-{i}"
             question = f"When are fees due at {dataset} {i}?"
             claim = GoldClaim(text="Tuition fees are due in May", supported_by=[FEES])
@@ -86,6 +88,21 @@ def _result() -> Any:
 def report_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("report")
     write_outputs(_result(), folder, [], title="browser")
+    yield from _served(folder)
+
+
+@pytest.fixture(scope="module")
+def small_blocks_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A report of 30 cases a dataset (120 turns) with its details packed 5 turns a block."""
+    folder = tmp_path_factory.mktemp("blocks")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(case_browser, "DETAIL_BLOCK", 5)
+        write_outputs(_result(30), folder, [], title="blocks")
+    assert 'data-block="5"' in (folder / "report.html").read_text(encoding="utf-8")
+    yield from _served(folder)
+
+
+def _served(folder: Any) -> Iterator[str]:
     handler = functools.partial(_QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -104,6 +121,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture
 def page(browser: Any, report_url: str) -> Iterator[Any]:
+    with _opened(browser, report_url) as opened:
+        yield opened
+
+
+@contextmanager
+def _opened(browser: Any, report_url: str) -> Iterator[Any]:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
     requests: list[str] = []
@@ -188,3 +211,56 @@ def test_a_hostile_answer_is_rendered_inert(page: Any) -> None:
     assert not [h for h in hrefs if h.lower().startswith("javascript")]
     # The raw text the model wrote is shown as text, tags and all.
     assert "onerror" in page.locator(".citelab-case-round pre").nth(1).inner_text()
+
+
+def test_each_turn_opens_from_its_own_compressed_block(browser: Any, small_blocks_url: str) -> None:
+    """Rows 11, 0, 5 and 6 live in blocks 2, 0, 1 and 1: each shows its own turn."""
+    with _opened(browser, small_blocks_url) as page:
+        rows = page.locator(".citelab-case-row")
+        detail = page.locator(".citelab-case-detail")
+        for index in (11, 0, 5, 6):
+            row = rows.nth(index)
+            case = row.locator("td").nth(3).inner_text()
+            variant = row.locator("td").nth(0).inner_text()
+            row.click()
+            title = detail.locator("h3.citelab-case-title")
+            title.wait_for()
+            assert f"{variant} · m · " in title.inner_text()
+            assert f"/{case} · turn 1" in title.inner_text()
+            assert detail.locator(".citelab-case-error").count() == 0
+            assert (
+                "Tuition fees are due in May" in detail.locator(".citelab-case-gold").inner_text()
+            )
+            assert detail.get_attribute("aria-busy") is None
+
+
+def test_a_long_list_draws_its_next_rows_when_scrolled_to_its_end(
+    browser: Any, small_blocks_url: str
+) -> None:
+    with _opened(browser, small_blocks_url) as page:
+        rows = page.locator(".citelab-case-row")
+        count = page.locator(".citelab-case-count")
+        assert rows.count() == 50
+        assert count.inner_text() == "120 of 120 turns match (showing the first 50)"
+        scroll = page.locator(".citelab-case-scroll")
+        to_end = "box => { box.scrollTop = box.scrollHeight; }"
+        scroll.evaluate(to_end)
+        page.wait_for_function("document.querySelectorAll('.citelab-case-row').length === 100")
+        assert count.inner_text() == "120 of 120 turns match (showing the first 100)"
+        scroll.evaluate(to_end)
+        page.wait_for_function("document.querySelectorAll('.citelab-case-row').length === 120")
+        assert count.inner_text() == "120 of 120 turns match"
+        assert page.locator(".citelab-case-more").is_hidden()
+        rows.nth(99).click()  # a row drawn later opens like the first ones
+        title = page.locator(".citelab-case-detail h3.citelab-case-title")
+        assert f"/{rows.nth(99).locator('td').nth(3).inner_text()} · " in title.inner_text()
+
+
+def test_the_plots_are_drawn_when_scrolled_to(page: Any) -> None:
+    plots = page.locator("img[alt]")
+    assert plots.count() == 3
+    for index in range(3):
+        plot = plots.nth(index)
+        plot.scroll_into_view_if_needed()
+        plot.evaluate("img => img.decode()")
+        assert plot.evaluate("img => img.complete && img.naturalWidth > 0")

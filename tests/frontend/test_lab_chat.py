@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser._lab import Lab, notebook_json, start_lab
+from browser._lab import Lab, notebook_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -79,14 +79,6 @@ FOCUS = """() => {
     cell: cell ? [...document.querySelectorAll('.jp-Notebook .jp-Cell')].indexOf(cell) : null,
   };
 }"""
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    pytest.importorskip("jupyterlab")
-    running = start_lab(tmp_path_factory.mktemp("lab"))
-    yield running
-    running.stop()
 
 
 class Notebook:

@@ -13,8 +13,13 @@ from typing import Any
 
 import pytest
 
-from browser._contrast import CONTRAST
-from browser._lab import Lab, notebook_json, start_lab
+from browser._lab import Lab, notebook_json
+from browser._page import (
+    QUESTIONS,
+    hover_card_follows_pointer_and_focus,
+    low_contrast,
+    numbers_agree,
+)
 
 from .test_lab_chat import Notebook
 
@@ -22,11 +27,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("CITELAB_SCREENSHOTS")  # e.g. docs/images: the README's screenshot
-QUESTIONS = [
-    "How much is the semester fee?",
-    "What are the admission requirements for the Computer Science MSc?",
-    "What does the semester fee include?",
-]
 SETUP = """\
 from citelab.agent import default_agents
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
@@ -39,21 +39,6 @@ service = AnswerService(
 )
 chat = Chat(service, agent="university")
 chat"""
-MARKERS = """() => [...document.querySelectorAll('.citelab-chat .citelab-answer a[data-ref-index]')]
-  .map((link) => {
-    const card = document.getElementById(link.getAttribute('href').slice(1));
-    return [link.dataset.refIndex, card?.querySelector('.citelab-source-number')?.textContent];
-  })"""
-LIST = """() => [...document.querySelectorAll('.citelab-chat-sources li.citelab-source')]
-  .map((card) => card.querySelector('.citelab-source-number').textContent)"""
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    pytest.importorskip("jupyterlab")
-    running = start_lab(tmp_path_factory.mktemp("lab-citations"))
-    yield running
-    running.stop()
 
 
 @pytest.fixture
@@ -62,13 +47,6 @@ def notebook(browser: Any, lab: Lab) -> Iterator[Notebook]:
     opened = Notebook(browser, lab, "citations.ipynb")
     yield opened
     opened.close()
-
-
-def low_contrast(page: Any) -> list[dict[str, Any]]:
-    result = page.evaluate(CONTRAST, [".citelab-chat", 4.5])
-    assert result["checked"] > 5, result
-    failures: list[dict[str, Any]] = result["failures"]
-    return failures
 
 
 def menu(page: Any, *labels: str) -> None:
@@ -93,28 +71,13 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
         chat.locator("form.citelab-followup input").fill(question)
         chat.locator("form.citelab-followup input").press("Enter")
         chat.locator('.citelab-turn[data-status="done"]').nth(count - 1).wait_for()
-    markers = page.evaluate(MARKERS)
-    assert len(markers) >= 3
-    # (Under per-turn numbering a repeated number is qualified: "[1] (answer 2)".)
-    assert all(shown.split(" ")[0] == f"[{number}]" for number, shown in markers), markers
-    numbers = page.evaluate(LIST)
-    assert len(numbers) == len(set(numbers)), numbers
+    numbers_agree(page)
     assert chat.locator("form.citelab-ask").is_hidden()
     assert chat.locator("details.citelab-rounds").count() == 3  # prompt and rounds per turn
 
     # The hover/focus card, and the cited span it highlights.
-    marker = chat.locator(".citelab-answer a[data-ref-index]").first
-    marker.hover()
-    card = chat.locator(".citelab-hovercard")
-    card.wait_for(state="visible")
-    assert "Semester fee" in card.inner_text()
-    page.mouse.move(5, 5)
-    card.wait_for(state="hidden")
-    marker.focus()
-    card.wait_for(state="visible")
-    assert marker.get_attribute("aria-describedby") == card.get_attribute("id")
-    assert chat.locator("mark.citelab-cited-active").count() >= 1
-    assert low_contrast(page) == []
+    card = hover_card_follows_pointer_and_focus(page, chat)
+    assert low_contrast(page, ".citelab-chat") == []
     if SHOTS:
         chat.screenshot(path=str(ROOT / SHOTS / "chat.png"))
     page.keyboard.press("Escape")
@@ -145,7 +108,7 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
     chat.locator(".citelab-answer a[data-ref-index]").first.focus()
     card.wait_for(state="visible")
-    assert low_contrast(page) == []
+    assert low_contrast(page, ".citelab-chat") == []
     menu(page, "Settings", "Theme", "JupyterLab Light")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -61,3 +64,19 @@ class ServeProcess:
         assert self.process.stdout is not None
         self.process.stdout.close()
         return code
+
+
+@contextmanager
+def served_page(tmp: Path, agents: str) -> Iterator[str]:
+    """``citelab serve`` with ``agents`` (the text of an agents TOML file) in a child process;
+    yields the local address it prints, login token included, and stops it afterwards."""
+    path = tmp / "agents.toml"
+    path.write_text(agents, encoding="utf-8")
+    process = ServeProcess(tmp, "--agents", str(path))
+    try:
+        printed = process.announcement()
+        found = re.search(r"local: (http://127\.0\.0\.1:\d+/\?token=\w+)$", printed[1])
+        assert found is not None, printed
+        yield found.group(1)
+    finally:
+        process.stop()

@@ -3,16 +3,15 @@ the answer stream in with its sources, follow a citation."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from citelab._browser import chromium_executable, guard_loopback, launched_chromium
+from browser._page import OpenedPage
 
-from .processes import ServeProcess
+from .processes import served_page
 
 pytestmark = pytest.mark.browser
 
@@ -41,46 +40,22 @@ RECORD_ANSWER_LENGTHS = """() => {
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if chromium_executable() is None:
-        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
-    pytest.importorskip("playwright.sync_api")
-    with launched_chromium(tmp_path_factory.mktemp("chromium")) as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
 def printed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("serve-page")
-    agents = tmp / "agents.toml"
-    agents.write_text(AGENTS, encoding="utf-8")
-    process = ServeProcess(tmp, "--agents", str(agents))
-    try:
-        printed = process.announcement()
-        found = re.search(r"local: (http://127\.0\.0\.1:\d+/\?token=\w+)$", printed[1])
-        assert found is not None, printed
-        yield found.group(1)
-    finally:
-        process.stop()
+    with served_page(tmp_path_factory.mktemp("serve-page"), AGENTS) as url:
+        yield url
 
 
 def test_the_page_streams_an_answer_with_sources_and_follows_a_citation(
     browser: Any, printed_url: str
 ) -> None:
-    page = browser.new_page(viewport={"width": 1000, "height": 900})
-    outside: list[str] = []
-    errors: list[str] = []
-    guard_loopback(page, outside)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-
-    page.goto(printed_url)
+    opened = OpenedPage(browser, printed_url, size=(1000, 900), console=True)
+    page = opened.page
     assert "token=" not in page.url  # the session cookie replaced it
     page.get_by_label("Question", exact=True).wait_for()
     page.evaluate(RECORD_ANSWER_LENGTHS)
     page.get_by_label("Question", exact=True).fill("How much is the semester fee?")
     page.get_by_role("button", name="Ask", exact=True).click()
-    page.wait_for_selector('.citelab-turn[data-status="done"]', timeout=30_000)
+    opened.done_turns(1, timeout_ms=30_000)
 
     answer = page.locator(".citelab-answer").first
     assert "312 euros" in answer.inner_text()
@@ -105,11 +80,9 @@ def test_the_page_streams_an_answer_with_sources_and_follows_a_citation(
 
     page.get_by_label("Follow-up question", exact=True).fill("What does the fee include?")
     page.get_by_role("button", name="Send", exact=True).click()
-    page.locator('.citelab-turn[data-status="done"]').nth(1).wait_for(timeout=30_000)
+    opened.done_turns(2, timeout_ms=30_000)
     assert "public transport" in page.locator(".citelab-answer").nth(1).inner_text()
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=True)
-    page.close()
-    assert outside == [], f"requests left loopback: {outside}"
-    assert errors == [], f"console or page errors: {errors}"
+    opened.close()

@@ -16,9 +16,15 @@ from typing import Any
 import pytest
 
 from browser._contrast import CONTRAST, LUMINANCE
-from citelab._browser import guard_loopback
+from browser._page import (
+    MARKERS,
+    QUESTIONS,
+    OpenedPage,
+    hover_card_follows_pointer_and_focus,
+    numbers_agree,
+)
 
-from .processes import ServeProcess
+from .processes import served_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,69 +50,26 @@ corpus = "helpcentre"
 model = "extractive"
 starter_questions = ["How do I reset my password?"]
 """
-QUESTIONS = [
-    "How much is the semester fee?",
-    "What are the admission requirements for the Computer Science MSc?",
-    "What does the semester fee include?",
-]
-# Every marker of every answer: [its number, the number its card shows].
-MARKERS = """() => [...document.querySelectorAll('.citelab-answer a[data-ref-index]')].map(
-  (link) => {
-    const card = document.getElementById(link.getAttribute('href').slice(1));
-    return [link.dataset.refIndex, card?.querySelector('.citelab-source-number')?.textContent];
-  })"""
-LIST = """() => [...document.querySelectorAll('.citelab-chat-sources li.citelab-source')]
-  .map((card) => card.querySelector('.citelab-source-number').textContent)"""
 
 
 @pytest.fixture(scope="module")
 def printed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("serve-citations")
-    agents = tmp / "agents.toml"
-    agents.write_text(AGENTS, encoding="utf-8")
-    process = ServeProcess(tmp, "--agents", str(agents))
-    try:
-        printed = process.announcement()
-        found = re.search(r"local: (http://127\.0\.0\.1:\d+/\?token=\w+)$", printed[1])
-        assert found is not None, printed
-        yield found.group(1)
-    finally:
-        process.stop()
+    with served_page(tmp_path_factory.mktemp("serve-citations"), AGENTS) as url:
+        yield url
 
 
-class Page:
-    def __init__(self, browser: Any, url: str, scheme: str = "light") -> None:
-        self.page = browser.new_page(viewport={"width": 1100, "height": 1000}, color_scheme=scheme)
-        self.page.set_default_timeout(TIMEOUT_MS)
-        self.outside: list[str] = []
-        self.errors: list[str] = []
-        guard_loopback(self.page, self.outside)
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.goto(url)
-
-    def low_contrast(self, selector: str = "body") -> list[dict[str, Any]]:
-        result = self.page.evaluate(CONTRAST, [selector, 4.5])
-        assert result["checked"] > 5, result
-        failures: list[dict[str, Any]] = result["failures"]
-        return failures
-
-    def done_turns(self, count: int) -> None:
-        self.page.locator('.citelab-turn[data-status="done"]').nth(count - 1).wait_for()
-
-    def close(self) -> None:
-        self.page.close()
-        assert self.outside == [], f"requests left loopback: {self.outside}"
-        assert self.errors == [], f"page errors: {self.errors}"
+def _opened(browser: Any, url: str, scheme: str = "light") -> OpenedPage:
+    return OpenedPage(browser, url, scheme=scheme, timeout_ms=TIMEOUT_MS)
 
 
 @pytest.fixture
-def light(browser: Any, printed_url: str) -> Iterator[Page]:
-    opened = Page(browser, printed_url)
+def light(browser: Any, printed_url: str) -> Iterator[OpenedPage]:
+    opened = _opened(browser, printed_url)
     yield opened
     opened.close()
 
 
-def test_numbers_hover_card_document_view_reload_and_contrast(light: Page) -> None:
+def test_numbers_hover_card_document_view_reload_and_contrast(light: OpenedPage) -> None:
     page = light.page
     # Before any question: the agent's starters and the picker, all readable.
     starters = page.locator(".citelab-starters .citelab-chip")
@@ -133,27 +96,12 @@ def test_numbers_hover_card_document_view_reload_and_contrast(light: Page) -> No
         page.get_by_label("Follow-up question", exact=True).fill(question)
         page.get_by_role("button", name="Send", exact=True).click()
         light.done_turns(count)
-    markers = page.evaluate(MARKERS)
-    assert len(markers) >= 3
-    # (Under per-turn numbering a repeated number is qualified: "[1] (answer 2)".)
-    assert all(shown.split(" ")[0] == f"[{number}]" for number, shown in markers), markers
-    numbers = page.evaluate(LIST)
-    assert len(numbers) == len(set(numbers)), numbers  # no card shows another's number
+    markers = numbers_agree(page)
     assert page.locator("form.citelab-ask").is_hidden()  # nothing erases it silently
 
     # The hover card: pointer, then keyboard focus (described by the card), Escape.
-    marker = page.locator(".citelab-answer a[data-ref-index]").first
-    marker.hover()
-    card = page.locator(".citelab-hovercard")
-    card.wait_for(state="visible")
-    assert "Semester fee" in card.inner_text()
+    card = hover_card_follows_pointer_and_focus(page, page)
     assert card.locator(".citelab-hovercard-where").inner_text()
-    page.mouse.move(5, 5)
-    card.wait_for(state="hidden")
-    marker.focus()
-    card.wait_for(state="visible")
-    assert marker.get_attribute("aria-describedby") == card.get_attribute("id")
-    assert page.locator("mark.citelab-cited-active").count() >= 1  # the cited span
     assert light.low_contrast() == []
     page.keyboard.press("Escape")
     card.wait_for(state="hidden")
@@ -199,7 +147,7 @@ def test_numbers_hover_card_document_view_reload_and_contrast(light: Page) -> No
 
 
 def test_dark_scheme_contrast_and_the_agent_picker(browser: Any, printed_url: str) -> None:
-    dark = Page(browser, printed_url, scheme="dark")
+    dark = _opened(browser, printed_url, scheme="dark")
     page = dark.page
     try:
         page.get_by_label("Question", exact=True).wait_for()

@@ -57,5 +57,14 @@ def test_without_the_direct_way_anchors_are_validated(
 def test_the_self_check_fails_when_pydantic_stores_a_model_differently(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(trusted, "_SET_EXTRA", trusted._missing_slot)
+    # Stand-ins for a pydantic that keeps other state: a wrong set of fields, a failing slot.
+    monkeypatch.setattr(trusted, "_FIELDS", frozenset({"source_uri"}))
+    assert not trusted.self_check()
+    monkeypatch.undo()
+    assert trusted.self_check()
+
+    def no_slot(model: object, name: str, value: object) -> None:
+        raise AttributeError(f"pydantic no longer holds {name} in a slot")
+
+    monkeypatch.setattr(trusted, "_set", no_slot)
     assert not trusted.self_check()

@@ -12,7 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from citelab._errors import InvalidInput, NotFound
+from citelab._errors import InvalidInput
 from citelab.answers._service import AnswerService
 from citelab.corpus import Reader
 
@@ -53,13 +53,11 @@ def parse_entity_uri(uri: str) -> tuple[str, str]:
 async def read_document(
     service: AnswerService, agent: str, uri: str, reader: Reader | None = None
 ) -> DocumentPayload:
-    """The document ``uri`` names in ``agent``'s corpus, as ``reader`` may read it."""
+    """The document ``uri`` names in ``agent``'s corpus, as ``reader`` may read it (see
+    :meth:`AnswerService.document`)."""
     entity_type, entity_id = parse_entity_uri(uri)
-    runtime = await service._runtimes.get(service._gate(agent))
     reader = reader or Reader.anonymous()
-    document = runtime.corpus.get(entity_type, entity_id)
-    if document is None or not document.readable_by(reader):
-        raise NotFound(f"document {uri!r} not found in agent {agent!r}'s corpus")
+    document = await service.document(agent, entity_type, entity_id, reader)
     langcode, translation = document.translation(reader.langcode)
     return DocumentPayload(
         uri=uri,

@@ -72,7 +72,7 @@ from citelab.answers._store import (
     TurnRecord,
 )
 from citelab.contract import build_message
-from citelab.corpus import Corpus, Reader
+from citelab.corpus import Corpus, Document, Reader
 from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec
 from citelab.sources import (
     MERGE_STRATEGIES,
@@ -297,6 +297,21 @@ class AnswerService:
         """The conversation record, under the same owner rules as answering."""
         record = await self.store.load(conversation_id)
         return authorize(record, conversation_id, user or Reader.anonymous(), self.clock())
+
+    async def document(
+        self, agent: str, entity_type: str, entity_id: str, user: Reader | None = None
+    ) -> Document:
+        """The entity ``entity_type``/``entity_id`` of ``agent``'s corpus, as ``user`` (default:
+        anonymous) may read it: under the same rules as answering (the agent must be able to
+        answer), and :class:`~citelab.NotFound` alike for an unknown entity and one the user
+        may not read (which so stays unseen)."""
+        runtime = await self._runtimes.get(self._gate(agent))
+        document = runtime.corpus.get(entity_type, entity_id)
+        if document is None or not document.readable_by(user or Reader.anonymous()):
+            raise NotFound(
+                f"document 'entity:{entity_type}/{entity_id}' not found in agent {agent!r}'s corpus"
+            )
+        return document
 
     async def prepare(self, agents: Iterable[str] | None = None) -> None:
         """Load what ``agents`` (default: every one that can answer) need to answer: corpora,

@@ -10,7 +10,6 @@ record or a failing judge leaves no half-written report.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import gc
 import re
@@ -25,10 +24,11 @@ from typing import Any
 from citelab._errors import ConfigError
 from citelab.evals._dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
+from citelab.evals._judge_calls import score_records_concurrently
 from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, score_records
+from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers
 
 __all__ = ["default_answer_scorers", "score_answers", "summary_json"]
@@ -75,8 +75,9 @@ def score_answers(
 
     ``judge`` goes to every scorer that takes one and names none. ``qampari`` (ALCE files)
     switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
-    ALCE does. ``workers`` scores that many answers at once (default: the judge's own
-    ``concurrency``, 1 for offline judges). With ``out_dir`` the tables, ``run.json`` and
+    ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
+    one event loop (default: the judge's own ``concurrency``); offline judges score one
+    answer after the other. With ``out_dir`` the tables, ``run.json`` and
     ``report.html`` are written there.
     """
     began = time.time()
@@ -91,12 +92,11 @@ def score_answers(
     dataset = _dataset_name(path, name)
     with _collector_paused():
         records, cases = _records(items, dataset, variant=name or "answers", model=answer_format)
-        count = workers if workers is not None else int(getattr(built_judge, "concurrency", 1))
-        if count > 1:
-            _prefetch(records, cases, chosen, count)
-        config = _config(path, answer_format, qampari, built_judge, chosen, len(items), began)
-        result = score_records(
-            records, cases, chosen, config=config, seed=seed, resamples=resamples
+        scored = score_records_concurrently(records, cases, chosen, workers)
+        variant = name or "answers"
+        config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
+        result = result_of(
+            scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
         )
     if out_dir is not None:
         _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
@@ -122,6 +122,7 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
         "scale": scale,
         "format": result.config.get("format"),
         "judge": result.config.get("judge"),
+        "dropped": result.config.get("dropped", []),
         "metrics": metrics,
     }
 
@@ -225,23 +226,19 @@ def _case_id(ident: str, position: int, used: set[str]) -> str:
     return safe
 
 
-def _prefetch(
-    records: list[CaseRecord],
-    cases: Mapping[tuple[str, str], Case],
-    scorers: Sequence[Scorer],
-    workers: int,
-) -> None:
-    """Score every answer once on ``workers`` threads, so a caching judge (the LLM judge)
-    asks its questions concurrently; the scoring proper then reads its cache."""
+def _dropped(items: Sequence[ExternalAnswer]) -> list[dict[str, str]]:
+    """What the converter left out, per answer: ``{"answer": id, "what": line}``."""
+    return [{"answer": item.id, "what": what} for item in items for what in item.dropped]
 
-    def one(record: CaseRecord) -> None:
-        gold = cases[(record.dataset, record.case_id)].turns[0]
-        for scorer in scorers:
-            scorer(record.turns[0], gold)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        for future in [pool.submit(one, record) for record in records]:
-            future.result()
+def _dropped_note(answer_format: str, dropped: Sequence[Mapping[str, str]]) -> str:
+    answers = len({entry["answer"] for entry in dropped})
+    shown = "; ".join(f"answer {e['answer']}: {e['what']}" for e in dropped[:5])
+    more = f"; and {len(dropped) - 5} more (run.json: dropped)" if len(dropped) > 5 else ""
+    return (
+        f"The {answer_format} converter left out {len(dropped)} thing(s) in {answers} "
+        f"answer(s), scored without them: {shown}{more}."
+    )
 
 
 def _config(  # noqa: PLR0917 - one private call site
@@ -250,10 +247,14 @@ def _config(  # noqa: PLR0917 - one private call site
     qampari: bool,
     judge: Judge,
     scorers: Sequence[Scorer],
-    count: int,
+    items: Sequence[ExternalAnswer],
     began: float,
+    variant: str,
 ) -> dict[str, Any]:
     from citelab.evals._runner import _versions
+
+    dropped = _dropped(items)
+    count = len(items)
 
     return {
         "command": "score",
@@ -263,6 +264,8 @@ def _config(  # noqa: PLR0917 - one private call site
         "answers": count,
         "judge": judge.config(),
         "scorers": [scorer.config() for scorer in scorers],
+        "dropped": dropped,
+        "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),
         "versions": _versions(),

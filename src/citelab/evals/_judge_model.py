@@ -24,7 +24,7 @@ from citelab.models import (
     message_text,
 )
 
-__all__ = ["JudgeModel"]
+__all__ = ["JudgeModel", "read_judge_prompt"]
 
 
 class JudgeModel:
@@ -44,12 +44,14 @@ class JudgeModel:
     ) -> AsyncIterator[ModelDelta]:
         if not messages:
             raise ModelError("judge model: no messages")
-        statement, evidence = _parts(message_text(messages[-1]))
+        statement, evidence = read_judge_prompt(message_text(messages[-1]))
         yield TextDelta(text="yes" if self.judge.supports(statement, evidence) else "no")
         yield FinishDelta(reason="stop")
 
 
-def _parts(prompt: str) -> tuple[str, str]:
+def read_judge_prompt(prompt: str) -> tuple[str, str]:
+    """The statement and the evidence of a prompt written like the default judge prompt;
+    :class:`~citelab.ModelError` when it has no such sections."""
     if "Evidence:\n" not in prompt or "\nStatement:\n" not in prompt:
         raise ModelError("judge model: the prompt has no 'Evidence:' and 'Statement:' sections")
     evidence = prompt.split("Evidence:\n", 1)[1].split("\nStatement:\n", 1)[0].strip()

@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from citelab.evals._case_browser import (
-    case_browser_html,
+    case_browser_parts,
     static_text,
     variant_colors,
     variant_order,
@@ -155,6 +155,9 @@ def render_html(
     differences = result.differences()
     colors = variant_colors(variant_order(result))
     description = str(result.config.get("suite", {}).get("description") or "")
+    # The cases' details (most of a big page's bytes) come last: everything else, the case
+    # list included, is on screen before the parser reaches them.
+    cases, case_details = case_browser_parts(result)
     sections = [
         f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
         f"<p>{_e(description)}</p>" if description else "",
@@ -178,13 +181,14 @@ def render_html(
         '<p class="muted">Every scored turn; filter the list and open one to see its answer '
         "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
         "with its reasons and the rounds.</p>",
-        case_browser_html(result),
+        cases,
         "<h2>By dataset</h2>",
         _summary_table(result.summary(by=["dataset"]), colors, result, by=["dataset"]),
         "<h2>Metric glossary</h2>",
         _glossary_html(result),
         "<h2>Configuration</h2>",
         _config_html(result.config),
+        case_details,
     ]
     body = "\n".join(part for part in sections if part)
     style = _STYLE + static_text("citelab.css")
@@ -521,7 +525,12 @@ def _img(svg: bytes | None, alt: str) -> str:
     if svg is None:
         return ""
     data = base64.b64encode(svg).decode("ascii")
-    return f'<img alt="{_e(alt)}" src="data:image/svg+xml;base64,{data}">'
+    # Drawn when scrolled near: decoding the plots cost a big report's opening ~0.6 s in
+    # chromium before the case list could show (benchmarks/bench_report.py).
+    return (
+        f'<img alt="{_e(alt)}" loading="lazy" decoding="async" '
+        f'src="data:image/svg+xml;base64,{data}">'
+    )
 
 
 def _svg(figure: Any) -> bytes | None:

@@ -39,6 +39,7 @@ __all__ = [
     "EventReader",
     "EventWriter",
     "error_event",
+    "finish_reason",
     "from_messages_request",
     "message_body",
     "to_messages_request",
@@ -60,6 +61,11 @@ _STOP_IN: dict[str, FinishReason] = {
 
 
 # --- citelab → Anthropic (the adapter's request) ---------------------------------------------
+
+
+def finish_reason(stop_reason: Any) -> FinishReason:
+    """citelab's finish reason for a Messages ``stop_reason`` (unknown ones: ``stop``)."""
+    return _STOP_IN.get(str(stop_reason), "stop")
 
 
 def to_messages_request(
@@ -157,7 +163,7 @@ class EventReader:
         if kind == "message_delta":
             reason = (event.get("delta") or {}).get("stop_reason")
             if reason:
-                self.finish = _STOP_IN.get(str(reason), "stop")
+                self.finish = finish_reason(reason)
         return []
 
     def _start(self, event: dict[str, Any]) -> list[ModelDelta]:

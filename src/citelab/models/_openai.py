@@ -1,14 +1,11 @@
 """The OpenAI-compatible adapter: any chat-completions endpoint through the ``openai`` SDK.
 
 Works with OpenAI itself and with servers that speak its API (vLLM, llama.cpp, Ollama,
-``citelab serve-model``). Configuration, first match wins: the arguments, then the
-``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` environment variables. A key is required only when
-no ``base_url`` is set (local servers usually need none).
-
-Timeouts and retries are the SDK's: ``timeout`` seconds per request (also the longest pause
-between two streamed chunks), and up to ``max_retries`` retries with exponential backoff on
-connection errors, 408, 409, 429 and 5xx. Every failure surfaces as ``citelab.ModelError``
-naming the endpoint.
+``citelab serve-model``). Configuration, clients, timeouts, retries and the error mapping are
+those of every SDK adapter (:mod:`citelab.models._remote`): the arguments, then the
+``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` environment variables; a key is required only when
+no ``base_url`` is set (local servers usually need none). ``timeout`` is also the longest
+pause between two streamed chunks.
 
 The SDK sends the request (headers, retries, status errors) but the body is read here: the
 SDK's typed parse builds pydantic objects for every streamed chunk, which cost 3-5 ms of CPU
@@ -16,27 +13,19 @@ per call, more than everything else a call does; ``json.loads`` of each chunk re
 fields. ``stream=False`` asks for one JSON completion instead of Server-Sent Events (cheaper
 still, for callers that do not show tokens as they come); it yields the same deltas.
 
-SDK clients are kept per event loop (a client's connections belong to the loop that opened
-them) and reused, so calls share keep-alive connections. A few clients, each with its own
-pool, take the calls in turn (see ``_POOLS``). :meth:`OpenAIModel.aclose` (or ``async with``)
-closes the current loop's clients.
+A few SDK clients per event loop, each with its own pool, take the calls in turn (see
+``pools``), so calls share keep-alive connections. :meth:`OpenAIModel.aclose` (or
+``async with``) closes the current loop's clients.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
-import importlib
-import itertools
 import json
-import os
-import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
-from types import TracebackType
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from citelab._errors import ConfigError, ModelError, ModelTimeout, ModelUnavailable
+from citelab._errors import ModelError
+from citelab.models._remote import SDKModel, Vendor, status_message
 from citelab.models._types import (
     FinishDelta,
     FinishReason,
@@ -50,16 +39,18 @@ from citelab.models._types import (
 
 if TYPE_CHECKING:
     import httpx
-    from openai import APIStatusError, AsyncOpenAI
+    from openai import AsyncOpenAI
 
 __all__ = ["OpenAIModel"]
 
-_OPENAI_URL = "https://api.openai.com/v1"
-_POOLS = 8
-"""SDK clients (connection pools) per event loop, taking calls in turn. httpcore probes every
-idle connection of a pool with a system call whenever a request starts or ends, so a burst of
-n calls on one pool makes about n² probes: 0.9 ms of CPU per call at 200 calls at once, which
-eight pools bring down to 0.1 ms. A pool opens connections only as calls need them."""
+_OPENAI = Vendor(
+    prefix="openai",
+    package="openai",
+    client="AsyncOpenAI",
+    base_error="OpenAIError",
+    default_url="https://api.openai.com/v1",
+    feature="The OpenAI adapter",
+)
 _PATH = "/chat/completions"
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -70,119 +61,21 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-class OpenAIModel:
-    """A chat model behind an OpenAI-compatible endpoint; see the module docs."""
+class OpenAIModel(SDKModel):
+    """A chat model behind an OpenAI-compatible endpoint; see the module docs. Takes the
+    arguments of :class:`~citelab.models._remote.SDKModel`."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 2,
-        stream: bool = True,
-        temperature: float | None = None,
-        options: Mapping[str, Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        if not model:
-            raise ConfigError("OpenAIModel: the model name is empty")
-        self.model = model
-        self.name = name or f"openai:{model}"
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if self._api_key is None and self.base_url is None:
-            raise ConfigError(
-                f"{self.name}: no API key; pass api_key= or set OPENAI_API_KEY "
-                "(or point base_url / OPENAI_BASE_URL at a server that needs none)"
-            )
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.streaming = stream
-        self.temperature = temperature
-        self.options = dict(options or {})
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[AsyncOpenAI]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._turns = itertools.count()
-        self._ssl: Any = None
-
-    @property
-    def endpoint(self) -> str:
-        """The base URL requests go to."""
-        return self.base_url or _OPENAI_URL
-
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        *,
-        tool_choice: ToolChoice | None = None,
-        seed: int | None = None,
-    ) -> AsyncIterator[ModelDelta]:
-        import openai
-
-        request = self._request(messages, tools, tool_choice, seed)
-        timeouts, transport = _http_errors()
-        timed_out: tuple[type[Exception], ...] = (openai.APITimeoutError, *timeouts)
-        try:
-            deltas = self._streamed(request) if self.streaming else self._whole(request)
-            async with contextlib.aclosing(deltas):  # an abandoned stream frees its connection
-                async for delta in deltas:
-                    yield delta
-        except timed_out as exc:
-            raise ModelTimeout(
-                f"{self.name}: no answer from {self.endpoint} within {self.timeout:g} s"
-            ) from exc
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise ModelUnavailable(f"{self.name}: cannot reach {self.endpoint}: {cause}") from exc
-        except transport as exc:
-            raise ModelError(
-                f"{self.name}: the answer from {self.endpoint} broke off: {exc}"
-            ) from exc
-        except openai.APIStatusError as exc:
-            message = (
-                f"{self.name}: {self.endpoint} answered HTTP {exc.status_code}: "
-                f"{_error_message(exc)}"
-            )
-            if exc.status_code in (429, 503):  # busy or rate-limited: asking later may work
-                raise ModelUnavailable(message, _retry_after(exc)) from exc
-            raise ModelError(message) from exc
-        except openai.OpenAIError as exc:
-            raise ModelError(f"{self.name}: {exc}") from exc
-
-    async def check_available(self) -> None:
-        """Ask the endpoint whether it answers and serves this model, in one or two quick
-        requests (no retries); raise :class:`~citelab.ModelError` saying which it is not.
-
-        ``GET /models/{model}`` first; a 404 is "no such model" when ``GET /models`` answers
-        (its list is quoted), else the server has no models API and a one-token completion
-        decides. Runners call this before a long run, so a wrong URL or model name fails at
-        once instead of once per case.
-        """
-        import openai
-
-        client = openai.AsyncOpenAI(
-            api_key=self._api_key or "unused",
-            base_url=self.base_url,
-            timeout=min(self.timeout, 15.0),
-            max_retries=0,
-        )
-        try:
-            async with client:
-                await self._check(client)
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise ModelError(f"{self.name}: cannot reach {self.endpoint}: {cause}") from exc
-        except openai.APIStatusError as exc:
-            raise ModelError(
-                f"{self.name}: {self.endpoint} answered HTTP {exc.status_code}: "
-                f"{_error_message(exc)}"
-            ) from exc
+    vendor = _OPENAI
+    pools = 8
+    """httpcore probes every idle connection of a pool with a system call whenever a request
+    starts or ends, so a burst of n calls on one pool makes about n² probes: 0.9 ms of CPU per
+    call at 200 calls at once, which eight pools bring down to 0.1 ms. A pool opens
+    connections only as calls need them."""
 
     async def _check(self, client: AsyncOpenAI) -> None:
+        """``GET /models/{model}`` first; a 404 is "no such model" when ``GET /models``
+        answers (its list is quoted), else the server has no models API and a one-token
+        completion decides."""
         import openai
 
         try:
@@ -207,66 +100,8 @@ class OpenAIModel:
         except openai.NotFoundError as exc:
             raise ModelError(
                 f"{self.name}: model {self.model!r} does not exist at {self.endpoint}: "
-                f"{_error_message(exc)}"
+                f"{status_message(exc)}"
             ) from exc
-
-    async def prepare(self) -> None:
-        """Open the running loop's SDK clients now (their TLS set-up included), so the first
-        calls do not pay for it; connections still open on first use."""
-        clients = self._clients.setdefault(asyncio.get_running_loop(), [])
-        while len(clients) < _POOLS:
-            clients.append(self._open_client())
-
-    async def aclose(self) -> None:
-        """Close the SDK clients of the running event loop, if any were opened."""
-        for client in self._clients.pop(asyncio.get_running_loop(), []):
-            await client.close()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def _client(self) -> AsyncOpenAI:
-        """The next of the running loop's SDK clients, opened when first needed."""
-        clients = self._clients.setdefault(asyncio.get_running_loop(), [])
-        turn = next(self._turns) % _POOLS
-        if turn < len(clients):
-            return clients[turn]
-        client = self._open_client()
-        clients.append(client)
-        return client
-
-    def _open_client(self) -> AsyncOpenAI:
-        import openai
-
-        shared = self._ssl_context()
-        return openai.AsyncOpenAI(
-            api_key=self._api_key or "unused",
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=openai.DefaultAsyncHttpxClient(verify=shared) if shared else None,
-        )
-
-    def _ssl_context(self) -> Any:
-        """One TLS context for all the clients (loading the CA certificates costs about 20 ms,
-        a hundred calls' worth of client CPU), made as the SDK's HTTP library makes its
-        default one; None when that library does not offer to (each client then makes its own).
-        """
-        if self._ssl is None:
-            import openai
-
-            library = openai.DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]
-            make = getattr(importlib.import_module(library), "create_ssl_context", None)
-            self._ssl = make() if make is not None else False
-        return self._ssl or None
 
     def _request(
         self,
@@ -297,9 +132,8 @@ class OpenAIModel:
         content = json.dumps(
             {**request, "stream": stream}, ensure_ascii=False, separators=(",", ":")
         ).encode()
-        return await self._client().post(
-            _PATH, cast_to=httpx.Response, content=content, stream=stream
-        )
+        client: AsyncOpenAI = self._client()
+        return await client.post(_PATH, cast_to=httpx.Response, content=content, stream=stream)
 
     async def _streamed(self, request: dict[str, Any]) -> AsyncGenerator[ModelDelta, None]:
         finish: FinishReason | None = None
@@ -427,37 +261,6 @@ def _error_text(error: Any) -> str:
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return str(error["message"])
     return str(error)
-
-
-@functools.cache
-def _http_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
-    """Timeout and other request errors of the HTTP library the SDK reads the body with
-    (``httpx``; ``httpx2`` for openai 3), which reading a raw body raises unwrapped."""
-    modules: list[Any] = [importlib.import_module("httpx")]
-    with contextlib.suppress(ImportError):
-        modules.append(importlib.import_module("httpx2"))
-    timeouts = tuple(module.TimeoutException for module in modules)
-    requests = tuple(module.RequestError for module in modules)
-    return timeouts, requests
-
-
-def _retry_after(exc: Any) -> float | None:
-    """The ``Retry-After`` seconds an upstream error response gave, if any."""
-    value = exc.response.headers.get("retry-after", "")
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return None  # an HTTP date: not worth parsing for a hint
-
-
-def _error_message(exc: APIStatusError) -> str:
-    """The server's own error message when the body has OpenAI's shape, else the SDK's."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return str(exc.message)
 
 
 def _finish(reason: str) -> FinishReason:
