@@ -11,15 +11,21 @@
    (target 0.9 at 32). The ideal is the scoring's own schedule with nothing but the
    latency: answers start in order as one of the ``concurrency`` slots frees, and an answer
    holds its slot for one latency per judge call it makes (its calls are sequential: each
-   precision check depends on the joint verdict).
+   precision check depends on the joint verdict). Side by side at 32: the way before (the
+   SDK's sync client, asked from a pool of 32 scoring threads), then today's (one event loop,
+   the runner's async adapter; see :mod:`citelab.evals._judge_calls`). On two cores shared
+   with other jobs the client's CPU per call (printed) decides the figure: compare the two
+   lines of one run, and take the figure itself on a quiet machine.
 
-Run: ``.venv/bin/python benchmarks/bench_score.py [--quick]`` (under ``flock /tmp/heavy.lock``
-on a shared machine). Each line gives the load average when it was taken.
+Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only]`` (under
+``flock /tmp/heavy.lock`` on a shared machine). Each line gives the load average when it was
+taken.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import heapq
 import json
 import os
@@ -28,11 +34,22 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from citelab.evals import LexicalJudge, LLMJudge, score_answers
+from citelab.evals import (
+    DEFAULT_JUDGE_PROMPT,
+    CaseRecord,
+    LexicalJudge,
+    LLMJudge,
+    build_scorers,
+    score_answers,
+)
+from citelab.evals._answers import _records
+from citelab.evals._formats import to_answers
+from citelab.evals._results import score_record
 
 _WORDS = [f"w{index}" for index in range(300)]
 _COMPAT = [
@@ -98,6 +115,50 @@ def throughput(path: Path, count: int) -> None:
             f"   {what:48} {seconds:6.2f} s  {rate:7,.0f} examples/s  "
             f"({base / seconds:4.2f}× the first)  load {_load():.2f}"
         )
+    nltk_share(path, base)
+
+
+_NLTK_PART = """
+import json, sys, time
+from citelab.evals._punkt import _build
+began = time.perf_counter()
+tokenizer = _build()  # imports nltk (and so scipy.stats) and loads the English parameters
+imported = time.perf_counter() - began
+from nltk.tokenize.punkt import PunktSentenceTokenizer
+from citelab.evals._statements import alce_output
+outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
+plain = PunktSentenceTokenizer(tokenizer._params)
+began = time.perf_counter()
+for text in outputs:
+    list(tokenizer.span_tokenize(text))
+memo = time.perf_counter() - began
+began = time.perf_counter()
+for text in outputs:
+    list(plain.span_tokenize(text))
+print(json.dumps([imported, memo, time.perf_counter() - began]))
+"""
+
+
+def nltk_share(path: Path, scoring: float) -> None:
+    """The part of the first line that is NLTK's own, measured apart in a fresh process:
+    importing it (once per process; it imports scipy.stats) and punkt's split of every output
+    (citelab's tokenizer with memoized break decisions and word facts, beside NLTK's plain
+    one with the same parameters)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NLTK_PART, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the NLTK measurement failed: {done.stderr}")
+    imported, memo, plain = json.loads(done.stdout)
+    print(
+        f"   of which NLTK's own (apart): import {imported:5.2f} s "
+        f"({100 * imported / scoring:3.0f}% of the first), punkt split {memo:5.2f} s "
+        f"({100 * memo / scoring:3.0f}%; NLTK's plain tokenizer: {plain:5.2f} s, "
+        f"{plain / memo:4.2f}× that)  load {_load():.2f}"
+    )
 
 
 class _Served:
@@ -156,6 +217,54 @@ def _ideal(calls: list[int], concurrency: int, latency: float) -> float:
     return max(slots)
 
 
+class _ThreadedJudge:
+    """The LLM judge as it was before (the baseline): the SDK's sync client, asked from a
+    pool of ``concurrency`` threads that each score one answer (see :func:`_threaded`)."""
+
+    name = "llm-threads"
+
+    def __init__(self, base_url: str) -> None:
+        import openai
+
+        self.client = openai.OpenAI(base_url=base_url, api_key="not-needed", max_retries=2)
+        self.memo: dict[str, bool] = {}
+        self.lock = threading.Lock()
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        content = DEFAULT_JUDGE_PROMPT.format(statement=statement, evidence=evidence)
+        with self.lock:
+            if content in self.memo:
+                return self.memo[content]
+        response = self.client.chat.completions.create(
+            model="judge",
+            messages=[{"role": "user", "content": content}],
+            temperature=0,
+            max_tokens=3,
+        )
+        verdict = str(response.choices[0].message.content or "").strip().lower() == "yes"
+        with self.lock:
+            self.memo[content] = verdict
+        return verdict
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def _threaded(data: list[dict[str, Any]], judge: _ThreadedJudge, concurrency: int) -> None:
+    """The scoring as it was before: every answer walked once on ``concurrency`` threads (the
+    judge's questions asked as they come), then scored from the judge's memo."""
+    scorers = build_scorers([{**spec, "judge": judge} for spec in _COMPAT])
+    items = to_answers({"data": data}, "alce")
+    records, cases = _records(items, "bench", variant="answers", model="alce")
+
+    def one(record: CaseRecord) -> None:
+        score_record(record, cases, scorers)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(one, records))
+    score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
+
+
 def llm_judge(count: int, latency_ms: float) -> None:
     rng = random.Random(11)
     data = [_example(i, rng) for i in range(count)]
@@ -166,17 +275,25 @@ def llm_judge(count: int, latency_ms: float) -> None:
         f"{latency_ms:.0f} ms each"
     )
     with _Served(latency_ms) as served:
-        for concurrency in (32, 8):
-            judge = LLMJudge("judge", base_url=served.base_url, concurrency=concurrency)
-            judge.supports("warm up", "the connection")
+        for concurrency, way in ((32, "threads"), (32, "loop"), (8, "loop")):
             began, cpu = time.perf_counter(), time.process_time()
-            score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
+            if way == "threads":
+                threaded = _ThreadedJudge(served.base_url)
+                threaded.supports("warm up", "the connection")
+                began, cpu = time.perf_counter(), time.process_time()
+                _threaded(data, threaded, concurrency)
+            else:
+                judge = LLMJudge("judge", base_url=served.base_url, concurrency=concurrency)
+                judge.supports("warm up", "the connection")
+                began, cpu = time.perf_counter(), time.process_time()
+                score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
             seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
             ideal = _ideal(calls, concurrency, latency)
+            label = {"threads": "before: sync client, thread pool", "loop": "one event loop"}
             print(
-                f"   concurrency {concurrency:2}: {seconds:6.2f} s against an ideal of "
-                f"{ideal:6.2f} s → achieved/ideal {ideal / seconds:4.2f}  "
-                f"(client CPU {1000 * cpu / sum(calls):.1f} ms per call)  load {_load():.2f}"
+                f"   concurrency {concurrency:2}, {label[way]:32}: {seconds:6.2f} s against an "
+                f"ideal of {ideal:6.2f} s → achieved/ideal {ideal / seconds:4.2f}  "
+                f"(client CPU {1000 * cpu / sum(calls):.2f} ms per call)  load {_load():.2f}"
             )
 
 
@@ -186,12 +303,14 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=600, help="answers for the LLM judge")
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--quick", action="store_true", help="1,000 examples, 160 answers")
+    parser.add_argument("--llm-only", action="store_true", help="only the LLM-judge figure")
     args = parser.parse_args()
     examples, answers = (1_000, 160) if args.quick else (args.examples, args.answers)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "generated_results.json"
-        _write(path, examples)
-        throughput(path, examples)
+    if not args.llm_only:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "generated_results.json"
+            _write(path, examples)
+            throughput(path, examples)
     llm_judge(answers, args.latency_ms)
 
 

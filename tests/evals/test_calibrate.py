@@ -171,3 +171,101 @@ def test_score_answers_runs_the_llm_judge_on_served_judge_model() -> None:
     summary = result.summary().set_index("metric")
     assert summary.loc["citation_recall_alce", "value"] == 0.5
     assert result.config["judge"]["concurrency"] == 4
+
+
+ALCE_SAMPLE = Path(__file__).parents[2] / "fixtures" / "judges" / "alce_human_eval_sample.json"
+
+
+def test_alce_human_eval_citations_become_recall_and_citation_pairs() -> None:
+    pairs = {pair.id: pair for pair in load_labels(ALCE_SAMPLE)}
+    record = "asqa/sample-model-shot2-ndoc3.json/q-river-bridge"
+    joint = pairs[f"{record}/s0"]
+    assert joint.claim == "The old river bridge in Tallow opened in 1874."  # markers removed
+    assert joint.evidence[0].startswith("Title: Tallow bridges\nThe old river bridge")
+    assert len(joint.evidence) == 2
+    assert joint.label
+    assert joint.category == "alce_recall"
+    # One pair per citation: supported only when the annotator rated it 2 (full support).
+    assert [pairs[f"{record}/s0/c{n}"].label for n in (0, 1)] == [True, False]
+    assert pairs[f"{record}/s1/c0"].label is False  # 1.0: partial support
+    assert pairs[f"{record}/s2/c0"].label is True  # 2.0 written as a float
+    # A sentence without citations gives no pair; overall_results is no record.
+    choir = "asqa/sample-model-shot2-ndoc3.json/q-choir"
+    assert f"{choir}/s0" in pairs
+    assert f"{choir}/s1" not in pairs
+    assert not any("overall_results" in ident for ident in pairs)
+    assert len(pairs) == 14
+    assert load_labels(ALCE_SAMPLE, "alce") == list(pairs.values())
+
+
+def test_the_command_line_calibrates_on_alce_human_eval_labels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["judges", "calibrate", str(ALCE_SAMPLE), "--json", "--by-category"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [row["pairs"] for row in payload["judges"]] == [14, 14]
+    assert set(payload["by_category"]["lexical (threshold=0.75)"]) == {
+        "alce_citation",
+        "alce_recall",
+    }
+
+
+def _alce(tmp_path: Path, data: object, name: str = "human_eval.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _record(**sentence: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "text": "Rooms open at 9 [1].",
+        "citations": [
+            {"title": "Rooms", "text": "Rooms open at 9.", "citation_precision_score": 2}
+        ],
+        "sentence_recall_score": 1,
+    }
+    return {"id": "q1", "sentences": [{**base, **sentence}]}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "problem"),
+    [
+        (
+            {"sentence_recall_score": 3},
+            r"record asqa › m\.json › q1: field sentences\.0\.sentence_recall_score: "
+            r"Value error, must be 0 or 1",
+        ),
+        (
+            {"citations": [{"title": "Rooms", "text": "x", "citation_precision_score": 5}]},
+            r"record asqa › m\.json › q1: field "
+            r"sentences\.0\.citations\.0\.citation_precision_score: Value error, must be 0, 1 or 2",
+        ),
+        (
+            {"citations": [{"title": "Rooms", "citation_precision_score": 2}]},
+            r"record asqa › m\.json › q1: field sentences\.0\.citations\.0\.text: Field required",
+        ),
+    ],
+)
+def test_bad_alce_human_eval_labels_name_file_record_and_field(
+    tmp_path: Path, sentence: dict[str, Any], problem: str
+) -> None:
+    path = _alce(tmp_path, {"asqa": {"m.json": {"q1": _record(**sentence)}}})
+    with pytest.raises(InvalidInput, match=r"human_eval\.json: " + problem):
+        load_labels(path)
+
+
+def test_alce_human_eval_labels_that_are_no_nested_object_or_no_json_are_refused(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(InvalidInput, match=r"h\.json: record asqa: expected an object"):
+        load_labels(_alce(tmp_path, {"asqa": ["not", "models"]}, "h.json"))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"asqa": {', encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"broken\.json:1: invalid JSON .*ALCE's human-eval"):
+        load_labels(broken)
+    uncited = _alce(tmp_path, {"asqa": {"m.json": {"q1": _record(citations=[])}}}, "u.json")
+    with pytest.raises(InvalidInput, match="no cited sentence"):
+        load_labels(uncited)
+    with pytest.raises(InvalidInput, match="unknown labels format 'csv'"):
+        load_labels(uncited, "csv")  # type: ignore[arg-type]

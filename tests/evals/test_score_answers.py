@@ -288,3 +288,62 @@ def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:
     (spec,) = _scorer_specs(suite)
     scorer = build_judge(spec["judge"])
     assert scorer.config() == {"name": "tests.evals.test_score_answers:always"}
+
+
+def test_what_the_gemini_converter_drops_reaches_run_json_and_the_report(tmp_path: Path) -> None:
+    text = "Fees are due in May. The office is on Hill Road."
+    candidate = {
+        "content": {"role": "model", "parts": [{"text": text}]},
+        "groundingMetadata": {
+            "groundingChunks": [
+                {"web": {"uri": "https://uni.example/fees", "title": "Fees"}},
+                {"maps": {"title": "Campus office", "placeId": "places/1"}},
+            ],
+            "groundingSupports": [
+                {"segment": {"endIndex": 20}, "groundingChunkIndices": [0]},
+                {"segment": {"startIndex": 21, "endIndex": 48}, "groundingChunkIndices": [1]},
+            ],
+        },
+        "citationMetadata": {"citations": [{"startIndex": 0, "endIndex": 4, "uri": "x"}]},
+    }
+    clean = {"content": {"role": "model", "parts": [{"text": "Fees are due in May."}]}}
+    lines = [
+        {"id": "g-1", "question": "When and where?", "response": {"candidates": [candidate]}},
+        {"id": "g-2", "question": "When?", "response": clean},
+    ]
+    path = tmp_path / "gemini.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "report"
+    result = score_answers(path, "gemini", out_dir=out)
+    assert len(result.turns) == 2  # the rest of the answer is kept and scored
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    dropped = run["dropped"]
+    assert {entry["answer"] for entry in dropped} == {"g-1"}
+    assert any("groundingChunks[1] (maps)" in entry["what"] for entry in dropped)
+    assert any("citationMetadata" in entry["what"] for entry in dropped)
+    note = run["variant_notes"]["answers"]
+    assert note.startswith("The gemini converter left out 2 thing(s) in 1 answer(s)")
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "The gemini converter left out 2 thing(s)" in report
+    assert "groundingChunks[1] (maps)" in report
+
+
+def test_answers_the_converter_reads_whole_declare_nothing_dropped(tmp_path: Path) -> None:
+    path = write(tmp_path, "answers.jsonl", {"response": vendor_payloads()["gemini"]})
+    result = score_answers(path, "gemini")
+    assert result.config["dropped"] == []
+    assert result.config["variant_notes"] == {}
+
+
+def test_citelab_score_tells_what_the_converter_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    candidate = {
+        "content": {"parts": [{"text": "Fees are due in May."}]},
+        "citationMetadata": {"citations": [{"startIndex": 0, "endIndex": 4, "uri": "x"}]},
+    }
+    path = write(tmp_path, "gemini.jsonl", {"id": "g-9", "response": candidate})
+    assert main(["score", str(path), "--format", "gemini", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["dropped"][0]["answer"] == "g-9"
+    assert "note: The gemini converter left out 1 thing(s) in 1 answer(s)" in captured.err

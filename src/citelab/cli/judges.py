@@ -2,7 +2,8 @@
 
 ``citelab judges calibrate [LABELS] --judge lexical --judge lexical_pairs`` prints each
 judge's accuracy, macro-F1 and Cohen's κ (with 95% bootstrap intervals) on a JSONL file of
-human support decisions — citelab's own labelled set when LABELS is not given — beside the
+human support decisions — citelab's own labelled set when LABELS is not given; ALCE's
+human-eval citation file (``--format alce``, or any ``.json``) is read too — beside the
 agreement ALCE published for its NLI judge.
 """
 
@@ -29,11 +30,21 @@ def register(subparsers: Any) -> None:
         help="accuracy, macro-F1 and Cohen's kappa of judges on human support labels",
         description=(
             "Ask each judge every labelled pair of LABELS (JSONL: id, claim, evidence, label, "
-            "category; default: citelab's own labelled set) and print accuracy, macro-F1 and "
-            "Cohen's kappa with 95%% bootstrap intervals, beside ALCE's published agreement."
+            "category; or ALCE's human-eval citation file; default: citelab's own labelled "
+            "set) and print accuracy, macro-F1 and Cohen's kappa with 95%% bootstrap "
+            "intervals, beside ALCE's published agreement."
         ),
     )
-    calibrate.add_argument("labels", nargs="?", metavar="LABELS", help="a labels JSONL file")
+    calibrate.add_argument(
+        "labels", nargs="?", metavar="LABELS", help="a labels JSONL file, or ALCE's JSON"
+    )
+    calibrate.add_argument(
+        "--format",
+        dest="label_format",
+        choices=["auto", "jsonl", "alce"],
+        default="auto",
+        help="how LABELS is written (auto: a .json file is ALCE's human-eval citation format)",
+    )
     calibrate.add_argument(
         "--judge",
         action="append",
@@ -58,8 +69,11 @@ def _calibrate(args: argparse.Namespace) -> int:
     from citelab.evals import calibrate, calibration_table, category_accuracy
 
     judges = [parse_spec(j, "--judge") for j in args.judge] if args.judge else None
+    fmt = args.label_format
     verdicts, metrics = (
-        calibrate(args.labels, judges) if judges is not None else calibrate(args.labels)
+        calibrate(args.labels, judges, label_format=fmt)
+        if judges is not None
+        else calibrate(args.labels, label_format=fmt)
     )
     if args.json:
         payload: dict[str, Any] = {

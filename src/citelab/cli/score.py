@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary_json(result, args.scale), indent=2))
     else:
         _print_table(result.summary(scale=args.scale))
+    for note in result.config.get("variant_notes", {}).values():
+        print(f"note: {note}", file=sys.stderr)  # what a converter left out
     if args.out:
         print(f"report: {args.out}/report.html", file=sys.stderr)
     return 0

@@ -5,7 +5,9 @@ A labels file is JSON Lines, one human decision per line::
     {"id": "g01-1", "claim": "...", "evidence": ["passage", ...], "label": true,
      "category": "numbers"}
 
-(``evidence`` may be one string; ``label`` may be 0/1). :func:`calibrate` asks each judge
+(``evidence`` may be one string; ``label`` may be 0/1). ALCE's human-eval citation file is
+read too (:mod:`citelab.evals._calibrate_alce`: a recall pair per cited sentence and a pair
+per citation). :func:`calibrate` asks each judge
 every pair (the passages joined by line breaks, as the citation scorers join cited sources)
 and reports, per judge, accuracy, macro-F1 and κ with seeded bootstrap intervals (95%,
 resampling pairs), beside the agreement ALCE published for its NLI judge (TRUE, T5-11B) with
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -32,17 +34,23 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from citelab._errors import InvalidInput
 from citelab._jsonl import JsonlRows, load_jsonl
 from citelab._paths import fixtures_dir
+from citelab.evals._calibrate_alce import is_alce_human_eval, load_alce_human_eval
 from citelab.evals._judges import Judge, build_judge
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "DEFAULT_LABELS",
+    "LABEL_FORMATS",
+    "LabelFormat",
     "LabelledPair",
     "calibrate",
     "calibration_table",
     "category_accuracy",
     "load_labels",
 ]
+
+LabelFormat = Literal["auto", "jsonl", "alce"]
+LABEL_FORMATS: tuple[LabelFormat, ...] = ("auto", "jsonl", "alce")
 
 DEFAULT_LABELS = "judges/support_labels.jsonl"
 """citelab's own labelled set, relative to the fixtures folder."""
@@ -84,9 +92,22 @@ class LabelledPair(BaseModel):
         return value
 
 
-def load_labels(path: str | Path | None = None) -> list[LabelledPair]:
-    """The pairs of a labels file (citelab's own set when ``path`` is None)."""
+def load_labels(
+    path: str | Path | None = None, label_format: LabelFormat = "auto"
+) -> list[LabelledPair]:
+    """The pairs of a labels file (citelab's own set when ``path`` is None).
+
+    ``label_format``: ``jsonl`` (one pair a line, above), ``alce`` (ALCE's human-eval
+    citation file; see :mod:`citelab.evals._calibrate_alce`) or ``auto``: a ``.json`` file
+    (or one JSON object spread over lines) is ALCE's, anything else JSON Lines.
+    """
     target = Path(path) if path is not None else _default_labels()
+    if label_format not in LABEL_FORMATS:
+        raise InvalidInput(
+            f"unknown labels format {label_format!r}; choose one of {', '.join(LABEL_FORMATS)}"
+        )
+    if label_format == "alce" or (label_format == "auto" and is_alce_human_eval(target)):
+        return [LabelledPair.model_validate(pair) for pair in load_alce_human_eval(target)]
     rows = load_jsonl(target, _LABELS)
     if not rows:
         raise InvalidInput(f"{target}: no labelled pairs")
@@ -106,14 +127,16 @@ def calibrate(
     *,
     seed: int = 0,
     resamples: int = 1000,
+    label_format: LabelFormat = "auto",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Ask every judge every pair: ``(verdicts, metrics)``.
+    """Ask every judge every pair: ``(verdicts, metrics)``; a labels file is read with
+    :func:`load_labels` (``label_format``).
 
     ``verdicts`` has one row per judge × pair (``id``, ``category``, ``label``, ``verdict``);
     ``metrics`` one row per judge: accuracy, macro-F1 and κ with their intervals.
     """
-    pairs = labels if isinstance(labels, Sequence) and not isinstance(labels, str) else None
-    pairs = list(pairs) if pairs is not None else load_labels(labels)  # type: ignore[arg-type]
+    given = labels if isinstance(labels, Sequence) and not isinstance(labels, str) else None
+    pairs = list(given) if given is not None else load_labels(labels, label_format)  # type: ignore[arg-type]
     rows: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
     for spec in judges:

@@ -30,9 +30,9 @@ Turns whose gold expects no answer are not scored here (``no_answer`` judges the
 
 from __future__ import annotations
 
-import functools
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from citelab._errors import ConfigError
@@ -56,28 +56,55 @@ __all__ = [
 _ALCE_MAX_CITATIONS = 3
 
 
-@dataclass
 class _Support:
-    """Memoized judge calls for one turn: a statement is judged once per evidence set."""
+    """Memoized judge calls for one turn: a statement is judged once per evidence set.
 
-    judge: Judge
-    sources: dict[int, SourceRecord]
-    memo: dict[tuple[str, tuple[int, ...]], bool] = field(default_factory=dict)
+    The verdict depends on nothing but the claim and the cited passages, so the scorers of a
+    turn (recall, precision, in either mode) share one memo: see :func:`_support_for`.
+    """
 
-    @functools.cached_property
-    def ordered(self) -> list[int]:
-        """ALCE's docs list, numbered from 1: its positions index this list. A turn under
-        conversation-wide numbering may cite ``[2]`` and ``[4]`` only; its list is then
-        1..4 with holes (a hole is out of range), so ``[n]`` still means source n and ``[0]``
-        the last one. Numbered 1..k, this is ALCE's plain list."""
-        return list(range(1, max(self.sources, default=0) + 1))
+    __slots__ = ("judge", "memo", "ordered", "passages", "record", "sources")
+
+    def __init__(self, judge: Judge, record: TurnRecord) -> None:
+        self.judge = judge
+        self.record = record
+        self.sources: dict[int, SourceRecord] = {s.number: s for s in record.sources}
+        self.memo: dict[tuple[str, tuple[int, ...]], bool] = {}
+        # ALCE's docs list, numbered from 1: its positions index this list. A turn under
+        # conversation-wide numbering may cite [2] and [4] only; its list is then 1..4 with
+        # holes (a hole is out of range), so [n] still means source n and [0] the last one.
+        # Numbered 1..k, this is ALCE's plain list.
+        self.ordered: list[int] = list(range(1, max(self.sources, default=0) + 1))
+        # Each source's passage as the judge reads it, built once per turn.
+        self.passages: dict[int, str] = {n: s.evidence for n, s in self.sources.items()}
 
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
-        if key not in self.memo:
-            evidence = "\n".join(self.sources[n].evidence for n in numbers)
-            self.memo[key] = bool(numbers) and self.judge.supports(claim, evidence)
-        return self.memo[key]
+        verdict = self.memo.get(key)
+        if verdict is None:
+            verdict = self.memo[key] = bool(numbers) and self._judge(claim, numbers)
+        return verdict
+
+    def _judge(self, claim: str, numbers: tuple[int, ...]) -> bool:
+        """The judge on the cited passages joined by line breaks (the lexical judge reads
+        them one by one, from its cache: the same verdict without joining them)."""
+        passages = [self.passages[n] for n in numbers]
+        separate = getattr(self.judge, "supports_passages", None)
+        if separate is not None:
+            return bool(separate(claim, passages))
+        return self.judge.supports(claim, "\n".join(passages))
+
+
+_LAST = threading.local()
+
+
+def _support_for(judge: Judge, record: TurnRecord) -> _Support:
+    """The turn's memo: the one this thread used last when it was for this turn and judge
+    (every scorer of a turn runs right after the other), else a new one."""
+    last: _Support | None = getattr(_LAST, "support", None)
+    if last is None or last.record is not record or last.judge is not judge:
+        last = _LAST.support = _Support(judge, record)
+    return last
 
 
 def _statements(record: TurnRecord, alce_compat: bool, qampari: bool) -> list[Statement]:
@@ -133,7 +160,7 @@ class _CitationScorer:
         statements = _statements(record, self.alce_compat, self.qampari)
         if not statements:
             return Score.not_applicable(self.metric)
-        support = _Support(self.judge, {s.number: s for s in record.sources})
+        support = _support_for(self.judge, record)
         rows = [row for statement in statements for row in self._rows(statement, support)]
         return self._score(rows)
 
@@ -152,14 +179,16 @@ class _CitationScorer:
         return None if any(n not in support.sources for n in numbers) else numbers
 
     def _cited_alce(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
-        ordered = support.ordered
-        positions = [n - 1 for n in statement.citations]
-        if any(p >= len(ordered) or p < -len(ordered) for p in positions):
-            return None
-        numbers = tuple(ordered[p] for p in positions)
-        if any(n not in support.sources for n in numbers):
-            return None
-        return numbers[: self.max_citations] if self.max_citations is not None else numbers
+        ordered, sources = support.ordered, support.sources
+        count = len(ordered)
+        numbers = []
+        for cited in statement.citations:
+            # Position cited - 1 must lie in [-count, count) and name a source (not a hole).
+            if not -count < cited <= count or ordered[cited - 1] not in sources:
+                return None
+            numbers.append(ordered[cited - 1])
+        kept = tuple(numbers)
+        return kept[: self.max_citations] if self.max_citations is not None else kept
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
         raise NotImplementedError

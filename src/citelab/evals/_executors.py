@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
 from citelab.corpus._memory import paused_garbage_collection
+from citelab.evals._judge_calls import score_records_concurrently
 from citelab.evals._records import CaseRecord
-from citelab.evals._results import ScoredRecord, score_record
+from citelab.evals._results import ScoredRecord
 
 if TYPE_CHECKING:
     from citelab.evals._runner import RunPlan, _Executor, _Unit
@@ -75,9 +76,9 @@ class LocalExecutor:
         await runner.batch.run_batch(units, keep)
 
     def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
-        cases = plan.cases
+        # A model judge (the LLM judge) asks many records' questions at once, in one loop.
         with paused_garbage_collection():
-            return [score_record(record, cases, plan.scorers) for record in records]
+            return score_records_concurrently(records, plan.cases, plan.scorers)
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         return {

@@ -73,6 +73,9 @@ class ExternalAnswer:
     """The AnswerMessage in its wire shape (vendor and citelab formats)."""
     raw_text: str = ""
     """The text before markers were added (vendor formats) or as given."""
+    dropped: tuple[str, ...] = ()
+    """What the format's converter left out of this answer, one line each (Gemini: chunks
+    without uri, supports inside thought parts, citationMetadata)."""
 
 
 # --- ALCE -----------------------------------------------------------------------------------
@@ -177,9 +180,14 @@ def _reader(answer_format: str) -> Callable[..., AnswerMessage]:
 def _vendor_answer(data: Any, answer_format: str, where: str, position: int) -> ExternalAnswer:
     envelope = _envelope(data, where)
     given = _given_sources(envelope, answer_format)
+    dropped: list[str] = []
     try:
         if answer_format == "citelab":
             message = AnswerMessage.model_validate(_plain(envelope.response))
+        elif answer_format == "gemini":  # the converter that keeps the rest and says what not
+            message = _reader(answer_format)(
+                envelope.response, sources=given or None, dropped=dropped
+            )
         else:
             message = _reader(answer_format)(envelope.response, sources=given or None)
     except ValidationError as exc:
@@ -201,7 +209,13 @@ def _vendor_answer(data: Any, answer_format: str, where: str, position: int) -> 
     ]
     ident = str(envelope.id) if envelope.id is not None else str(position)
     return ExternalAnswer(
-        ident, envelope.question, text, sources, message.to_wire(), raw_text=message.text
+        ident,
+        envelope.question,
+        text,
+        sources,
+        message.to_wire(),
+        raw_text=message.text,
+        dropped=tuple(dropped),
     )
 
 

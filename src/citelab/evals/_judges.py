@@ -9,19 +9,22 @@ run's log can rebuild them.
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import hashlib
 import importlib
 import json
 import re
 import threading
 import unicodedata
+import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from citelab._errors import ConfigError, ModelError
+from citelab.evals._judge_calls import VerdictPending, deferring, run_blocking
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
@@ -77,7 +80,9 @@ def content_terms(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65_536)
 def _content_terms(text: str) -> frozenset[str]:
-    normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
+    # Two shortcuts that change nothing: no "[" means no marker, ASCII is its own NFKC form.
+    plain = _MARKER.sub(" ", text) if "[" in text else text
+    normal = (plain if plain.isascii() else unicodedata.normalize("NFKC", plain)).casefold()
     return frozenset(_WORD.findall(normal)).difference(_STOPWORDS, ("_",))
 
 
@@ -116,6 +121,22 @@ class LexicalJudge:
         if not claim:
             return 0.0
         return len(claim & _evidence_terms(evidence)) / len(claim)
+
+    def supports_passages(self, statement: str, passages: Sequence[str]) -> bool:
+        """``supports(statement, "\n".join(passages))``, from each passage's cached terms.
+
+        The citation scorers ask about the same few passages in ever new combinations; the
+        terms of a joined text are the union of its lines' terms, so nothing is joined or
+        re-read. A subclass that overrides :meth:`supports` is asked through it.
+        """
+        if type(self).supports is not LexicalJudge.supports:
+            return self.supports(statement, "\n".join(passages))
+        claim = _content_terms(statement)
+        if not claim:
+            return False
+        terms = [_evidence_terms(passage) for passage in passages]
+        evidence = terms[0] if len(terms) == 1 else frozenset().union(*terms)
+        return len(claim & evidence) / len(claim) >= self.threshold
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "threshold": self.threshold}
@@ -282,15 +303,29 @@ Statement:
 Answer (yes or no):"""
 
 
+@dataclass
+class _LoopState:
+    """What an LLM judge keeps per event loop: its bound, and the questions being asked."""
+
+    slots: asyncio.Semaphore
+    asking: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+
+
 class LLMJudge:
     """Asks an OpenAI-compatible chat model "does the evidence support the statement?".
 
     Any endpoint the ``openai`` SDK can reach works (OpenAI, vLLM, llama.cpp, ``citelab
     serve-model``). The prompt is part of the configuration (it is written into the run's
     log and report). Verdicts are cached by request, in memory and, with ``cache_dir``, on
-    disk, so a re-score never re-asks the model. At most ``concurrency`` requests are in
-    flight at once, however many threads ask; :meth:`supports_many` asks a batch
-    concurrently (``citelab score`` scores answers on that many threads).
+    disk, so a re-score never re-asks the model.
+
+    Calls go through the runner's own model adapter (:class:`citelab.models.OpenAIModel`:
+    async SDK clients shared per event loop, the body read without the SDK's parse), at most
+    ``concurrency`` in flight per event loop. ``citelab score``, ``citelab eval`` and
+    ``rescore`` score answers concurrently in one event loop (see
+    :mod:`citelab.evals._judge_calls`); :meth:`supports_many` and :meth:`ask` do the same
+    for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
+    event loop and connection of its own.
     """
 
     name = "llm"
@@ -311,7 +346,6 @@ class LLMJudge:
         if concurrency < 1:
             raise ConfigError(f"judge llm: concurrency must be at least 1, got {concurrency}")
         self.concurrency = concurrency
-        self._slots = threading.BoundedSemaphore(concurrency)
         self.model = model
         self.base_url = base_url
         self.prompt = prompt
@@ -320,24 +354,48 @@ class LLMJudge:
         self._api_key = api_key
         self._memo: dict[str, bool] = {}
         self._lock = threading.Lock()
-        self._client: Any = None
+        self._adapter: Any = None
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def supports(self, statement: str, evidence: str) -> bool:
-        request = self._request(statement, evidence)
-        key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
+        key, _ = self._question(statement, evidence)
         cached = self._lookup(key)
         if cached is not None:
             return cached
-        with self._slots:
-            reply = self._ask(request)
+        if deferring():  # a concurrent scoring asks it and scores the answer again
+            raise VerdictPending(self, statement, evidence)
+        return self.supports_many([(statement, evidence)])[0]
+
+    def supports_many(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Verdicts for ``(statement, evidence)`` pairs, asked ``concurrency`` at a time."""
+        return run_blocking(self._ask_all(pairs))
+
+    async def ask(self, statement: str, evidence: str) -> bool:
+        """The verdict, from the cache or asked of the model (within ``concurrency``)."""
+        key, request = self._question(statement, evidence)
+        cached = self._lookup(key)
+        if cached is not None:
+            return cached
+        asking = self._loop_state().asking
+        task = asking.get(key)
+        if task is None:  # two answers asking one question at once ask the model once
+            task = asking[key] = asyncio.ensure_future(self._asked(key, request))
+            task.add_done_callback(lambda _: asking.pop(key, None))
+        return await task
+
+    async def _asked(self, key: str, request: dict[str, Any]) -> bool:
+        async with self._loop_state().slots:
+            reply = await self._reply(request)
         verdict = _parse_verdict(reply)
         self._store(key, request, verdict)
         return verdict
 
-    def supports_many(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
-        """Verdicts for ``(statement, evidence)`` pairs, asked ``concurrency`` at a time."""
-        with concurrent.futures.ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(lambda pair: self.supports(*pair), pairs))
+    async def aclose(self) -> None:
+        """Close the connections the running event loop holds."""
+        if self._adapter is not None:
+            await self._adapter.aclose()
 
     def config(self) -> dict[str, Any]:
         return {
@@ -350,39 +408,55 @@ class LLMJudge:
             "concurrency": self.concurrency,
         }
 
-    def _request(self, statement: str, evidence: str) -> dict[str, Any]:
+    async def _ask_all(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        try:
+            return list(await asyncio.gather(*(self.ask(s, e) for s, e in pairs)))
+        finally:
+            await self.aclose()
+
+    def _question(self, statement: str, evidence: str) -> tuple[str, dict[str, Any]]:
+        """The cache key and the request (the key is the request's hash)."""
         content = self.prompt.format(statement=statement, evidence=evidence)
-        return {
+        request = {
             "model": self.model,
             "messages": [{"role": "user", "content": content}],
             "temperature": 0,
             "max_tokens": 3,
         }
+        return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest(), request
 
-    def _ask(self, request: dict[str, Any]) -> str:
-        import openai
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._loops.get(loop)
+        if state is None:
+            state = self._loops[loop] = _LoopState(asyncio.Semaphore(self.concurrency))
+        return state
 
-        client = self._openai()
-        try:
-            response = client.chat.completions.create(**request)
-        except openai.OpenAIError as exc:
-            raise ModelError(f"judge llm ({self.base_url or 'openai'}): {exc}") from exc
-        if not response.choices:
-            raise ModelError(f"judge llm ({self.base_url or 'openai'}): response had no choices")
-        return str(response.choices[0].message.content or "")
+    async def _reply(self, request: dict[str, Any]) -> str:
+        from citelab.models import TextDelta
+
+        text: list[str] = []
+        async for delta in self._openai().stream(request["messages"]):
+            if isinstance(delta, TextDelta):
+                text.append(delta.text)
+        return "".join(text)
 
     def _openai(self) -> Any:
         with self._lock:
-            if self._client is None:
-                import openai
+            if self._adapter is None:
+                from citelab.models import OpenAIModel
 
-                self._client = openai.OpenAI(
+                self._adapter = OpenAIModel(
+                    self.model,
                     base_url=self.base_url,
-                    api_key=self._api_key or "not-needed",
+                    api_key=self._api_key or ("not-needed" if self.base_url else None),
                     timeout=self.timeout,
-                    max_retries=2,
+                    stream=False,
+                    temperature=0,
+                    options={"max_tokens": 3},
+                    name="judge llm",
                 )
-            return self._client
+            return self._adapter
 
     def _lookup(self, key: str) -> bool | None:
         with self._lock:

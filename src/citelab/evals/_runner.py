@@ -50,6 +50,7 @@ from citelab.evals._cache import CachedModel
 from citelab.evals._dataset import Case, Dataset, load_dataset
 from citelab.evals._executors import Executor, LocalExecutor, get_executor
 from citelab.evals._glossary import variant_notes
+from citelab.evals._judges import build_judge
 from citelab.evals._records import (
     CaseRecord,
     RestrictedEntity,
@@ -422,10 +423,12 @@ def _scorer_specs(suite: Suite) -> list[str | dict[str, Any]]:
     if suite.judge is None:
         return specs
     judged: list[str | dict[str, Any]] = []
+    # One judge for all the scorers: an LLM judge's verdicts (its memo) are then shared.
+    judge = build_judge(suite.judge)
     for spec in specs:
         config: dict[str, Any] = {"name": spec} if isinstance(spec, str) else dict(spec)
         if "judge" not in config and accepts_argument(str(config.get("name")), "judge"):
-            config["judge"] = suite.judge
+            config["judge"] = judge
         judged.append(config)
     return judged
 
