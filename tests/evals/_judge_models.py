@@ -15,6 +15,7 @@ from citelab.evals._judge_model import read_judge_prompt
 from citelab.models import (
     FinishDelta,
     Message,
+    Model,
     ModelDelta,
     TextDelta,
     ToolChoice,
@@ -31,15 +32,29 @@ def _words(text: str) -> set[str]:
 
 class YesNoModel:
     """Says "Yes." when every word of the statement occurs in the evidence, else "No" (or
-    ``reply`` when set), after ``pause`` seconds; counts its calls and the most in flight."""
+    ``reply`` when set; or what ``inner`` answers, when given), after ``pause`` seconds;
+    counts its calls and the most in flight. A prompt containing ``refuse`` is answered
+    "Maybe." (not a verdict)."""
 
-    def __init__(self, name: str = "judge", *, pause: float = 0.0, reply: str | None = None):
+    def __init__(
+        self,
+        name: str = "judge",
+        *,
+        pause: float = 0.0,
+        reply: str | None = None,
+        inner: Model | None = None,
+    ) -> None:
         self.name = name
         self.pause = pause
         self.reply = reply
+        self.inner = inner
+        self.refuse: str | None = None
         self.calls = 0
         self.active = 0
         self.peak = 0
+
+    def reset(self) -> None:
+        self.calls = self.active = self.peak = 0
 
     async def stream(
         self,
@@ -56,7 +71,16 @@ class YesNoModel:
             await asyncio.sleep(self.pause)
         finally:
             self.active -= 1
-        statement, evidence = read_judge_prompt(message_text(messages[-1]))
+        prompt = message_text(messages[-1])
+        if self.refuse is not None and self.refuse in prompt:
+            yield TextDelta(text="Maybe.")
+            yield FinishDelta(reason="stop")
+            return
+        if self.inner is not None:
+            async for delta in self.inner.stream(messages):
+                yield delta
+            return
+        statement, evidence = read_judge_prompt(prompt)
         verdict = "Yes." if _words(statement) <= _words(evidence) else "No"
         yield TextDelta(text=self.reply if self.reply is not None else verdict)
         yield FinishDelta(reason="stop")

@@ -7,7 +7,7 @@ and slowed down, so several questions are in flight at once; the real ``openai``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,60 +17,17 @@ from citelab.evals import LexicalJudge, LLMJudge, load_suite, rescore, run, scor
 from citelab.evals._judge_calls import VerdictPending
 from citelab.evals._judge_model import JudgeModel
 from citelab.models import (
-    FinishDelta,
-    Message,
-    ModelDelta,
     RunningServer,
-    TextDelta,
-    ToolChoice,
-    ToolSpec,
-    message_text,
     serve_in_thread,
 )
 
-
-class SlowJudgeModel:
-    """The lexical yes/no judge model, 50 ms per call, counting calls and calls at once."""
-
-    name = "judge"
-
-    def __init__(self) -> None:
-        self.inner = JudgeModel()
-        self.calls = 0
-        self.running = 0
-        self.peak = 0
-        self.refuse: str | None = None
-        """When set, a prompt containing it is answered "Maybe." (not a verdict)."""
-
-    def reset(self) -> None:
-        self.calls = self.running = self.peak = 0
-
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        *,
-        tool_choice: ToolChoice | None = None,
-        seed: int | None = None,
-    ) -> AsyncIterator[ModelDelta]:
-        self.calls += 1
-        self.running += 1
-        self.peak = max(self.peak, self.running)
-        try:
-            await asyncio.sleep(0.05)
-        finally:
-            self.running -= 1
-        if self.refuse is not None and self.refuse in message_text(messages[-1]):
-            yield TextDelta(text="Maybe.")
-            yield FinishDelta(reason="stop")
-            return
-        async for delta in self.inner.stream(messages):
-            yield delta
+from ._judge_models import YesNoModel
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[SlowJudgeModel, RunningServer]]:
-    model = SlowJudgeModel()
+def served() -> Iterator[tuple[YesNoModel, RunningServer]]:
+    # The lexical yes/no judge model, 50 ms per call.
+    model = YesNoModel(pause=0.05, inner=JudgeModel())
     with serve_in_thread(model) as server:
         yield model, server
 
@@ -89,7 +46,7 @@ def _answers(count: int) -> dict[str, object]:
 
 
 def test_score_answers_asks_concurrently_within_the_bound_and_matches_the_judge_in_process(
-    served: tuple[SlowJudgeModel, RunningServer],
+    served: tuple[YesNoModel, RunningServer],
 ) -> None:
     model, server = served
     model.reset()
@@ -109,7 +66,7 @@ def test_score_answers_asks_concurrently_within_the_bound_and_matches_the_judge_
 
 
 def test_a_reply_that_is_no_verdict_fails_the_scoring_and_writes_nothing(
-    served: tuple[SlowJudgeModel, RunningServer], tmp_path: Path
+    served: tuple[YesNoModel, RunningServer], tmp_path: Path
 ) -> None:
     model, server = served
     model.reset()
@@ -121,7 +78,7 @@ def test_a_reply_that_is_no_verdict_fails_the_scoring_and_writes_nothing(
     finally:
         model.refuse = None
     assert not (tmp_path / "report").exists()
-    assert model.running == 0
+    assert model.active == 0
 
 
 def test_a_verdict_pending_passes_through_a_scorer_that_catches_errors() -> None:
@@ -129,7 +86,7 @@ def test_a_verdict_pending_passes_through_a_scorer_that_catches_errors() -> None
 
 
 def test_a_lone_question_from_inside_an_event_loop_is_answered(
-    served: tuple[SlowJudgeModel, RunningServer],
+    served: tuple[YesNoModel, RunningServer],
 ) -> None:
     _, server = served
     judge = LLMJudge("judge", base_url=server.base_url)
@@ -158,7 +115,7 @@ def _suite(folder: Path, judge: str) -> Path:
 
 
 def test_eval_and_rescore_ask_the_llm_judge_concurrently_and_cached(
-    served: tuple[SlowJudgeModel, RunningServer], tmp_path: Path
+    served: tuple[YesNoModel, RunningServer], tmp_path: Path
 ) -> None:
     model, server = served
     lexical = run(_suite(tmp_path, '"lexical"'), out_dir=tmp_path / "lexical", progress=False)
