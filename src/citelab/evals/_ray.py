@@ -134,13 +134,7 @@ class _Worker:
         if not self.judges:
             with paused_garbage_collection():
                 records = [CaseRecord.model_validate_json(line) for line in lines]
-                scored = [score_record(record, self.cases, self.plan.scorers) for record in records]
-                # What lives on (the scorers' caches, the rows being sent) joins the objects
-                # the collector no longer walks: collecting after each batch walked all of
-                # them (36 ms a batch of 200, a tenth of its scoring; profiled). Reference
-                # counting still frees everything; this process only scores.
-                gc.freeze()
-                return scored
+                return [score_record(record, self.cases, self.plan.scorers) for record in records]
         records = [CaseRecord.model_validate_json(line) for line in lines]
         return list(await asyncio.gather(*(self._scored(record) for record in records)))
 
