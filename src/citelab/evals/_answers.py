@@ -81,23 +81,23 @@ def score_answers(
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
-    items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
-    if qampari is None:
-        qampari = answer_format == "alce" and path is not None and "qampari" in path.name
-    if qampari and answer_format != "alce":
-        raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
-    built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
-    chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
-    dataset = _dataset_name(path, name)
-    # No cyclic collection while records and rows pile up: they all live until the result is
-    # built, and every full collection walked all of them (a third of the scoring time on
-    # 10,000 answers, measured). gc.freeze was measured and dropped: it also moves the rest of
-    # the process's young objects, so their cyclic garbage (an unclosed socket's warning)
-    # would surface much later.
+    # No cyclic collection while the answers, records and rows pile up: they all live until
+    # the result is built, and every full collection walked all of them (a third of the
+    # scoring time on 10,000 answers, and half of the reading, measured). gc.freeze was
+    # measured and dropped: it also moves the rest of the process's young objects, so their
+    # cyclic garbage (an unclosed socket's warning) would surface much later.
     with paused_garbage_collection():
-        records, cases = _records(items, dataset, variant=name or "answers", model=answer_format)
-        scored = score_records_concurrently(records, cases, chosen, workers)
+        items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
+        if qampari is None:
+            qampari = answer_format == "alce" and path is not None and "qampari" in path.name
+        if qampari and answer_format != "alce":
+            raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
+        built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
+        chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+        dataset = _dataset_name(path, name)
         variant = name or "answers"
+        records, cases = _records(items, dataset, variant=variant, model=answer_format)
+        scored = score_records_concurrently(records, cases, chosen, workers)
         config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
         result = result_of(
             scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
