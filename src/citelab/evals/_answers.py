@@ -29,6 +29,7 @@ from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._report import write_outputs
 from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers
+from citelab.evals._versions import versions
 
 __all__ = ["default_answer_scorers", "score_answers", "summary_json"]
 
@@ -236,8 +237,6 @@ def _config(  # noqa: PLR0917 - one private call site
     began: float,
     variant: str,
 ) -> dict[str, Any]:
-    from citelab.evals._runner import _versions
-
     dropped = _dropped(items)
     count = len(items)
 
@@ -253,7 +252,7 @@ def _config(  # noqa: PLR0917 - one private call site
         "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),
-        "versions": _versions(),
+        "versions": versions(),
     }
 
 
