@@ -459,20 +459,37 @@ def paired_differences(
     per_case = _per_case(scores, kinds, ["variant", "model", "metric"])
     if baseline is None or per_case.empty:
         return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
-    cases = ["dataset", "case_id"]
+    # Each case a code, so pairing a variant's cases with the baseline's is an array lookup.
+    codes = per_case.groupby(["dataset", "case_id"], sort=False).ngroup().to_numpy()
+    numerators = per_case["n"].to_numpy(dtype=float)
+    denominators = per_case["d"].to_numpy(dtype=float)
+    names = per_case["variant"].astype(str).to_numpy(dtype=object)
+    position = np.full(int(codes.max()) + 1, -1)
     out: list[dict[str, Any]] = []
-    for (model, metric), part in per_case.groupby(["model", "metric"], sort=False):
-        base = part[part["variant"] == baseline]
-        for variant in dict.fromkeys(part["variant"]):
+    for (model, metric), index in per_case.groupby(["model", "metric"], sort=False).indices.items():
+        where = np.sort(index)  # the part's rows in the table's order
+        variants = names[where]
+        base = where[variants == baseline]
+        for variant in dict.fromkeys(variants.tolist()):
             if variant == baseline:
                 continue
-            other = part[part["variant"] == variant]
-            paired = base.merge(other, on=cases, suffixes=("_b", "_v"))
-            paired = paired[(paired["d_b"] > 0) & (paired["d_v"] > 0)]
-            if paired.empty:
+            other = where[variants == variant]
+            # The baseline's cases, in its order, that the variant has too (an inner join
+            # that keeps the left order), both with a positive denominator.
+            position[codes[other]] = other
+            matched = position[codes[base]]
+            position[codes[other]] = -1
+            keep = matched >= 0
+            left, right = base[keep], matched[keep]
+            positive = (denominators[left] > 0) & (denominators[right] > 0)
+            left, right = left[positive], right[positive]
+            if left.size == 0:
                 continue
             base_n, base_d, n, d = (
-                paired[c].to_numpy(dtype=float) for c in ("n_b", "d_b", "n_v", "d_v")
+                numerators[left],
+                denominators[left],
+                numerators[right],
+                denominators[right],
             )
             key = ("difference", baseline, variant, model, metric)
             diff, low, high = paired_bootstrap(
@@ -491,7 +508,7 @@ def paired_differences(
                     "difference": diff,
                     "ci_low": low,
                     "ci_high": high,
-                    "cases": len(paired),
+                    "cases": int(left.size),
                     "units": float(d.sum()),
                     "excludes_zero": bool(low > 0 or high < 0),
                     "higher_is_better": kinds[str(metric)].higher_is_better,
@@ -516,8 +533,9 @@ def paired_bootstrap(
     count = len(base_n)
     diff = float(other_n.sum() / other_d.sum() - base_n.sum() / base_d.sum())
     draws = rng.integers(0, count, size=(resamples, count))
-    ratios = other_n[draws].sum(axis=1) / other_d[draws].sum(axis=1)
-    deltas = ratios - base_n[draws].sum(axis=1) / base_d[draws].sum(axis=1)
+    # np.take gathers the same values as ``array[draws]``, in less time.
+    ratios = np.take(other_n, draws).sum(axis=1) / np.take(other_d, draws).sum(axis=1)
+    deltas = ratios - np.take(base_n, draws).sum(axis=1) / np.take(base_d, draws).sum(axis=1)
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(deltas, [tail, 100 - tail])
     return diff, float(low), float(high)
@@ -564,9 +582,9 @@ def bootstrap_interval(
     if count == 0:
         return (float("nan"), float("nan"))
     draws = rng.integers(0, count, size=(resamples, count))
-    totals = denominators[draws].sum(axis=1)
+    totals = np.take(denominators, draws).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = numerators[draws].sum(axis=1) / totals
+        ratios = np.take(numerators, draws).sum(axis=1) / totals
     ratios = ratios[totals > 0]
     if ratios.size == 0:
         return (float("nan"), float("nan"))
