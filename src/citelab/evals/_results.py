@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -466,7 +466,8 @@ def paired_differences(
     names = per_case["variant"].astype(str).to_numpy(dtype=object)
     position = np.full(int(codes.max()) + 1, -1)
     out: list[dict[str, Any]] = []
-    for (model, metric), index in per_case.groupby(["model", "metric"], sort=False).indices.items():
+    for group, index in per_case.groupby(["model", "metric"], sort=False).indices.items():
+        model, metric = cast(tuple[str, str], group)
         where = np.sort(index)  # the part's rows in the table's order
         variants = names[where]
         base = where[variants == baseline]
