@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import html
 import io
 import json
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ from citelab.evals._case_browser import (
 )
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals._glossary import metric_glossary
-from citelab.evals._plots import differences_figure, values_figure
+from citelab.evals._plots import differences_figure, stability_figure, values_figure
 from citelab.evals._results import EvalResult
 
 __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
@@ -53,22 +56,37 @@ def write_outputs(
     """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    # Each statistic once: the tables, the findings, the report and its plots share them.
-    summary, differences = result.summary(), result.differences()
-    tables = {
-        "summary": summary,
-        "differences": differences,
-        "scores": result.scores,
-        "cases": result.to_pandas("case"),
-        "statements": result.to_pandas("statement"),
-        "citations": result.to_pandas("citation"),
-    }
     parquet = _has_pyarrow()
-    for name, frame in tables.items():
-        written[f"{name}.csv"] = _write_csv(frame, out / f"{name}.csv")
+    tables: dict[str, pd.DataFrame] = {}
+
+    def write(name: str, frame: pd.DataFrame) -> None:
+        tables[name] = frame
+        _write_csv(frame, out / f"{name}.csv")
         if parquet:
-            written[f"{name}.parquet"] = _write_parquet(frame, out / f"{name}.parquet")
+            _write_parquet(frame, out / f"{name}.parquet")
+
+    # Each statistic once (the tables, the findings, the report and its plots share them),
+    # computed on another thread while this one builds the case browser and writes the
+    # turn-level tables: the bootstraps are numpy work that mostly runs without the GIL,
+    # the rest is Python that holds it. The other thread gets its own copies of the two
+    # tables it reads, so no pandas object is used by two threads at once.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
+        statistics = pool.submit(_statistics, own)
+        browser = case_browser_parts(result)
+        write("scores", result.scores)
+        write("cases", result.to_pandas("case"))
+        write("statements", result.to_pandas("statement"))
+        write("citations", result.to_pandas("citation"))
+        stability = result.stability_by_round()
+        summary, differences, by_dataset = statistics.result()
+    write("summary", summary)
+    write("differences", differences)
+    written: dict[str, Path] = {}
+    for name in ("summary", "differences", "scores", "cases", "statements", "citations"):
+        written[f"{name}.csv"] = out / f"{name}.csv"
+        if parquet:
+            written[f"{name}.parquet"] = out / f"{name}.parquet"
     gold = {
         f"{dataset}/{case_id}": case.model_dump(mode="json")
         for (dataset, case_id), case in sorted(result.cases.items())
@@ -80,15 +98,30 @@ def write_outputs(
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
     written["report.html"] = out / "report.html"
-    page = render_html(
-        result,
-        checked,
-        title or str(result.config.get("suite", {}).get("name", "")),
-        summary=summary,
-        differences=differences,
+    parts = _Parts(summary, differences, by_dataset, stability, browser)
+    page = _page(
+        result, checked, title or str(result.config.get("suite", {}).get("name", "")), "", parts
     )
     written["report.html"].write_text(page, encoding="utf-8")
     return written
+
+
+def _statistics(result: EvalResult) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """What the outputs need of the bootstraps: the summary, the paired differences and
+    the summary by dataset."""
+    return result.summary(), result.differences(), result.summary(by=["dataset"])
+
+
+@dataclass
+class _Parts:
+    """What a report shows that takes time to compute (see :func:`render_html`)."""
+
+    summary: pd.DataFrame
+    differences: pd.DataFrame
+    by_dataset: pd.DataFrame
+    stability: pd.DataFrame
+    browser: tuple[str, str]
+    """The case browser and its details (:func:`case_browser_parts`)."""
 
 
 FLOAT_FORMAT = "%.6g"
@@ -205,13 +238,30 @@ def render_html(
     report's table of runs). ``summary`` and ``differences``, when given, are
     ``result.summary()`` and ``result.differences()`` already computed (a caller that
     writes them as tables too need not compute them again)."""
-    summary = result.summary() if summary is None else summary
-    differences = result.differences() if differences is None else differences
+    parts = _Parts(
+        summary=result.summary() if summary is None else summary,
+        differences=result.differences() if differences is None else differences,
+        by_dataset=result.summary(by=["dataset"]),
+        stability=result.stability_by_round(),
+        browser=case_browser_parts(result),
+    )
+    return _page(result, findings, title, intro, parts)
+
+
+def _page(
+    result: EvalResult,
+    findings: Sequence[FindingResult],
+    title: str,
+    intro: str,
+    parts: _Parts,
+) -> str:
+    """See :func:`render_html`: the page of ``result`` with ``parts`` computed."""
+    summary, differences = parts.summary, parts.differences
     colors = variant_colors(variant_order(result))
     description = str(result.config.get("suite", {}).get("description") or "")
     # The cases' details (most of a big page's bytes) come last: everything else, the case
     # list included, is on screen before the parser reaches them.
-    cases, case_details = case_browser_parts(result)
+    cases, case_details = parts.browser
     sections = [
         f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
         f"<p>{_e(description)}</p>" if description else "",
@@ -234,14 +284,14 @@ def render_html(
         "<h2>Values with their intervals</h2>",
         _img(_svg(values_figure(summary, colors)), "metric values with intervals"),
         "<h2>Numbering stability per round</h2>",
-        _stability_section(result, colors),
+        _stability_section(parts.stability, colors),
         "<h2>Cases</h2>",
         '<p class="muted">Every scored turn; filter the list and open one to see its answer '
         "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
         "with its reasons and the rounds.</p>",
         cases,
         "<h2>By dataset</h2>",
-        _summary_table(result.summary(by=["dataset"]), colors, result, by=["dataset"]),
+        _summary_table(parts.by_dataset, colors, result, by=["dataset"]),
         "<h2>Metric glossary</h2>",
         _glossary_html(result),
         "<h2>Configuration</h2>",
@@ -543,11 +593,11 @@ def _difference_cell(row: Mapping[Any, Any]) -> str:
     )
 
 
-def _stability_section(result: EvalResult, colors: dict[str, str]) -> str:
-    table = result.stability_by_round()
+def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
+    """``table`` is ``result.stability_by_round()``; the plot is ``result.plot("stability")``."""
     if table.empty:
         return '<p class="muted">No citations written in rounds that could be checked.</p>'
-    plot = _img(_svg(result.plot("stability")), "numbering stability per round")
+    plot = _img(_svg(stability_figure(table, colors)), "numbering stability per round")
     rows = "".join(
         f"<tr><td>{_swatch(colors.get(str(r['variant'])))}{_e(r['variant'])}</td>"
         f"<td>{_e(r['model'])}</td>"
