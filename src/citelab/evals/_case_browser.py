@@ -26,6 +26,7 @@ import gzip
 import json
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Any
 
@@ -211,11 +212,18 @@ def _turn_keys(frame: pd.DataFrame) -> list[_Key]:
     """Each row's (variant, model, dataset, case_id, turn), read column by column."""
     return list(
         zip(
-            *(frame[column].astype(str).tolist() for column in _KEY_COLUMNS[:-1]),
-            (int(turn) for turn in frame["turn"].tolist()),
+            *(_strings(frame[column]) for column in _KEY_COLUMNS[:-1]),
+            frame["turn"].astype(int).tolist(),
             strict=True,
         )
     )
+
+
+def _strings(column: pd.Series) -> list[str]:
+    """The column's values as ``str`` (as ``str(value)`` gives them)."""
+    if isinstance(column.dtype, pd.StringDtype) and not column.hasnans:
+        return list(column.tolist())
+    return list(column.astype(str).tolist())
 
 
 _KEY_COLUMNS = ("variant", "model", "dataset", "case_id", "turn")
@@ -227,7 +235,7 @@ def _scores_by_turn(scores: pd.DataFrame) -> dict[_Key, dict[str, list[Any]]]:
         return out
     cells = zip(
         _turn_keys(scores),
-        scores["metric"].astype(str).tolist(),
+        _strings(scores["metric"]),
         [None if math.isnan(v) else v for v in scores["value"].astype(float).tolist()],
         scores["numerator"].astype(float).tolist(),
         scores["denominator"].astype(float).tolist(),
@@ -282,11 +290,13 @@ def _reasons_by_turn(
                 long_fields.append(np.full(len(long), position))
         if long_rows:
             at, where = np.concatenate(long_rows), np.concatenate(long_fields)
-            for position in np.lexsort((where, at)).tolist():
-                row, name = int(at[position]), fields[int(where[position])]
-                reasons[row][name] = texts.ref(reasons[row][name])
+            order = np.lexsort((where, at))
+            ref = texts.ref
+            for row, position in zip(at[order].tolist(), where[order].tolist(), strict=True):
+                name = fields[position]
+                reasons[row][name] = ref(reasons[row][name])
         for key, metric, reason in zip(
-            _turn_keys(frame), frame["metric"].astype(str).tolist(), reasons, strict=True
+            _turn_keys(frame), _strings(frame["metric"]), reasons, strict=True
         ):
             out.setdefault(key, {}).setdefault(metric, []).append(reason)
     return out
@@ -382,15 +392,14 @@ def pack_details(lines: Sequence[str], block: int = DETAIL_BLOCK) -> str:
     Deterministic (no timestamp in the gzip header), so the same run writes the same page."""
     if block < 1:
         raise ValueError(f"a block holds at least one line, not {block}")
-    return "\n".join(
-        base64.b64encode(
-            gzip.compress(
-                "\n".join(lines[at : at + block]).encode("utf-8"),
-                compresslevel=COMPRESS_LEVEL,
-                mtime=0,
-            )
-        ).decode("ascii")
-        for at in range(0, len(lines), block)
+    return "\n".join(_packed(lines[at : at + block]) for at in range(0, len(lines), block))
+
+
+def _packed(lines: Sequence[str]) -> str:
+    """One block of :func:`pack_details`."""
+    data = "\n".join(lines).encode("utf-8")
+    return base64.b64encode(gzip.compress(data, compresslevel=COMPRESS_LEVEL, mtime=0)).decode(
+        "ascii"
     )
 
 
@@ -427,19 +436,24 @@ def case_browser_parts(result: EvalResult, element_id: str = "citelab-cases") ->
     on screen before the page is parsed to its end; a turn opened before then waits for it.
     """
     data = case_browser_data(result)
-    details = pack_details(
-        [
-            json.dumps(
-                {k: v for k, v in entry.items() if k not in LIST_KEYS},
-                ensure_ascii=False,
-                separators=(",", ":"),
-                allow_nan=False,
+    entries = data["cases"]
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    listed = frozenset(LIST_KEYS)
+    # As pack_details(lines, DETAIL_BLOCK) packs them, each block compressed on another
+    # thread (zlib runs without the GIL) while this one encodes the next.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        blocks = [
+            pool.submit(
+                _packed,
+                [
+                    encode({k: v for k, v in entry.items() if k not in listed})
+                    for entry in entries[at : at + DETAIL_BLOCK]
+                ],
             )
-            for entry in data["cases"]
-        ],
-        DETAIL_BLOCK,
-    )
-    data["cases"] = [{k: entry.get(k) for k in LIST_KEYS} for entry in data["cases"]]
+            for at in range(0, len(entries), DETAIL_BLOCK)
+        ]
+        details = "\n".join(block.result() for block in blocks)
+    data["cases"] = [{k: entry.get(k) for k in LIST_KEYS} for entry in entries]
     browser = (
         f'<div id="{element_id}-root" data-citelab-cases="{element_id}-data" '
         f'data-citelab-case-details="{element_id}-details">'
