@@ -72,14 +72,15 @@ def write_outputs(
     # tables it reads, so no pandas object is used by two threads at once.
     with ThreadPoolExecutor(max_workers=1) as pool:
         own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
-        statistics = pool.submit(_statistics, own)
+        subsets = sorted({finding.subset for finding in findings} - {"all"})
+        statistics = pool.submit(_statistics, own, subsets)
         browser = case_browser_parts(result)
         write("scores", result.scores)
         write("cases", result.to_pandas("case"))
         write("statements", result.to_pandas("statement"))
         write("citations", result.to_pandas("citation"))
         stability = result.stability_by_round()
-        summary, differences, by_dataset = statistics.result()
+        summary, differences, by_dataset, summaries = statistics.result()
     write("summary", summary)
     write("differences", differences)
     written: dict[str, Path] = {}
@@ -93,7 +94,7 @@ def write_outputs(
     }
     written["gold.json"] = out / "gold.json"
     written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
-    checked = evaluate_findings(result, findings, summaries={"all": summary})
+    checked = evaluate_findings(result, findings, summaries={"all": summary, **summaries})
     run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
@@ -106,10 +107,13 @@ def write_outputs(
     return written
 
 
-def _statistics(result: EvalResult) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """What the outputs need of the bootstraps: the summary, the paired differences and
-    the summary by dataset."""
-    return result.summary(), result.differences(), result.summary(by=["dataset"])
+def _statistics(
+    result: EvalResult, subsets: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """What the outputs need of the bootstraps: the summary, the paired differences, the
+    summary by dataset and the summary of each subset the findings look at."""
+    summaries = {subset: result.summary(subset=subset) for subset in subsets}
+    return result.summary(), result.differences(), result.summary(by=["dataset"]), summaries
 
 
 @dataclass
