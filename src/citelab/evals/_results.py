@@ -611,6 +611,10 @@ def _per_case(scores: pd.DataFrame, kinds: Mapping[str, Scorer], groups: list[st
     return parts.groupby([*groups, *cases], sort=False, as_index=False)[["n", "d"]].sum()
 
 
+_BOOTSTRAP_BLOCK = 250_000
+"""Index draws per block of bootstrap resamples (about 2 MB of int64)."""
+
+
 def bootstrap_interval(
     numerators: np.ndarray,
     denominators: np.ndarray,
@@ -622,10 +626,19 @@ def bootstrap_interval(
     count = len(numerators)
     if count == 0:
         return (float("nan"), float("nan"))
-    draws = rng.integers(0, count, size=(resamples, count))
-    totals = np.take(denominators, draws).sum(axis=1)
+    # The resamples are drawn a block of rows at a time: the generator hands out the same
+    # numbers in the same order as one (resamples, count) draw, without holding that whole
+    # index matrix (80 MB for 10,000 cases) in memory at once.
+    rows = max(1, _BOOTSTRAP_BLOCK // count)
+    numerator_sums = np.empty(resamples)
+    totals = np.empty(resamples)
+    for start in range(0, resamples, rows):
+        stop = min(start + rows, resamples)
+        draws = rng.integers(0, count, size=(stop - start, count))
+        totals[start:stop] = np.take(denominators, draws).sum(axis=1)
+        numerator_sums[start:stop] = np.take(numerators, draws).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = np.take(numerators, draws).sum(axis=1) / totals
+        ratios = numerator_sums / totals
     ratios = ratios[totals > 0]
     if ratios.size == 0:
         return (float("nan"), float("nan"))
