@@ -43,12 +43,13 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from citelab.evals import EvalResult, load_suite, run
+from citelab.evals import Case, CaseRecord, EvalResult, load_suite, run
 from citelab.evals._report import write_outputs
 
 BUDGET = 2.0
@@ -93,17 +94,7 @@ def repeated(result: EvalResult, turns: int) -> EvalResult:
         for i in range(copies)
         for (dataset, case_id), case in result.cases.items()
     }
-    big = EvalResult(
-        scores=frame(result.scores),
-        turns=frame(result.turns),
-        details={level: frame(table) for level, table in result.details.items()},
-        scorers=result.scorers,
-        config=result.config,
-        seed=result.seed,
-        resamples=result.resamples,
-        records=records,
-        cases=cases,
-    )
+    big = _reframed(result, frame, records, cases)
     keep = big.turns.head(turns)[["dataset", "case_id"]].drop_duplicates()
     wanted = set(map(tuple, keep.to_numpy()))
     return trimmed(big, wanted)
@@ -116,6 +107,21 @@ def trimmed(result: EvalResult, wanted: set[tuple[str, str]]) -> EvalResult:
         pairs = list(zip(table["dataset"], table["case_id"], strict=True))
         return table[[pair in wanted for pair in pairs]].reset_index(drop=True)
 
+    return _reframed(
+        result,
+        frame,
+        [r for r in result.records if (r.dataset, r.case_id) in wanted],
+        {k: v for k, v in result.cases.items() if k in wanted},
+    )
+
+
+def _reframed(
+    result: EvalResult,
+    frame: Callable[[pd.DataFrame], pd.DataFrame],
+    records: list[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+) -> EvalResult:
+    """``result`` with every table passed through ``frame``, and these records and cases."""
     return EvalResult(
         scores=frame(result.scores),
         turns=frame(result.turns),
@@ -124,8 +130,8 @@ def trimmed(result: EvalResult, wanted: set[tuple[str, str]]) -> EvalResult:
         config=result.config,
         seed=result.seed,
         resamples=result.resamples,
-        records=[r for r in result.records if (r.dataset, r.case_id) in wanted],
-        cases={k: v for k, v in result.cases.items() if k in wanted},
+        records=records,
+        cases=cases,
     )
 
 

@@ -33,7 +33,6 @@ import heapq
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import served_model
 from citelab.evals import (
     DEFAULT_JUDGE_PROMPT,
     CaseRecord,
@@ -193,28 +193,6 @@ def nltk_share(path: Path, scoring: float) -> None:
     )
 
 
-class _Served:
-    """``citelab serve-model --model judge`` in its own process, stopped by pid."""
-
-    def __init__(self, latency_ms: float) -> None:
-        command = [sys.executable, "-m", "citelab", "serve-model", "--model", "judge"]
-        command += ["--port", "0", "--latency-ms", str(latency_ms)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        found = re.search(r"(http://\S+)", self.process.stdout.readline())
-        if found is None:
-            self.process.terminate()
-            raise RuntimeError("citelab serve-model did not announce its address")
-        self.base_url = found.group(1).rstrip("/")
-
-    def __enter__(self) -> _Served:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
 class _Counting:
     """The lexical judge (the served model's verdicts) counting the distinct calls."""
 
@@ -306,7 +284,7 @@ def llm_judge(count: int, latency_ms: float) -> None:
         f"2. LLM judge over real HTTP, {count} answers, {sum(calls)} judge calls, "
         f"{latency_ms:.0f} ms each"
     )
-    with _Served(latency_ms) as served:
+    with served_model("--model", "judge", "--latency-ms", str(latency_ms)) as served:
         for concurrency, way in ((32, "threads"), (32, "loop"), (8, "loop")):
             began, cpu = time.perf_counter(), time.process_time()
             if way == "threads":

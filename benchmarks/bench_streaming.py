@@ -55,17 +55,10 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Route, sync_playwright
 
+from citelab._browser import LAUNCH_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "http://127.0.0.1:8766"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HARNESS = """<!doctype html><html><head><meta charset="utf-8">
 <link rel="stylesheet" href="/citelab.css"></head><body>
 <script type="module" src="/bench.js"></script></body></html>"""
@@ -591,7 +584,7 @@ def main() -> int:
         env: dict[str, str | float | bool] = {**os.environ, "XDG_CONFIG_HOME": tmp, "TMPDIR": tmp}
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
-                executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
+                executable_path=executable, headless=True, args=list(LAUNCH_ARGS), env=env
             )
             page = browser.new_page()
             requests: list[str] = []
