@@ -13,7 +13,12 @@ import { BlockView } from "./block_view.js";
 import { DocumentView } from "./document_view.js";
 import { HoverCard } from "./hover_card.js";
 import { iconButton } from "./icons.js";
-import { AnchorMarking, readAnchorsOf, unmarkCitedSpans } from "./message_view.js";
+import {
+  AnchorMarking,
+  CITATIONS_KEY,
+  readAnchorsOf,
+  unmarkCitedSpans,
+} from "./message_view.js";
 import { RoundsView } from "./rounds_view.js";
 import { provisionalHref, safeTurnId } from "./citations.js";
 import { element, frameScheduler, frameSlices, questionForm, show } from "./dom.js";
@@ -310,6 +315,12 @@ function setAttributeIfChanged(node, name, value) {
 
 const NO_REPLIES = Object.freeze([]);
 
+// Whether a message's text block has any anchors at all (read them only then).
+function hasAnchors(message) {
+  const blocks = Array.isArray(message?.content) ? message.content : [];
+  return blocks.some((block) => block?._meta?.[CITATIONS_KEY]?.length > 0);
+}
+
 function isOpen(status) {
   return status === "pending" || status === "streaming";
 }
@@ -390,10 +401,17 @@ class TurnView {
     if (this.marked?.every((part, index) => part === key[index])) return;
     this.clearMarks();
     this.marked = key;
-    const anchors = readAnchorsOf(turn.message, turn.text, turn.references);
-    if (!anchors.length) return;
-    const marking = new AnchorMarking(this.answer, turn.text, anchors, null);
+    if (!hasAnchors(turn.message)) return;
+    // Reading the anchors (offsets checked against a long text) is the first slice's work,
+    // not the turn's end's.
+    let marking = null;
     this.stopMarking = this.chat.slices((hasTime) => {
+      marking ??= new AnchorMarking(
+        this.answer,
+        turn.text,
+        readAnchorsOf(turn.message, turn.text, turn.references),
+        null,
+      );
       this.chat.hoverCard.highlightAdded(marking.step(hasTime));
       if (marking.done) this.stopMarking = () => {};
       return marking.done;
