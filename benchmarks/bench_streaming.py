@@ -4,7 +4,8 @@ Streams a ~25,000-character answer (~6,700 tokens) through renderers built from 
 prints, measured side by side in one run:
 
 - the chat view with every feature on (hover card open while it streams, cited spans marked
-  after the turn's end, in slices of about 2 ms, one per frame) next to the same view with neither ("no hover/marks");
+  after the turn's end, in slices of about 2 ms, one per frame) next to the same view with
+  neither ("no hover/marks");
 - per token, unbatched (one update per token, each in its own task, as comm messages come;
   layout forced into each update's measurement, since no frame runs between them):
   p50 / p99 / p99.9 / max of one update for the chat view and for the answer's blocks alone,
