@@ -171,3 +171,27 @@ def test_citelab_offline_models_declare_versions_and_the_perturbed_one_adds_its_
     assert PerturbedModel(ExtractiveModel(), {}).code_version == f"{own}+{extractive}"
     # Over a model without a version (a vendor), the faults are still citelab's code.
     assert PerturbedModel(UserModel(), {}).code_version == own
+
+
+def _always_yes(statement: str, evidence: str) -> bool:
+    return True
+
+
+def test_the_offline_judge_model_keys_by_its_judge_code_and_a_users_judge_like_a_vendor(
+    tmp_path: Path,
+) -> None:
+    from citelab.evals._judge_model import JudgeModel
+
+    lexical = JudgeModel()
+    assert lexical.code_version == source_version(
+        "citelab.evals._judge_model", type(lexical.judge).__module__
+    )
+    assert CachedModel(lexical, tmp_path).code_version == lexical.code_version
+    # A judge imported as module:attr is the user's code: no version, the key of before.
+    users = JudgeModel(f"{__name__}:_always_yes")
+    assert users.code_version is None
+    undeclared = UserModel()
+    undeclared.name = users.name
+    assert CachedModel(users, tmp_path).key(MESSAGES, None, None, None) == CachedModel(
+        undeclared, tmp_path
+    ).key(MESSAGES, None, None, None)
