@@ -33,9 +33,6 @@ import heapq
 import json
 import os
 import random
-import re
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -43,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _common import ServedModel, ms_each, served_model
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.evals import (
     Case,
@@ -161,40 +159,6 @@ def ideal_seconds(rounds: Sequence[int], concurrency: int, latency: float) -> fl
     return end
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """CPU seconds (user + system) a process used so far; None where /proc is missing."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class _ServedModel:
-    """``citelab serve-model`` in its own process (as a real endpoint would be), stopped by pid."""
-
-    def __init__(self, latency_ms: float) -> None:
-        command = [sys.executable, "-m", "citelab", "serve-model", "--port", "0"]
-        command += ["--latency-ms", str(latency_ms)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        found = re.search(r"(http://\S+)", self.process.stdout.readline())
-        if found is None:
-            self.process.terminate()
-            raise RuntimeError("citelab serve-model did not announce its address")
-        self.base_url = found.group(1)
-
-    def cpu_seconds(self) -> float | None:
-        return _cpu_seconds(self.process.pid)
-
-    def __enter__(self) -> _ServedModel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
 @dataclass
 class _Figure:
     """One measured line: what ran, how long it took against the ideal, and the CPU it cost."""
@@ -214,7 +178,7 @@ class _Figure:
         return self.ideal / self.seconds
 
     def line(self) -> str:
-        server = "n/a" if self.server_cpu is None else f"{self.server_cpu * 1000 / self.calls:.2f}"
+        server = ms_each(self.server_cpu, self.calls)
         return (
             f"{self.what:<27}{self.concurrency:>5}{self.cases or '-':>7}{self.calls:>7}"
             f"{self.seconds:>10.2f}{self.ideal:>8.2f}{self.efficiency:>8.2f}"
@@ -234,7 +198,7 @@ _HEADER = (
 class _Runs:
     """The suite runs against one served model, in one folder of cases."""
 
-    def __init__(self, root: Path, server: _ServedModel, cases: int) -> None:
+    def __init__(self, root: Path, server: ServedModel, cases: int) -> None:
         self.root = root
         self.server = server
         self.cases = cases
@@ -299,7 +263,7 @@ def _memory_stores() -> dict[str, Any]:
 
 
 async def _bare_calls(
-    server: _ServedModel,
+    server: ServedModel,
     prompts: list[list[Message]],
     calls: int,
     concurrency: int,
@@ -340,7 +304,10 @@ def runner_efficiency(cases: int, latency_ms: float, concurrencies: list[int], r
         f"\nrunner efficiency: serve-model in its own process, every call taking "
         f"{latency_ms:.0f} ms; efficiency = ideal / achieved"
     )
-    with _ServedModel(latency_ms) as server, tempfile.TemporaryDirectory() as folder:
+    with (
+        served_model("--latency-ms", str(latency_ms)) as server,
+        tempfile.TemporaryDirectory() as folder,
+    ):
         runs = _Runs(Path(folder), server, cases)
         prompts = asyncio.run(_first_round_prompts(cases))
         # Warm up: imports (the openai SDK), index loading and first connections are one-time

@@ -21,16 +21,12 @@ import argparse
 import asyncio
 import os
 import random
-import re
-import subprocess
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from _common import cpu_seconds, served_model
 from citelab.models import (
     ExtractiveModel,
     Message,
@@ -87,37 +83,6 @@ def _conversations(calls: int, sources: int) -> list[list[Message]]:
     ]
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """CPU seconds (user + system) a process used so far; None where /proc is missing."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@dataclass
-class _Served:
-    base_url: str
-    pid: int
-
-
-@contextmanager
-def _served_model() -> Iterator[_Served]:
-    """``citelab serve-model`` in its own process, so client and server CPU are told apart."""
-    command = [sys.executable, "-m", "citelab", "serve-model", "--port", "0"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        found = re.search(r"(http://\S+)", process.stdout.readline())
-        if found is None:
-            raise RuntimeError("citelab serve-model did not announce its address")
-        yield _Served(found.group(1), process.pid)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 @dataclass
 class _Row:
     name: str
@@ -132,13 +97,13 @@ Call = Callable[[list[Message]], Awaitable[Any]]
 async def _per_call(name: str, call: Call, conversations: list[list[Message]], pid: int) -> _Row:
     for messages in conversations[:2]:  # warm: imports, the connection
         await call(messages)
-    client, server = time.process_time(), _cpu_seconds(pid)
+    client, server = time.process_time(), cpu_seconds(pid)
     began = time.perf_counter()
     for messages in conversations:
         await call(messages)
     wall = time.perf_counter() - began
     client = time.process_time() - client
-    after = _cpu_seconds(pid)
+    after = cpu_seconds(pid)
     served = None if server is None or after is None else (after - server) / len(conversations)
     return _Row(name, wall / len(conversations), client / len(conversations), served)
 
@@ -177,7 +142,7 @@ async def _measure(calls: int, sources: int) -> list[_Row]:
         await _per_call("extractive (direct)", _model_call(extractive), conversations, own),
         await _per_call("perturbed(extractive)", _model_call(perturbed), conversations, own),
     ]
-    with _served_model() as served:
+    with served_model() as served:
         sdk = openai.AsyncOpenAI(base_url=served.base_url, api_key="local", max_retries=0)
         for label, streaming in (("SSE", True), ("JSON", False)):
             name = f"SDK typed parse, {label}"

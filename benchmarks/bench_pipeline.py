@@ -26,16 +26,14 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _common import ServedModel, ms_each, served_model
 from citelab._paths import fixtures_dir
 from citelab.agent import AgentConfig
 from citelab.answers import (
@@ -159,42 +157,6 @@ async def overhead(kind: str, model_name: str, count: int, folder: Path) -> dict
     }
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """CPU seconds (user + system) a process used so far; None where /proc is missing."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@dataclass
-class ModelServer:
-    """``citelab serve-model`` in a process of its own (as a real endpoint would be)."""
-
-    base_url: str
-    pid: int
-
-    def cpu_seconds(self) -> float | None:
-        return _cpu_seconds(self.pid)
-
-
-@contextmanager
-def model_server(latency_ms: float) -> Iterator[ModelServer]:
-    """The extractive model behind ``serve-model``, in a process of its own (so its CPU work
-    does not compete with the client for one GIL); stopped by pid."""
-    command = [sys.executable, "-m", "citelab", "serve-model", "--port", "0"]
-    command += ["--latency-ms", str(latency_ms)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        announced = process.stdout.readline()  # "... serving model 'extractive' at <url>"
-        yield ModelServer(announced.rsplit(" at ", 1)[1].strip(), process.pid)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 @dataclass
 class Burst:
     """One burst of concurrent answers (or bare calls): its wall time against the ideal."""
@@ -209,7 +171,7 @@ class Burst:
     load: float = field(default_factory=lambda: os.getloadavg()[0])
 
     def line(self) -> str:
-        server = "n/a" if self.server_cpu is None else f"{self.server_cpu * 1000 / self.calls:.2f}"
+        server = ms_each(self.server_cpu, self.calls)
         return (
             f"{self.what:<26}{self.count:>6}{self.calls:>7}{self.wall:>9.2f}{self.ideal:>7.2f}"
             f"{self.wall / self.ideal:>8.2f}x{self.client_cpu * 1000 / self.count:>10.2f}"
@@ -229,7 +191,7 @@ BURST_HEADER = (
 class Measured:
     """Client and server CPU spent between its creation and :meth:`stop`."""
 
-    def __init__(self, server: ModelServer) -> None:
+    def __init__(self, server: ServedModel) -> None:
         self.server = server
         self.client = time.process_time()
         self.server_start = server.cpu_seconds()
@@ -244,7 +206,7 @@ class Measured:
 
 
 async def answers_burst(
-    service: AnswerService, server: ModelServer, asked: list[str], agent: str, latency: float
+    service: AnswerService, server: ServedModel, asked: list[str], agent: str, latency: float
 ) -> tuple[Burst, list[list[Message]]]:
     """Every question at once through the service; also returns the first-round prompts."""
     measured = Measured(server)
@@ -258,7 +220,7 @@ async def answers_burst(
 
 
 async def bare_burst(
-    server: ModelServer, shown: list[list[Message]], latency: float, *, stream: bool
+    server: ServedModel, shown: list[list[Message]], latency: float, *, stream: bool
 ) -> Burst:
     """The same first-round calls at once through the adapter alone (model + HTTP only)."""
     model = OpenAIModel("extractive", base_url=server.base_url, api_key="local", stream=stream)
@@ -288,7 +250,7 @@ def remote_agents(base_url: str) -> dict[str, AgentConfig]:
 async def concurrent(count: int, latency_ms: float, folder: Path, repeat: int) -> list[Burst]:
     latency = latency_ms / 1000
     bursts: list[Burst] = []
-    with model_server(latency_ms) as server:
+    with served_model("--latency-ms", str(latency_ms)) as server:
         database = folder / "concurrent.sqlite3"
         async with AnswerService(
             remote_agents(server.base_url), index_dir=folder / "indexes", database=database

@@ -6,7 +6,9 @@ scored turns (the case browser lists one entry per turn), and written as ``repor
 Each report is served by a plain HTTP server on loopback and opened in Debian's headless
 chromium (Playwright), measured side by side in one run:
 
-- ``render``: writing the HTML in Python;
+- ``write``: writing the run's outputs in Python (``write_outputs``: every table as CSV and
+  Parquet, ``run.json`` and ``report.html``), the median of ``--repeats`` writes; ``load``
+  is the 1-minute load average after them. The goal is 5 s for 10,000 turns;
 - ``parsed``: from navigation start to the whole page parsed (``domInteractive``);
 - ``open``: from navigation start to the first frame painted after the case list's first
   rows were drawn: by then the summary tables (plain HTML, shown before any script runs)
@@ -18,10 +20,12 @@ chromium (Playwright), measured side by side in one run:
 - ``case``: opening one turn (its block of details decompressed, its answer rendered
   through the front end).
 
-``--before REF`` writes the same reports with the code of git commit REF too (its
-``src`` and this benchmark's helpers, run in a subprocess) and measures both, alternating
-page by page in one browser: the before/after ratio is then measured side by side.
-``--quick`` measures 500 vs 2,000 turns. Needs chromium (``apt-get install chromium``).
+``--before REF`` writes the same outputs with the code of git commit REF too (its
+``src`` and this benchmark's helpers, in a subprocess that writes when told to) and
+measures both, alternating write by write and page by page in one browser: the
+before/after ratios are then measured side by side. ``--quick`` measures 500 vs 2,000
+turns; ``--no-browser`` only the writing. The pages need chromium (``apt-get install
+chromium``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import functools
 import http.server
 import io
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -38,15 +43,17 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from citelab.evals import EvalResult, load_suite, run
-from citelab.evals._report import render_html
+from citelab.evals import Case, CaseRecord, EvalResult, load_suite, run
+from citelab.evals._report import write_outputs
 
 BUDGET = 2.0
+WRITE_BUDGET = 5.0
 ROOT = Path(__file__).resolve().parent.parent
 
 # Records when the first case row enters the DOM (installed before the page's own scripts).
@@ -87,17 +94,7 @@ def repeated(result: EvalResult, turns: int) -> EvalResult:
         for i in range(copies)
         for (dataset, case_id), case in result.cases.items()
     }
-    big = EvalResult(
-        scores=frame(result.scores),
-        turns=frame(result.turns),
-        details={level: frame(table) for level, table in result.details.items()},
-        scorers=result.scorers,
-        config=result.config,
-        seed=result.seed,
-        resamples=result.resamples,
-        records=records,
-        cases=cases,
-    )
+    big = _reframed(result, frame, records, cases)
     keep = big.turns.head(turns)[["dataset", "case_id"]].drop_duplicates()
     wanted = set(map(tuple, keep.to_numpy()))
     return trimmed(big, wanted)
@@ -110,6 +107,21 @@ def trimmed(result: EvalResult, wanted: set[tuple[str, str]]) -> EvalResult:
         pairs = list(zip(table["dataset"], table["case_id"], strict=True))
         return table[[pair in wanted for pair in pairs]].reset_index(drop=True)
 
+    return _reframed(
+        result,
+        frame,
+        [r for r in result.records if (r.dataset, r.case_id) in wanted],
+        {k: v for k, v in result.cases.items() if k in wanted},
+    )
+
+
+def _reframed(
+    result: EvalResult,
+    frame: Callable[[pd.DataFrame], pd.DataFrame],
+    records: list[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+) -> EvalResult:
+    """``result`` with every table passed through ``frame``, and these records and cases."""
     return EvalResult(
         scores=frame(result.scores),
         turns=frame(result.turns),
@@ -118,8 +130,8 @@ def trimmed(result: EvalResult, wanted: set[tuple[str, str]]) -> EvalResult:
         config=result.config,
         seed=result.seed,
         resamples=result.resamples,
-        records=[r for r in result.records if (r.dataset, r.case_id) in wanted],
-        cases={k: v for k, v in result.cases.items() if k in wanted},
+        records=records,
+        cases=cases,
     )
 
 
@@ -170,7 +182,15 @@ def medians(samples: list[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
 
 
-# Run in a subprocess from the tree of another commit: its citelab writes the reports.
+def write_now(result: EvalResult, folder: Path) -> float:
+    """Seconds to write ``result``'s outputs into ``folder`` with this checkout's code."""
+    began = time.perf_counter()
+    write_outputs(result, folder, [], title=f"bench {len(result.turns)}")
+    return time.perf_counter() - began
+
+
+# Run in a subprocess from the tree of another commit: its citelab writes the outputs, one
+# size each time a line with the size arrives, answering with a JSON line.
 _WRITE_BEFORE = """
 import json, sys, time
 from pathlib import Path
@@ -180,124 +200,196 @@ import citelab
 if not Path(citelab.__file__).resolve().is_relative_to(Path(tree).resolve()):
     raise SystemExit(f"imported {citelab.__file__}, not the tree of the commit")
 import bench_report
-from citelab.evals._report import render_html
+from citelab.evals._report import write_outputs
 base = bench_report.base_result(Path(out) / "before-base")
-rows = []
-for size in map(int, sizes):
-    result = bench_report.repeated(base, size)
+results = {size: bench_report.repeated(base, int(size)) for size in sizes}
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    size = line.strip()
+    result = results[size]
     began = time.perf_counter()
-    page = render_html(result, [], f"bench {size}")
-    render = time.perf_counter() - began
-    Path(out, f"before-{size}.html").write_text(page, encoding="utf-8")
-    rows.append({"turns": len(result.turns), "bytes": len(page.encode()), "render": render})
-print(json.dumps(rows))
+    write_outputs(result, Path(out) / f"before-{size}", [], title=f"bench {len(result.turns)}")
+    seconds = time.perf_counter() - began
+    print(json.dumps({"turns": len(result.turns), "write": seconds}), flush=True)
 """
 
 
-def write_before(ref: str, sizes: tuple[int, ...], folder: Path) -> list[dict[str, Any]]:
-    """The reports as the code of commit ``ref`` writes them (``before-<size>.html``)."""
-    archive = subprocess.run(
-        ["git", "archive", ref, "src", "benchmarks", "fixtures", "evaluations"],
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-    )
-    if archive.returncode != 0:
-        raise SystemExit(f"git archive {ref}: {archive.stderr.decode(errors='replace')}")
-    tree = folder / "before-tree"
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(tree, filter="data")
-    done = subprocess.run(
-        [sys.executable, "-c", _WRITE_BEFORE, str(tree), str(folder), *map(str, sizes)],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"writing the reports of {ref} failed:\n{done.stderr}")
-    rows: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return rows
+class BeforeWriter:
+    """The outputs as the code of commit ``ref`` writes them (into ``before-<size>/``)."""
+
+    def __init__(self, ref: str, sizes: tuple[int, ...], folder: Path) -> None:
+        archive = subprocess.run(
+            ["git", "archive", ref, "src", "benchmarks", "fixtures", "evaluations"],
+            cwd=ROOT,
+            capture_output=True,
+            check=False,
+        )
+        if archive.returncode != 0:
+            raise SystemExit(f"git archive {ref}: {archive.stderr.decode(errors='replace')}")
+        tree = folder / "before-tree"
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(tree, filter="data")
+        self.ref = ref
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WRITE_BEFORE, str(tree), str(folder), *map(str, sizes)],
+            cwd=tree,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._answer()
+
+    def _answer(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            code = self.process.wait()
+            raise SystemExit(f"writing the outputs of {self.ref} failed (exit {code})")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def write(self, size: int) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{size}\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="500 vs 2,000 turns")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--before", metavar="REF", help="also measure the reports of commit REF")
+    parser.add_argument("--before", metavar="REF", help="also measure the outputs of commit REF")
+    parser.add_argument("--no-browser", action="store_true", help="measure the writing only")
     args = parser.parse_args()
     sizes = (500, 2_000) if args.quick else (2_000, 10_000)
     from citelab._browser import chromium_executable, launched_chromium
 
-    if chromium_executable() is None:
+    if not args.no_browser and chromium_executable() is None:
         print("chromium is not installed (apt-get install chromium)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        base = base_result(folder)
-        rows = []
-        for size in sizes:
-            result = repeated(base, size)
-            began = time.perf_counter()
-            page = render_html(result, [], f"bench {size}")
-            render = time.perf_counter() - began
-            (folder / f"report-{size}.html").write_text(page, encoding="utf-8")
-            rows.append(
-                {
-                    "code": "now",
-                    "file": f"report-{size}.html",
-                    "turns": len(result.turns),
-                    "bytes": len(page.encode()),
-                    "render": render,
-                }
-            )
-        if args.before:
-            for size, row in zip(sizes, write_before(args.before, sizes, folder), strict=True):
-                rows.append({"code": args.before, "file": f"before-{size}.html", **row})
-        handler = functools.partial(Quiet, directory=str(folder))
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        port = server.server_address[1]
-        samples: dict[str, list[dict[str, float]]] = {row["file"]: [] for row in rows}
-        try:
-            with launched_chromium(folder / "chromium") as browser:
-                for _ in range(args.repeats):  # alternate, so load hits every page alike
-                    for row in rows:
-                        url = f"http://127.0.0.1:{port}/{row['file']}"
-                        samples[row["file"]].append(measure(browser, url))
-        finally:
-            server.shutdown()
-            server.server_close()
+        rows = _write_rows(sizes, folder, args.repeats, args.before)
+        if not args.no_browser:
+            _open_pages(rows, folder, args.repeats, launched_chromium)
+    return _report(rows, args.repeats)
+
+
+def _write_rows(
+    sizes: tuple[int, ...], folder: Path, repeats: int, ref: str | None
+) -> list[dict[str, Any]]:
+    """Write each size's outputs ``repeats`` times with this code (and with ``ref``'s),
+    alternating; one row per code and size with the median write."""
+    base = base_result(folder)
+    results = {size: repeated(base, size) for size in sizes}
+    codes = ["now"] + ([ref] if ref else [])
+    rows: list[dict[str, Any]] = [
+        {"code": code, "size": size, "file": f"{'now' if code == 'now' else 'before'}-{size}"}
+        for code in codes
+        for size in sizes
+    ]
+    before = BeforeWriter(ref, sizes, folder) if ref else None
+    times: dict[str, list[float]] = {row["file"]: [] for row in rows}
+    try:
+        for _ in range(repeats):  # alternate, so load hits both codes alike
+            for row in rows:
+                size = int(row["size"])
+                if before is not None and row["code"] != "now":
+                    times[row["file"]].append(float(before.write(size)["write"]))
+                else:
+                    times[row["file"]].append(write_now(results[size], folder / row["file"]))
+    finally:
+        if before is not None:
+            before.close()
+    load = os.getloadavg()[0]
     for row in rows:
-        row.update(medians(samples[row["file"]]))
-    print(f"medians of {args.repeats} openings; every time in seconds")
+        row["file"] = f"{row['file']}/report.html"
+        row["turns"] = len(results[int(row["size"])].turns)
+        row["bytes"] = (folder / row["file"]).stat().st_size
+        row["write"] = statistics.median(times[row["file"].split("/")[0]])
+        row["load"] = load
+    return rows
+
+
+def _report(rows: list[dict[str, Any]], repeats: int) -> int:
+    """Print the table and the ratios; 0 when the biggest report is within both budgets."""
+    print(f"medians of {repeats} writes and openings; every time in seconds")
     print(
-        f"{'code':>9} {'turns':>7} {'MB':>6} {'render':>7} {'parsed':>7} {'rows':>6} "
+        f"{'code':>9} {'turns':>7} {'MB':>6} {'write':>7} {'load':>5} {'parsed':>7} {'rows':>6} "
         f"{'open':>6} {'filter':>7} {'case':>6}"
     )
     for row in rows:
+        opened = (
+            f"{row['parsed']:>7.2f} {row['rows']:>6.2f} {row['open']:>6.2f} "
+            f"{row['filter']:>7.3f} {row['case']:>6.3f}"
+            if "open" in row
+            else ""
+        )
         print(
             f"{row['code'][:9]:>9} {row['turns']:>7} {row['bytes'] / 1e6:>6.1f} "
-            f"{row['render']:>7.2f} {row['parsed']:>7.2f} {row['rows']:>6.2f} "
-            f"{row['open']:>6.2f} {row['filter']:>7.3f} {row['case']:>6.3f}"
+            f"{row['write']:>7.2f} {row['load']:>5.1f} {opened}"
         )
     now = [row for row in rows if row["code"] == "now"]
     small, big = now
-    print(
-        f"ratios {big['turns']}/{small['turns']} turns: open {big['open'] / small['open']:.1f}x, "
-        f"filter {big['filter'] / small['filter']:.1f}x, case {big['case'] / small['case']:.1f}x"
-    )
-    for before in (row for row in rows if row["code"] != "now"):
-        after = next(row for row in now if row["turns"] == before["turns"])
+    if "open" in big:
         print(
-            f"{before['turns']} turns, {before['code']} -> now: open "
-            f"{before['open']:.2f} -> {after['open']:.2f} s "
-            f"({before['open'] / after['open']:.1f}x faster), page "
-            f"{before['bytes'] / 1e6:.1f} -> {after['bytes'] / 1e6:.1f} MB"
+            f"ratios {big['turns']}/{small['turns']} turns: open "
+            f"{big['open'] / small['open']:.1f}x, filter {big['filter'] / small['filter']:.1f}x, "
+            f"case {big['case'] / small['case']:.1f}x"
         )
-    verdict = "within" if big["open"] < BUDGET else "OVER"
-    print(f"{big['turns']} turns open in {big['open']:.2f} s: {verdict} the {BUDGET:g} s budget")
-    return 0 if big["open"] < BUDGET else 1
+    for old in (row for row in rows if row["code"] != "now"):
+        after = next(row for row in now if row["turns"] == old["turns"])
+        line = (
+            f"{old['turns']} turns, {old['code']} -> now: write {old['write']:.2f} -> "
+            f"{after['write']:.2f} s ({old['write'] / after['write']:.1f}x faster)"
+        )
+        if "open" in old:
+            line += (
+                f", open {old['open']:.2f} -> {after['open']:.2f} s "
+                f"({old['open'] / after['open']:.1f}x faster)"
+            )
+        print(f"{line}, page {old['bytes'] / 1e6:.1f} -> {after['bytes'] / 1e6:.1f} MB")
+    ok = big["write"] <= WRITE_BUDGET
+    print(
+        f"{big['turns']} turns written in {big['write']:.2f} s: "
+        f"{'within' if ok else 'OVER'} the {WRITE_BUDGET:g} s budget (load {big['load']:.1f})"
+    )
+    if "open" in big:
+        opens = big["open"] < BUDGET
+        print(
+            f"{big['turns']} turns open in {big['open']:.2f} s: "
+            f"{'within' if opens else 'OVER'} the {BUDGET:g} s budget"
+        )
+        ok = ok and opens
+    return 0 if ok else 1
+
+
+def _open_pages(
+    browser_rows: list[dict[str, Any]], folder: Path, repeats: int, launch: Any
+) -> None:
+    """Open every row's page ``repeats`` times, alternating, and store the medians."""
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    samples: dict[str, list[dict[str, float]]] = {row["file"]: [] for row in browser_rows}
+    try:
+        with launch(folder / "chromium") as browser:
+            for _ in range(repeats):  # alternate, so load hits every page alike
+                for row in browser_rows:
+                    url = f"http://127.0.0.1:{port}/{row['file']}"
+                    samples[row["file"]].append(measure(browser, url))
+    finally:
+        server.shutdown()
+        server.server_close()
+    for row in browser_rows:
+        row.update(medians(samples[row["file"]]))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 1. Throughput with the lexical judge: 10,000 generated ALCE-format examples (``--examples``)
    scored by :func:`citelab.evals.score_answers` (read, check, ALCE-compatible and citelab
    recall and precision, tables and bootstrap intervals), as examples per second; beside it
-   the ``citelab score`` command as a process on the same file (its start-up included), and
-   the two ALCE-compatible scorers alone. Target: ≥ 1,000 examples/s.
+   the ``citelab score --json`` command as a process on the same file (start-up, imports,
+   reading, scoring, tables, intervals and the printed summary; no ``--out``, so no report
+   is written), and the two ALCE-compatible scorers alone. Target: ≥ 1,000 examples/s.
 2. The LLM judge against ``citelab serve-model --model judge --latency-ms 200`` (an offline
    yes/no judge behind the OpenAI API, in its own process, over real HTTP, the real SDK):
    achieved wall time against the ideal at concurrency 32 (and 8), as ``ideal / achieved``
@@ -17,9 +18,11 @@
    with other jobs the client's CPU per call (printed) decides the figure: compare the two
    lines of one run, and take the figure itself on a quiet machine.
 
-Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only]`` (under
-``flock /tmp/heavy.lock`` on a shared machine). Each line gives the load average when it was
-taken.
+Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only | --no-llm]
+[--before CHECKOUT --rounds N]`` (under ``flock /tmp/heavy.lock`` on a shared machine).
+``--before /path/to/other/checkout`` also times the command with that checkout's ``src/``
+(same interpreter and packages), the two taking turns ``N`` times, so the before/after ratio
+is measured side by side. Each line gives the load average when it was taken.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import heapq
 import json
 import os
 import random
-import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import served_model
 from citelab.evals import (
     DEFAULT_JUDGE_PROMPT,
     CaseRecord,
@@ -87,7 +91,7 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def throughput(path: Path, count: int) -> None:
+def throughput(path: Path, count: int, before: Path | None = None, rounds: int = 1) -> None:
     print(f"1. citelab score on {count:,} ALCE-format examples, lexical judge")
     lines = []
     began = time.perf_counter()
@@ -97,17 +101,18 @@ def throughput(path: Path, count: int) -> None:
     own = [*_COMPAT, {"name": "citation_recall"}, {"name": "citation_precision"}]
     score_answers(path, "alce", judge=LexicalJudge(), scorers=own)
     lines.append(("score_answers, + citelab's own two (caches warm)", time.perf_counter() - began))
-    began = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "citelab", "score", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    seconds = time.perf_counter() - began
-    if done.returncode != 0:
-        raise SystemExit(f"citelab score failed: {done.stderr}")
-    lines.append(("citelab score (a process, start-up included)", seconds))
+    # The command as a process, this checkout's code and (with --before) another checkout's
+    # code by turns, so that both meet the same load; the median of the rounds.
+    trees = [("citelab score --json (a process, no --out)", None)]
+    if before is not None:
+        trees.insert(0, (f"  the same, code of {before}", before / "src"))
+    times: dict[str, list[float]] = {what: [] for what, _ in trees}
+    for _, source in trees if before is not None else ():
+        _command_seconds(path, source)  # untimed: a fresh tree compiles its bytecode first
+    for _ in range(rounds):
+        for what, source in trees:
+            times[what].append(_command_seconds(path, source))
+    lines += [(what, statistics.median(seconds)) for what, seconds in times.items()]
     base = lines[0][1]
     for what, seconds in lines:
         rate = count / seconds
@@ -115,15 +120,41 @@ def throughput(path: Path, count: int) -> None:
             f"   {what:48} {seconds:6.2f} s  {rate:7,.0f} examples/s  "
             f"({base / seconds:4.2f}× the first)  load {_load():.2f}"
         )
+    if before is not None:
+        old, new = (statistics.median(times[what]) for what, _ in trees)
+        print(f"   the command, before → after: {old:.2f} s → {new:.2f} s ({new / old:.2f}×)")
     nltk_share(path, base)
+
+
+def _command_seconds(path: Path, source: Path | None) -> float:
+    """Wall time of ``citelab score PATH --json`` in a fresh process (``source``: the
+    ``src`` folder whose citelab it runs, else this checkout's)."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "citelab", "score", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    seconds = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"citelab score failed: {done.stderr}")
+    return seconds
 
 
 _NLTK_PART = """
 import json, sys, time
 from citelab.evals._punkt import _build
 began = time.perf_counter()
-tokenizer = _build()  # imports nltk (and so scipy.stats) and loads the English parameters
+tokenizer = _build()  # NLTK's punkt without nltk's package __init__ (see citelab.evals._punkt)
 imported = time.perf_counter() - began
+began = time.perf_counter()
+import nltk.tokenize.punkt  # the whole package, as an ordinary import does (scipy.stats too)
+whole = time.perf_counter() - began
 from nltk.tokenize.punkt import PunktSentenceTokenizer
 from citelab.evals._statements import alce_output
 outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
@@ -135,15 +166,16 @@ memo = time.perf_counter() - began
 began = time.perf_counter()
 for text in outputs:
     list(plain.span_tokenize(text))
-print(json.dumps([imported, memo, time.perf_counter() - began]))
+print(json.dumps([imported, whole, memo, time.perf_counter() - began]))
 """
 
 
 def nltk_share(path: Path, scoring: float) -> None:
     """The part of the first line that is NLTK's own, measured apart in a fresh process:
-    importing it (once per process; it imports scipy.stats) and punkt's split of every output
-    (citelab's tokenizer with memoized break decisions and word facts, beside NLTK's plain
-    one with the same parameters)."""
+    loading punkt (once per process, without nltk's package __init__; beside it what the
+    ordinary ``import nltk`` costs, which imports scipy.stats) and punkt's split of every
+    output (citelab's tokenizer with memoized break decisions and word facts, beside NLTK's
+    plain one with the same parameters)."""
     done = subprocess.run(
         [sys.executable, "-c", _NLTK_PART, str(path)],
         capture_output=True,
@@ -152,35 +184,13 @@ def nltk_share(path: Path, scoring: float) -> None:
     )
     if done.returncode != 0:
         raise SystemExit(f"the NLTK measurement failed: {done.stderr}")
-    imported, memo, plain = json.loads(done.stdout)
+    imported, whole, memo, plain = json.loads(done.stdout)
     print(
-        f"   of which NLTK's own (apart): import {imported:5.2f} s "
-        f"({100 * imported / scoring:3.0f}% of the first), punkt split {memo:5.2f} s "
-        f"({100 * memo / scoring:3.0f}%; NLTK's plain tokenizer: {plain:5.2f} s, "
-        f"{plain / memo:4.2f}× that)  load {_load():.2f}"
+        f"   of which NLTK's own (apart): loading punkt {imported:5.2f} s "
+        f"({100 * imported / scoring:3.0f}% of the first; the whole nltk package: "
+        f"{whole:5.2f} s), punkt split {memo:5.2f} s ({100 * memo / scoring:3.0f}%; NLTK's "
+        f"plain tokenizer: {plain:5.2f} s, {plain / memo:4.2f}× that)  load {_load():.2f}"
     )
-
-
-class _Served:
-    """``citelab serve-model --model judge`` in its own process, stopped by pid."""
-
-    def __init__(self, latency_ms: float) -> None:
-        command = [sys.executable, "-m", "citelab", "serve-model", "--model", "judge"]
-        command += ["--port", "0", "--latency-ms", str(latency_ms)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        found = re.search(r"(http://\S+)", self.process.stdout.readline())
-        if found is None:
-            self.process.terminate()
-            raise RuntimeError("citelab serve-model did not announce its address")
-        self.base_url = found.group(1).rstrip("/")
-
-    def __enter__(self) -> _Served:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 class _Counting:
@@ -274,7 +284,7 @@ def llm_judge(count: int, latency_ms: float) -> None:
         f"2. LLM judge over real HTTP, {count} answers, {sum(calls)} judge calls, "
         f"{latency_ms:.0f} ms each"
     )
-    with _Served(latency_ms) as served:
+    with served_model("--model", "judge", "--latency-ms", str(latency_ms)) as served:
         for concurrency, way in ((32, "threads"), (32, "loop"), (8, "loop")):
             began, cpu = time.perf_counter(), time.process_time()
             if way == "threads":
@@ -304,14 +314,23 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--quick", action="store_true", help="1,000 examples, 160 answers")
     parser.add_argument("--llm-only", action="store_true", help="only the LLM-judge figure")
+    parser.add_argument("--no-llm", action="store_true", help="only the throughput figure")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also time the command with another checkout's code (its src/), by turns",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="command runs per code (median)")
     args = parser.parse_args()
     examples, answers = (1_000, 160) if args.quick else (args.examples, args.answers)
     if not args.llm_only:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "generated_results.json"
             _write(path, examples)
-            throughput(path, examples)
-    llm_judge(answers, args.latency_ms)
+            throughput(path, examples, args.before, max(1, args.rounds))
+    if not args.no_llm:
+        llm_judge(answers, args.latency_ms)
 
 
 if __name__ == "__main__":

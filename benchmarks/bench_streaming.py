@@ -4,14 +4,16 @@ Streams a ~25,000-character answer (~6,700 tokens) through renderers built from 
 prints, measured side by side in one run:
 
 - the chat view with every feature on (hover card open while it streams, cited spans marked
-  at the turn's end) next to the same view with neither ("no hover/marks");
+  after the turn's end, in slices of about 2 ms, one per frame) next to the same view with
+  neither ("no hover/marks");
 - per token, unbatched (one update per token, each in its own task, as comm messages come;
   layout forced into each update's measurement, since no frame runs between them):
   p50 / p99 / p99.9 / max of one update for the chat view and for the answer's blocks alone,
   ours next to *before* (the changed block rebuilt, the whole text checked on every update)
   and ours given the whole text (the block view's changes alone: appended text, morph); the
   tokens per second each sustains (target ≥ 1,000); one update near the end over one near
-  the start (late / early, target ≤ 1.5×); the turn's end (final text, cited spans marked);
+  the start (late / early, target ≤ 1.5×); the turn's end (final text, cards) and the slices
+  marking the cited spans after it;
   layout and style time per update from Chrome's own metrics; the parse / sanitize + DOM /
   layout breakdown;
 - as a person sees it (tokens arriving at 1,000/s, one render per animation frame, nothing
@@ -55,17 +57,10 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Route, sync_playwright
 
+from citelab._browser import LAUNCH_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "http://127.0.0.1:8766"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HARNESS = """<!doctype html><html><head><meta charset="utf-8">
 <link rel="stylesheet" href="/citelab.css"></head><body>
 <script type="module" src="/bench.js"></script></body></html>"""
@@ -281,11 +276,11 @@ def report_per_token(bench: Bench, runs: int, n_tokens: int) -> None:
         if done:
             ms = [d["ms"] for d in done]
             print(
-                f"  the turn's end ({RENDERERS[name]}): final text, cards"
-                f"{', cited spans marked' if done[0]['anchors'] else ''}, layout:"
+                f"  the turn's end ({RENDERERS[name]}): final text, cards, layout:"
                 f" {min(ms):.2f} / {statistics.median(ms):.2f} ms"
-                f" ({done[0]['marks']} marks for {done[0]['anchors']} anchors)"
             )
+            if done[0]["slices"]:
+                print(f"    then {slice_line(done)}")
             if done[0]["highlighted"]:
                 point = [d["pointMs"] for d in done]
                 print(
@@ -302,6 +297,19 @@ def report_per_token(bench: Bench, runs: int, n_tokens: int) -> None:
     print(
         f"  breakdown of the blocks, ours (means): parse {parts['parse']:.0f} µs,"
         f" sanitize + DOM {parts['dom']:.0f} µs, layout {parts['layout']:.0f} µs"
+    )
+
+
+def slice_line(done: Sequence[dict[str, Any]]) -> str:
+    """The cited spans marked after the turn's end, one slice per frame: how many slices, the
+    longest one and their sum (best / median run)."""
+    longest = [max(d["slices"]) for d in done]
+    total = [sum(d["slices"]) for d in done]
+    return (
+        f"cited spans marked ({done[0]['marks']} marks for {done[0]['anchors']} anchors) in"
+        f" {statistics.median(len(d['slices']) for d in done):.0f} slices, one per frame:"
+        f" longest {min(longest):.2f} / {statistics.median(longest):.2f} ms,"
+        f" all {min(total):.2f} / {statistics.median(total):.2f} ms"
     )
 
 
@@ -478,9 +486,11 @@ def report_frames(bench: Bench, runs: int) -> None:
         print(percentile_line(f"frame: {label}", [r["frame"] for r in results[name]]))
     ours = results["chat"]
     for name in ("chat", "chatPlain"):
-        # The turn's end is one of the stream's updates: it counts for the worst one.
+        # The turn's end and each slice of marking after it are updates of the stream: they
+        # count for the worst one.
         every = [
-            [*r["script"], *([r["done"]["ms"]] if r.get("done") else [])] for r in results[name]
+            [*r["script"], *([r["done"]["ms"], *r["done"]["slices"]] if r.get("done") else [])]
+            for r in results[name]
         ]
         worst = spread(every, 1.0)
         print(
@@ -491,6 +501,9 @@ def report_frames(bench: Bench, runs: int) -> None:
         maxima = "  ".join(f"{max(run):.2f}" for run in every)
         ends = "  ".join(f"{r['done']['ms']:.2f}" for r in results[name] if r.get("done"))
         print(f"    worst update of each run: {maxima} ms; the turn's end: {ends} ms")
+        sliced = [r["done"] for r in results[name] if r.get("done") and r["done"]["slices"]]
+        if sliced:
+            print(f"    after the end, {slice_line(sliced)}")
         points = [r["done"] for r in results[name] if r.get("done") and r["done"]["highlighted"]]
         if points:
             cells = "  ".join(f"{d['pointMs']:.2f} ({d['pointFrameMs']:.2f})" for d in points)
@@ -591,7 +604,7 @@ def main() -> int:
         env: dict[str, str | float | bool] = {**os.environ, "XDG_CONFIG_HOME": tmp, "TMPDIR": tmp}
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
-                executable_path=executable, headless=True, args=CHROMIUM_ARGS, env=env
+                executable_path=executable, headless=True, args=list(LAUNCH_ARGS), env=env
             )
             page = browser.new_page()
             requests: list[str] = []

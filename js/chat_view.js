@@ -13,10 +13,15 @@ import { BlockView } from "./block_view.js";
 import { DocumentView } from "./document_view.js";
 import { HoverCard } from "./hover_card.js";
 import { iconButton } from "./icons.js";
-import { highlightAnchors, readAnchorsOf } from "./message_view.js";
+import {
+  AnchorMarking,
+  CITATIONS_KEY,
+  readAnchorsOf,
+  unmarkCitedSpans,
+} from "./message_view.js";
 import { RoundsView } from "./rounds_view.js";
 import { provisionalHref, safeTurnId } from "./citations.js";
-import { element, frameScheduler, questionForm, show } from "./dom.js";
+import { element, frameScheduler, frameSlices, questionForm, show } from "./dom.js";
 import { QuestionBoxes } from "./focus.js";
 import { subscribeWhileOnPage } from "./presence.js";
 import {
@@ -32,11 +37,20 @@ export class ChatView {
    * @param {HTMLElement} root
    * @param {import("./store.js").ChatStore} store
    * @param {object} host
-   * @param {{schedule?: (draw: () => void) => () => void, sections?: HTMLElement[]}} options
+   * @param {{schedule?: (draw: () => void) => () => void, sections?: HTMLElement[],
+   *   slices?: (work: (hasTime: () => boolean) => boolean) => () => void}} options
    *   `sections`: more elements to fill with the shared Sources list (page panels).
+   *   `slices`: runs deferred work in slices until it returns true (marking a done turn's
+   *   cited spans); returns a cancel function. Default: about 2 ms per animation frame.
    */
-  constructor(root, store, host, { schedule = frameScheduler, sections = [] } = {}) {
+  constructor(
+    root,
+    store,
+    host,
+    { schedule = frameScheduler, sections = [], slices = frameSlices } = {},
+  ) {
     this.root = root;
+    this.slices = slices;
     this.store = store;
     this.host = host;
     this.doc = root.ownerDocument;
@@ -151,6 +165,7 @@ export class ChatView {
 
   destroy() {
     this.closed = true;
+    for (const view of this.turnViews.values()) view.stopMarking();
     this.hoverCard.hide();
     this.subscription.close();
   }
@@ -181,6 +196,7 @@ export class ChatView {
     });
     for (const [id, view] of this.turnViews) {
       if (seen.has(id)) continue;
+      view.stopMarking(); // a cleared chat gets no marks
       view.element.remove();
       this.turnViews.delete(id);
     }
@@ -299,6 +315,12 @@ function setAttributeIfChanged(node, name, value) {
 
 const NO_REPLIES = Object.freeze([]);
 
+// Whether a message's text block has any anchors at all (read them only then).
+function hasAnchors(message) {
+  const blocks = Array.isArray(message?.content) ? message.content : [];
+  return blocks.some((block) => block?._meta?.[CITATIONS_KEY]?.length > 0);
+}
+
 function isOpen(status) {
   return status === "pending" || status === "streaming";
 }
@@ -339,6 +361,8 @@ class TurnView {
     );
     this.stream = new BlockStream({ turn: safeTurnId(turnId) });
     this.blocks = new BlockView(this.answer);
+    this.marked = null; // [text, message, references] the marks were made for
+    this.stopMarking = () => {};
   }
 
   update(turn, { isLast, settings, relink }) {
@@ -351,9 +375,10 @@ class TurnView {
     setAttributeIfChanged(this.element, "data-status", turn.status);
     const relinkAll = relink || previous?.references !== turn.references;
     const redrawn = previous?.text !== turn.text || !previous;
+    if (redrawn && this.marked) this.clearMarks(); // the text under the marks changes
     if (redrawn) this.renderText(turn, relinkAll);
     else if (relinkAll) this.link(this.answer);
-    this.markCitedSpans(turn, redrawn || relinkAll);
+    this.markCitedSpans(turn);
     show(this.pending, open && turn.text === "");
     const error =
       turn.status === "error" ? `Error: ${turn.error?.message || "the answer failed."}` : "";
@@ -367,13 +392,38 @@ class TurnView {
 
   // Once a turn is done, the spans its anchors cite are marked (as MessageView does), each
   // mark naming the source numbers of the text: pointing at a marker highlights its span.
-  markCitedSpans(turn, changed) {
+  // Hundreds of spans take longer than a frame should, so they are marked in slices, one per
+  // frame (the chat's `slices`); the hover card highlights the marks a slice adds for the
+  // marker it shows. Relinking leaves marks alone; new anchors or references replace them.
+  markCitedSpans(turn) {
     if (turn.status !== "done") return;
     const key = [turn.text, turn.message, turn.references];
-    if (!changed && this.marked?.every((part, index) => part === key[index])) return;
+    if (this.marked?.every((part, index) => part === key[index])) return;
+    this.clearMarks();
     this.marked = key;
-    const anchors = readAnchorsOf(turn.message, turn.text, turn.references);
-    if (anchors.length) highlightAnchors(this.answer, turn.text, anchors, null);
+    if (!hasAnchors(turn.message)) return;
+    // Reading the anchors (offsets checked against a long text) is the first slice's work,
+    // not the turn's end's.
+    let marking = null;
+    this.stopMarking = this.chat.slices((hasTime) => {
+      marking ??= new AnchorMarking(
+        this.answer,
+        turn.text,
+        readAnchorsOf(turn.message, turn.text, turn.references),
+        null,
+      );
+      this.chat.hoverCard.highlightAdded(marking.step(hasTime));
+      if (marking.done) this.stopMarking = () => {};
+      return marking.done;
+    });
+  }
+
+  // No marks, none to come (before the text is redrawn or marked for other anchors).
+  clearMarks() {
+    this.stopMarking();
+    this.stopMarking = () => {};
+    this.marked = null;
+    unmarkCitedSpans(this.answer);
   }
 
   renderText(turn, relink) {

@@ -30,6 +30,31 @@ export function frameScheduler(draw, win = globalThis.window) {
   };
 }
 
+/** About how long one slice of deferred work may take (a frame is 16 ms at 60 Hz). */
+export const SLICE_MS = 2;
+
+/**
+ * Run `work(hasTime)` once per animation frame, from the next frame on, until it returns
+ * true; `hasTime()` is true for about SLICE_MS of each slice. Returns a function that cancels
+ * the slices still to come.
+ */
+export function frameSlices(work, win = globalThis.window) {
+  const frames = Boolean(win?.requestAnimationFrame);
+  const next = frames ? (run) => win.requestAnimationFrame(run) : (run) => setTimeout(run, 16);
+  const cancel = frames ? (id) => win.cancelAnimationFrame(id) : clearTimeout;
+  const clock = win?.performance ?? globalThis.performance;
+  let pending = null;
+  const slice = () => {
+    const end = clock.now() + SLICE_MS;
+    pending = work(() => clock.now() < end) ? null : next(slice);
+  };
+  pending = next(slice);
+  return () => {
+    if (pending !== null) cancel(pending);
+    pending = null;
+  };
+}
+
 let ids = 0;
 // Each bundle (chat, sources panel, message view) holds its own copy of this module, and so
 // its own counter: a random part per copy keeps the ids of two bundles in one page apart

@@ -137,6 +137,17 @@ export class HoverCard {
     this.card.style.top = `${box.bottom - rootBox.top + 4}px`;
   }
 
+  /** Marks made while the card shows (spans marked in slices): highlight the ones it cites. */
+  highlightAdded(marks) {
+    if (!this.link || !marks.length) return;
+    const turn = this.link.closest("[data-turn-id]");
+    const number = this.link.dataset.refIndex;
+    for (const mark of marks) {
+      const cites = mark.dataset.sources?.split(" ").includes(number);
+      if (cites && turn?.contains(mark)) mark.classList.add("citelab-cited-active");
+    }
+  }
+
   // The span the marker cites (marks of its turn that name the number), and its card.
   highlight(link, on) {
     const turn = link.closest("[data-turn-id]");

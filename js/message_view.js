@@ -236,9 +236,16 @@ const NEAR = 64; // how far a short piece of text may be from the previous one i
  * pieces are found in order; entities and escapes fall back to character by character.
  */
 export function alignText(root, source) {
+  const aligned = [];
+  const steps = alignSteps(root, source, aligned);
+  while (!steps.next().done);
+  return aligned;
+}
+
+// alignText one text node at a time (a step per node), into `aligned`.
+function* alignSteps(root, source, aligned) {
   const doc = root.ownerDocument;
   const walker = doc.createTreeWalker(root, doc.defaultView.NodeFilter.SHOW_TEXT);
-  const aligned = [];
   let cursor = 0;
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const text = node.data;
@@ -259,8 +266,8 @@ export function alignText(root, source) {
       }
     }
     aligned.push({ node, positions });
+    yield;
   }
-  return aligned;
 }
 
 /**
@@ -287,21 +294,75 @@ export function readAnchorsOf(message, text, references) {
  * chat, whose text has its own markers) it is not. Returns how many anchors were placed.
  */
 export function highlightAnchors(root, source, anchors, sourceIds) {
-  if (!anchors.length) return 0;
-  const aligned = alignText(root, source);
-  const cover = coverage(anchors, source.length);
-  const lastChar = findLastCharacters(aligned, cover);
-  for (const entry of aligned) wrapRuns(entry, cover, lastChar, sourceIds);
+  const marking = new AnchorMarking(root, source, anchors, sourceIds);
+  marking.step();
+  return marking.placed;
+}
+
+/**
+ * highlightAnchors as work done in slices (hundreds of cited spans take longer than a frame
+ * should): each `step(hasTime)` works until `hasTime()` says no more and returns the marks it
+ * added; `done` once every span is marked (`placed` then counts the anchors placed). Steps
+ * alone or in one go leave the same DOM. Between steps nothing else may change the text
+ * under `root`: a caller that redraws it cancels the marking first (and may start again).
+ */
+export class AnchorMarking {
+  constructor(root, source, anchors, sourceIds) {
+    this.placed = 0;
+    this.done = anchors.length === 0;
+    this.added = [];
+    this.steps = this.done ? null : markingSteps(this, root, source, anchors, sourceIds);
+  }
+
+  step(hasTime = () => true) {
+    const added = (this.added = []);
+    while (!this.done) {
+      const next = this.steps.next();
+      if (next.done) {
+        this.done = true;
+        this.placed = next.value;
+      } else if (!hasTime()) break;
+    }
+    return added;
+  }
+}
+
+// Align the text, sweep the anchors into coverage, find where each ends, then wrap the runs
+// of each text node: a step per text node (twice) or per stretch of the coverage.
+function* markingSteps(marking, root, source, anchors, sourceIds) {
+  const aligned = [];
+  yield* alignSteps(root, source, aligned);
+  const cover = yield* coverageSteps(anchors, source.length);
+  const lastChar = new Map(); // anchor → {entry, k, position}
+  for (const entry of aligned) {
+    findLastCharacters(entry, cover, lastChar);
+    yield;
+  }
+  for (const entry of aligned) {
+    wrapRuns(entry, cover, lastChar, sourceIds, marking.added);
+    yield;
+  }
   return lastChar.size;
 }
 
+/** Take the cited-span marks out of `root` again (their text stays, in one text node). */
+export function unmarkCitedSpans(root) {
+  const parents = new Set();
+  for (const mark of root.querySelectorAll("mark.citelab-cited")) {
+    parents.add(mark.parentNode);
+    mark.replaceWith(...mark.childNodes);
+  }
+  for (const parent of parents) parent.normalize();
+}
+
 const UNCOVERED = Object.freeze({ set: Object.freeze([]), key: "" });
+const COVERAGE_STEP = 4096; // source positions per step
 
 // Which anchors cover each source position, as `{set, key}` (`set` in anchor order, `key`
 // their orders): one shared entry per stretch where the set does not change. A sweep over
 // the anchors' starts and ends, so the cost is the text's length plus the anchors', not
 // their product (an answer with an anchor per sentence has hundreds).
-function coverage(anchors, length) {
+function* coverageSteps(anchors, length) {
   const edges = new Map(); // position → anchors starting there (ends are found by filter)
   const stops = new Set();
   for (const anchor of anchors) {
@@ -320,26 +381,26 @@ function coverage(anchors, length) {
       current = set.length ? { set, key: set.map((anchor) => anchor.order).join(" ") } : UNCOVERED;
     }
     at[position] = current;
+    if (position % COVERAGE_STEP === COVERAGE_STEP - 1) yield;
   }
   return at;
 }
 
-// For each anchor, the (node, character) that ends it in the rendered text.
-function findLastCharacters(aligned, cover) {
-  const last = new Map(); // anchor → {entry, k, position}
-  for (const entry of aligned) {
-    entry.positions.forEach((position, k) => {
-      if (position < 0) return;
-      for (const anchor of cover[position]?.set ?? UNCOVERED.set) {
-        const best = last.get(anchor);
-        if (!best || position >= best.position) last.set(anchor, { entry, k, position });
-      }
-    });
+// For each anchor, the (node, character) that ends it in the rendered text, so far: one
+// text node's share (its entry of the alignment) into `last`.
+function findLastCharacters(entry, cover, last) {
+  const { positions } = entry;
+  for (let k = 0; k < positions.length; k++) {
+    const position = positions[k];
+    if (position < 0) continue;
+    for (const anchor of cover[position]?.set ?? UNCOVERED.set) {
+      const best = last.get(anchor);
+      if (!best || position >= best.position) last.set(anchor, { entry, k, position });
+    }
   }
-  return last;
 }
 
-function wrapRuns(entry, cover, lastChar, sourceIds) {
+function wrapRuns(entry, cover, lastChar, sourceIds, added) {
   const { node, positions } = entry;
   const runs = [];
   for (let k = 0; k < positions.length; k++) {
@@ -360,6 +421,7 @@ function wrapRuns(entry, cover, lastChar, sourceIds) {
     mark.dataset.anchors = run.key;
     mark.dataset.sources = [...new Set(run.set.map((a) => a.number))].join(" ");
     pieces.push(mark);
+    added.push(mark);
     for (const anchor of sourceIds ? run.set : []) {
       const end = lastChar.get(anchor);
       if (end?.entry === entry && end.k >= run.start && end.k < run.end) {

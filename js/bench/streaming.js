@@ -9,12 +9,14 @@
 //                other changed block is sanitized and morphed
 //   chat         ours as the widget runs it: the chat view (turn, citation links, Sources
 //                list of 9 cards) drawing from its store, fed the tokens as kernel messages,
-//                a hover card open while it streams, the cited spans marked at `done`
+//                a hover card open while it streams, the cited spans marked after `done`
+//                (in slices, one per frame, each timed as an update of its own)
 //   chatPlain    the same chat view without the hover card and without anchors
 //   morphOnly    ours, but given the whole text per update (the block view's changes alone)
 //   parseOnly    the parse of ours alone (no DOM), for the breakdown
 import { BlockView } from "../block_view.js";
 import { ChatView } from "../chat_view.js";
+import { frameSlices } from "../dom.js";
 import { markdownToHtml, renderBlocks } from "../markdown.js";
 import { sanitizeToFragment, sanitizeToString } from "../sanitize.js";
 import { ChatStore } from "../store.js";
@@ -131,8 +133,28 @@ export function anchorsOf(text) {
   return anchors;
 }
 
+// The chat's slices as the widget runs them (one per animation frame), each one timed; with
+// `layout` its layout is forced into its time (per token, as every update's is).
+function timedSlices(log) {
+  return (work) => {
+    log.started = true;
+    return frameSlices((hasTime) => {
+      const start = performance.now();
+      const done = work(hasTime);
+      if (log.layout) void document.body.offsetHeight;
+      log.times.push(performance.now() - start);
+      if (done) {
+        log.done = true;
+        log.finished?.();
+      }
+      return done;
+    });
+  };
+}
+
 function chatRenderer({ hover, anchors }) {
   const store = new ChatStore();
+  const slicing = { times: [], started: false, done: false, layout: false, finished: null };
   const host = {
     settings: () => ({ feedbackEnabled: true, placeholder: "Ask", showSources: true }),
     ask: async () => ({}),
@@ -143,7 +165,10 @@ function chatRenderer({ hover, anchors }) {
     document: async () => ({ error: "not in the benchmark" }),
   };
   // The benchmark draws (per token, or per animation frame) itself.
-  const view = new ChatView(fresh(), store, host, { schedule: () => () => {} });
+  const view = new ChatView(fresh(), store, host, {
+    schedule: () => () => {},
+    slices: timedSlices(slicing),
+  });
   store.receive({ type: "turn_start", turn_id: "t1", question: "Rooms?", followup: false });
   store.receive({ type: "references", turn_id: "t1", references: BENCH_REFERENCES });
   let hovering = !hover;
@@ -158,7 +183,8 @@ function chatRenderer({ hover, anchors }) {
       }
     }
   };
-  // The turn's end: the final text, the cited sources, and (with anchors) the spans marked.
+  // The turn's end: the final text and the cited sources; with anchors, the spans are then
+  // marked in slices over the next frames (`settled` waits for them).
   update.finish = (text) => {
     const meta = anchors ? { "drupal.org/ai.citations": anchorsOf(text) } : {};
     const message = { role: "assistant", content: [{ type: "text", text, _meta: meta }] };
@@ -171,11 +197,20 @@ function chatRenderer({ hover, anchors }) {
       message,
     });
     view.draw();
-    return {
-      marks: view.root.querySelectorAll(".citelab-answer mark.citelab-cited").length,
-      anchors: anchors ? meta["drupal.org/ai.citations"].length : 0,
-    };
+    return { anchors: anchors ? meta["drupal.org/ai.citations"].length : 0 };
   };
+  // Once every slice ran: the marks made and each slice's time (ms).
+  update.settled = () =>
+    new Promise((resolve) => {
+      const result = () =>
+        resolve({
+          marks: view.root.querySelectorAll(".citelab-answer mark.citelab-cited").length,
+          slices: slicing.times,
+        });
+      if (!slicing.started || slicing.done) result();
+      else slicing.finished = result;
+    });
+  update.slicing = slicing;
   // After the end, a person points at the first marker again: its card, its spans
   // highlighted. An event of its own (not part of the turn's end), timed apart.
   update.point = () => {
@@ -313,11 +348,13 @@ export async function perToken(
   }
   let done = null;
   if (update.finish && times.length === tokens.length) {
+    if (update.slicing) update.slicing.layout = layout;
     await nextTask();
     const start = performance.now();
-    const marked = update.finish(text);
+    const marked = { ...update.finish(text) };
     if (layout) void root.offsetHeight;
     const took = performance.now() - start;
+    Object.assign(marked, await update.settled());
     await nextTask();
     const begin = performance.now();
     const pointed = update.point();
@@ -381,8 +418,9 @@ export function coalesced(tokens, rate, renderer = "incremental") {
       const begin = performance.now();
       const marked = update.finish(text);
       const took = performance.now() - begin;
-      afterFrame(() => {
+      afterFrame(async () => {
         done = { ms: took, frameMs: performance.now() - begin, ...marked };
+        Object.assign(done, await update.settled());
         requestAnimationFrame(() => {
           const start = performance.now();
           const pointed = update.point();

@@ -5,7 +5,14 @@ import { describe, expect, test, vi } from "vitest";
 import { ChatView } from "../chat_view.js";
 import { ChatStore } from "../store.js";
 import widgetChat, { DISCONNECTED_MESSAGE } from "../widget_chat.js";
-import { container, FakeModel, FakeSignal, reference, syncSchedule } from "./helpers.js";
+import {
+  container,
+  FakeModel,
+  FakeSignal,
+  reference,
+  syncSchedule,
+  syncSlices,
+} from "./helpers.js";
 
 function chat(hostChanges = {}) {
   const store = new ChatStore();
@@ -42,7 +49,7 @@ function chat(hostChanges = {}) {
     ...hostChanges,
   };
   const root = container();
-  const view = new ChatView(root, store, host, { schedule: syncSchedule });
+  const view = new ChatView(root, store, host, { schedule: syncSchedule, slices: syncSlices });
   return { store, root, view, calls };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { questionForm, submitOnEnter } from "../dom.js";
+import { frameSlices, questionForm, SLICE_MS, submitOnEnter } from "../dom.js";
 import { container } from "./helpers.js";
 
 // A form as the chat builds it, recording its submits and the keydowns that reach the page.
@@ -90,4 +90,66 @@ test("ids from two copies of the module (two bundles in one page) never collide"
   const ids = [first("citelab-src"), second("citelab-src"), first("citelab-src")];
   expect(new Set(ids).size).toBe(3);
   for (const id of ids) expect(id).toMatch(/^citelab-src-[a-z0-9]{6}-\d+$/);
+});
+
+describe("frameSlices", () => {
+  // A window whose frames and clock the test drives.
+  function fakeWindow() {
+    const frames = new Map();
+    let next = 1;
+    const win = {
+      now: 0,
+      performance: { now: () => win.now },
+      requestAnimationFrame: (run) => {
+        frames.set(next, run);
+        return next++;
+      },
+      cancelAnimationFrame: (id) => frames.delete(id),
+      frame: () => {
+        const due = [...frames.values()];
+        frames.clear();
+        for (const run of due) run();
+      },
+      get queued() {
+        return frames.size;
+      },
+    };
+    return win;
+  }
+
+  test("one slice per frame from the next frame on, each about SLICE_MS, until done", () => {
+    const win = fakeWindow();
+    const slices = [];
+    frameSlices((hasTime) => {
+      let units = 0;
+      do {
+        units += 1;
+        win.now += 0.5;
+      } while (hasTime());
+      slices.push(units);
+      return slices.length === 3;
+    }, win);
+    expect(slices).toEqual([]); // nothing in the frame that asked
+    win.frame();
+    expect(slices).toEqual([SLICE_MS / 0.5]);
+    win.frame();
+    win.frame();
+    expect(slices).toHaveLength(3);
+    expect(win.queued).toBe(0); // done: no more frames asked for
+  });
+
+  test("cancelling stops the slices still to come", () => {
+    const win = fakeWindow();
+    let runs = 0;
+    const cancel = frameSlices(() => {
+      runs += 1;
+      return false;
+    }, win);
+    win.frame();
+    cancel();
+    win.frame();
+    win.frame();
+    expect(runs).toBe(1);
+    expect(win.queued).toBe(0);
+  });
 });

@@ -70,6 +70,41 @@ export class FakeModel {
 /** Draw synchronously instead of once per animation frame. */
 export const syncSchedule = (draw) => draw;
 
+/** Run deferred work (ChatView's `slices`) to its end at once, instead of frame by frame. */
+export function syncSlices(work) {
+  while (!work(() => true));
+  return () => {};
+}
+
+/**
+ * ChatView's `slices` run by the test: `run(units)` gives every pending job one slice of
+ * `units` steps; `pending` counts the jobs not done and not cancelled.
+ */
+export function manualSlices() {
+  const jobs = new Set();
+  const slices = (work) => {
+    const job = { work };
+    jobs.add(job);
+    return () => jobs.delete(job);
+  };
+  slices.run = (units = 1) => {
+    for (const job of [...jobs]) {
+      let left = units;
+      if (job.work(() => --left > 0)) jobs.delete(job);
+    }
+  };
+  slices.finish = () => {
+    let rounds = 0;
+    while (jobs.size) {
+      slices.run(1);
+      rounds += 1;
+    }
+    return rounds;
+  };
+  Object.defineProperty(slices, "pending", { get: () => jobs.size });
+  return slices;
+}
+
 /** A reference as citelab.events.Reference serializes it. */
 export function reference(number, fields = {}) {
   return {

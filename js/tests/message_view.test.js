@@ -44,6 +44,25 @@ describe("offsets", () => {
     expect(toUtf16(index, 1.5)).toBe(-1);
     expect(codePointLength(text)).toBe(9);
   });
+
+  test("text without a surrogate pair (lone surrogates too) maps each code point to itself", () => {
+    // What walking the string by code point gives, to compare the fast path with.
+    const walked = (text) => {
+      const units = [];
+      let unit = 0;
+      for (const character of text) {
+        units.push(unit);
+        unit += character.length;
+      }
+      return [...units, unit];
+    };
+    for (const text of ["", "plain e\u0301 text [1].", "lone \uD800 high, \uDC00 low", "é€✓"]) {
+      expect(codePointIndex(text)).toEqual(walked(text));
+      expect(codePointIndex(text)).toEqual([...Array(text.length + 1).keys()]);
+    }
+    const astral = "x😀y";
+    expect(codePointIndex(astral)).toEqual(walked(astral));
+  });
 });
 
 describe("reading a message", () => {

@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from citelab import Conflict, ModelTimeout, Unavailable
-from citelab.answers import MemoryLogStore, SQLiteConversationStore
+from citelab.answers import AnswerService, MemoryLogStore, SQLiteConversationStore
 from citelab.corpus import Reader
 from citelab.models import (
     FinishDelta,
@@ -211,43 +211,53 @@ def hold_write_lock(path: Path, seconds: float, held: threading.Event) -> None:
         conn.close()
 
 
-async def test_a_locked_database_is_503_after_a_bounded_wait(
-    make_service: ServiceFactory, tmp_path: Path
-) -> None:
+LockedService = Callable[[float], AnswerService]
+
+
+@pytest.fixture
+def locked_service(make_service: ServiceFactory, tmp_path: Path) -> Iterator[LockedService]:
+    """``lock(seconds)``: a service over a SQLite store whose write lock another connection
+    holds for ``seconds`` from now (in a thread); the lock ends and the store closes after
+    the test."""
     path = tmp_path / "answers.sqlite3"
     store = SQLiteConversationStore(path)
     store.check()
-    service = make_service(store=store)
-    held = threading.Event()
-    locker = threading.Thread(target=hold_write_lock, args=(path, 12, held), daemon=True)
-    locker.start()
-    held.wait(5)
+    lockers: list[threading.Thread] = []
+
+    def lock(seconds: float) -> AnswerService:
+        service = make_service(store=store)
+        held = threading.Event()
+        locker = threading.Thread(target=hold_write_lock, args=(path, seconds, held), daemon=True)
+        locker.start()
+        lockers.append(locker)
+        assert held.wait(5), "the other connection never took the write lock"
+        return service
+
+    yield lock
+    for locker in lockers:
+        locker.join()
+    store.close()
+
+
+async def test_a_locked_database_is_503_after_a_bounded_wait(
+    locked_service: LockedService,
+) -> None:
+    service = locked_service(12)
     started = asyncio.get_running_loop().time()
     with pytest.raises(Unavailable, match="database is busy") as raised:
         await service.answer("default", "How much is the semester fee?")
     waited = asyncio.get_running_loop().time() - started
     assert waited < 10  # bounded: not the old 10 s per attempt behind one thread
     assert raised.value.retry_after == 1
-    locker.join()
-    store.close()
 
 
 async def test_an_answer_is_kept_when_the_lock_goes_while_the_save_retries(
-    make_service: ServiceFactory, tmp_path: Path
+    locked_service: LockedService,
 ) -> None:
-    path = tmp_path / "answers.sqlite3"
-    store = SQLiteConversationStore(path)
-    store.check()
-    service = make_service(store=store)
-    held = threading.Event()
-    locker = threading.Thread(target=hold_write_lock, args=(path, 2.5, held), daemon=True)
-    locker.start()
-    held.wait(5)
+    service = locked_service(2.5)
     answer = await service.answer("default", "How much is the semester fee?")
-    locker.join()
     saved = await service.conversation(answer.conversation_id)
     assert saved.turns[0].answer == answer.text
-    store.close()
 
 
 def test_a_folder_or_a_garbage_file_is_a_config_error_at_once(tmp_path: Path) -> None:

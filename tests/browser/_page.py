@@ -15,8 +15,10 @@ from citelab._browser import guard_loopback
 __all__ = [
     "LIST",
     "MARKERS",
+    "NUMBERING_CELL",
     "QUESTIONS",
     "OpenedPage",
+    "conversation_numbers_hold",
     "hover_card_follows_pointer_and_focus",
     "low_contrast",
     "numbers_agree",
@@ -37,6 +39,39 @@ MARKERS = """() => [...document.querySelectorAll('.citelab-chat .citelab-answer 
 LIST = """() => [...document.querySelectorAll('.citelab-chat-sources li.citelab-source')]
   .map((card) => card.querySelector('.citelab-source-number').textContent)"""
 """The numbers the shared source list shows, in order."""
+NUMBERING_CELL = """\
+import json, re
+print("NUMBERING:" + json.dumps([
+    {
+        "markers": [int(n) for n in re.findall(r"\\[(\\d+)\\]", turn["text"])],
+        "sources": {
+            str(ref["number"]): {key: ref.get(key) for key in ("uri", "title", "detail")}
+            for ref in turn["references"]
+        },
+    }
+    for turn in chat.turns
+]))"""
+"""A notebook cell printing, after ``NUMBERING:``, what the kernel's chat holds per turn: the
+numbers its text's markers use (in order) and the source each number names."""
+TURN_MARKERS = """(root) => [...root.querySelectorAll('.citelab-turn')].map((turn) =>
+  [...turn.querySelectorAll('.citelab-answer a[data-ref-index]')].map((link) => {
+    const card = document.getElementById(link.getAttribute('href')?.slice(1) ?? '');
+    return {
+      number: Number(link.dataset.refIndex),
+      card: card?.id ?? null,
+      badge: card?.querySelector('.citelab-source-number')?.textContent ?? null,
+    };
+  }))"""
+"""Per turn of a chat view, its markers: the number, the card it points at and that card's
+number badge."""
+LIST_CARDS = """(root) => [...root.querySelectorAll('.citelab-chat-sources li.citelab-source')]
+  .map((card) => ({
+    id: card.id,
+    badge: card.querySelector('.citelab-source-number').textContent,
+    text: card.textContent,
+    state: card.dataset.state,
+  }))"""
+"""The chat view's shared source list: each card's id, number badge, text and state."""
 
 
 def low_contrast(page: Any, selector: str, ratio: float = 4.5) -> list[dict[str, Any]]:
@@ -58,6 +93,41 @@ def numbers_agree(page: Any) -> list[list[str]]:
     numbers = page.evaluate(LIST)
     assert len(numbers) == len(set(numbers)), numbers  # no card shows another's number
     return markers
+
+
+def conversation_numbers_hold(chat: Any, kernel: list[dict[str, Any]]) -> None:
+    """Assert that the chat view ``chat`` (a locator) shows the conversation's numbers
+    exactly, as ``kernel`` (what :data:`NUMBERING_CELL` printed) has them: each source keeps
+    one number over the turns (the numbers 1..N, new ones in first-citation order); every
+    turn's markers are the numbers its text uses, each pointing at the one card of its source,
+    whose badge is exactly ``[n]`` (no "answer 2" qualifier, no alias); and the shared list
+    holds exactly those N cards, in number order, each the source the kernel names."""
+    number_of: dict[str, int] = {}
+    named: dict[int, dict[str, Any]] = {}
+    for turn in kernel:
+        for number, source in turn["sources"].items():
+            # One number per source, and one source per number, over the whole conversation.
+            assert number_of.setdefault(source["uri"], int(number)) == int(number), kernel
+            assert named.setdefault(int(number), source)["uri"] == source["uri"], kernel
+    first_use = [n for turn in kernel for n in dict.fromkeys(turn["markers"])]
+    assert list(dict.fromkeys(first_use)) == list(range(1, len(named) + 1)), kernel
+    shown = chat.evaluate(TURN_MARKERS)
+    assert [[m["number"] for m in turn] for turn in shown] == [t["markers"] for t in kernel]
+    card_of: dict[int, str] = {}
+    for marker in (m for turn in shown for m in turn):
+        assert marker["badge"] == f"[{marker['number']}]", shown
+        assert card_of.setdefault(marker["number"], marker["card"]) == marker["card"], shown
+    cards = chat.evaluate(LIST_CARDS)
+    assert [card["badge"] for card in cards] == [f"[{n}]" for n in range(1, len(named) + 1)]
+    assert [card["id"] for card in cards] == [card_of[n] for n in range(1, len(named) + 1)]
+    for number, card in enumerate(cards, start=1):
+        assert card["state"] == "cited", card
+        assert named[number]["title"] in card["text"], (named[number], card)
+        if named[number]["detail"]:
+            assert named[number]["detail"] in card["text"], (named[number], card)
+    # A source cited again in a later turn keeps its number there (conversation-wide).
+    again = [n for n in named if sum(n in turn["markers"] for turn in kernel) > 1]
+    assert again, f"no source is cited in two turns, nothing shows the numbering: {kernel}"
 
 
 def hover_card_follows_pointer_and_focus(page: Any, chat: Any) -> Any:

@@ -133,3 +133,24 @@ def test_failed_turns_are_grouped_by_cause_most_frequent_first() -> None:
     assert summary.loc[0, "case_id"] == "c2"
     assert summary.loc[1, "first_message"].startswith("not run")
     assert error_summary(turns[turns["error"].isna()]).empty
+
+
+@pytest.mark.parametrize("count", [1, 7, 1_000, 3_001])
+@pytest.mark.parametrize("block", [1, 2_000, 250_000])
+def test_bootstrap_interval_drawn_in_blocks_equals_one_whole_draw(
+    count: int, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drawing the resamples a block at a time gives the interval of one whole draw."""
+    import citelab.evals._results as results
+
+    rng = np.random.default_rng(count)
+    numerators = rng.integers(0, 3, count).astype(float)
+    denominators = rng.integers(0, 4, count).astype(float)
+
+    monkeypatch.setattr(results, "_BOOTSTRAP_BLOCK", 10**12)  # one whole draw, as before
+    expected = bootstrap_interval(numerators, denominators, np.random.default_rng(7), resamples=300)
+    assert all(math.isfinite(bound) for bound in expected)
+
+    monkeypatch.setattr(results, "_BOOTSTRAP_BLOCK", block)
+    got = bootstrap_interval(numerators, denominators, np.random.default_rng(7), resamples=300)
+    assert got == expected

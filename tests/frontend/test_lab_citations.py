@@ -6,6 +6,7 @@ a kernel restart the input is disabled with a plain message. Uses the private Ju
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,9 @@ import pytest
 
 from browser._lab import Lab, notebook_json
 from browser._page import (
+    NUMBERING_CELL,
     QUESTIONS,
+    conversation_numbers_hold,
     hover_card_follows_pointer_and_focus,
     low_contrast,
     numbers_agree,
@@ -43,7 +46,8 @@ chat"""
 
 @pytest.fixture
 def notebook(browser: Any, lab: Lab) -> Iterator[Notebook]:
-    (lab.root / "citations.ipynb").write_text(notebook_json([SETUP]), encoding="utf-8")
+    cells = [SETUP, NUMBERING_CELL]
+    (lab.root / "citations.ipynb").write_text(notebook_json(cells), encoding="utf-8")
     opened = Notebook(browser, lab, "citations.ipynb")
     yield opened
     opened.close()
@@ -72,6 +76,12 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
         chat.locator("form.citelab-followup input").press("Enter")
         chat.locator('.citelab-turn[data-status="done"]').nth(count - 1).wait_for()
     numbers_agree(page)
+    # Exactly the conversation's numbers, per source, as the kernel holds them.
+    notebook.run_cell(1)
+    printed = notebook.cells.nth(1).locator(".jp-OutputArea-output").get_by_text("NUMBERING:")
+    kernel = json.loads(printed.inner_text().strip().removeprefix("NUMBERING:"))
+    assert len(kernel) == len(QUESTIONS)
+    conversation_numbers_hold(chat, kernel)
     assert chat.locator("form.citelab-ask").is_hidden()
     assert chat.locator("details.citelab-rounds").count() == 3  # prompt and rounds per turn
 

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from citelab import InvalidInput
+from citelab.agent import resolve_corpus_path
+from citelab.corpus import Reader, load_corpus
 from citelab.widget import Chat
 
 from .conftest import ServiceFactory, comm_of, scripted, scripted_agent
@@ -98,20 +100,28 @@ async def test_the_document_request_returns_the_entity_as_the_reader_may_read_it
 async def test_restricted_documents_are_not_found_for_readers_without_access(
     make_service: ServiceFactory,
 ) -> None:
-    from citelab.answers._documents import read_document
-    from citelab.corpus import Reader
-
-    service = make_service()
     # The intranet corpus has documents only staff may read.
-    runtime = await service._runtimes.get(service._gate("intranet"))
-    restricted = next(doc for doc in runtime.corpus if not doc.access.public)
-    with pytest.raises(Exception, match="not found"):
-        await read_document(service, "intranet", restricted.uri, Reader.anonymous())
+    corpus = load_corpus(resolve_corpus_path("intranet"))
+    restricted = next(doc for doc in corpus if not doc.access.public)
+    service = make_service()
+    anonymous = Chat(service, agent="intranet")
+    comm_of(anonymous).from_front_end(
+        {"type": "document", "request_id": "d1", "uri": restricted.uri}
+    )
+    await anonymous.wait()
+    assert "not found" in acks(anonymous)["d1"]["error"]
+    assert "document" not in acks(anonymous)["d1"]
+
     allowed = Reader(
         user_id=next(iter(restricted.access.users), "someone"), roles=restricted.access.roles
     )
-    shown = await read_document(service, "intranet", restricted.uri, allowed)
-    assert shown.entity_id == restricted.entity_id
+    staff = Chat(service, agent="intranet", user=allowed)
+    comm_of(staff).from_front_end({"type": "document", "request_id": "d2", "uri": restricted.uri})
+    await staff.wait()
+    assert "error" not in acks(staff)["d2"]
+    shown = acks(staff)["d2"]["document"]
+    assert shown["entity_id"] == restricted.entity_id
+    assert shown["uri"] == restricted.uri
 
 
 @pytest.mark.anyio

@@ -17,8 +17,10 @@
   :func:`rescore` scores recorded runs again without any model call.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
-from citelab.evals._cache import CachedModel
 from citelab.evals._calibrate import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_LABELS,
@@ -103,16 +105,6 @@ from citelab.evals._records import (
 )
 from citelab.evals._report import ReportView, render_html, write_outputs
 from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
-from citelab.evals._runner import (
-    RunPlan,
-    default_output_dir,
-    earlier_numbers,
-    plan_run,
-    rescore,
-    run,
-    run_async,
-    turn_record,
-)
 from citelab.evals._scoring import (
     Score,
     Scorer,
@@ -130,6 +122,40 @@ from citelab.evals._statements import (
     split_statements_alce,
 )
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
+
+if TYPE_CHECKING:
+    from citelab.evals._cache import CachedModel
+    from citelab.evals._runner import (
+        RunPlan,
+        default_output_dir,
+        earlier_numbers,
+        plan_run,
+        rescore,
+        run,
+        run_async,
+        turn_record,
+    )
+
+# Imported on first use: the runner and the model-call cache pull in the agents, the answer
+# service and the model adapters, which scoring other people's answers (``citelab score``)
+# does not need: about half a second of CPU in every such process.
+_LAZY: dict[str, str] = {
+    "CachedModel": "citelab.evals._cache",
+    **dict.fromkeys(
+        (
+            "RunPlan",
+            "default_output_dir",
+            "earlier_numbers",
+            "plan_run",
+            "rescore",
+            "run",
+            "run_async",
+            "turn_record",
+        ),
+        "citelab.evals._runner",
+    ),
+}
+
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
@@ -243,3 +269,16 @@ __all__ = [
     "write_outputs",
     "written_citations",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'citelab.evals' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

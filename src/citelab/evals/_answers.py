@@ -29,6 +29,7 @@ from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._report import write_outputs
 from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers
+from citelab.evals._versions import versions
 
 __all__ = ["default_answer_scorers", "score_answers", "summary_json"]
 
@@ -81,23 +82,23 @@ def score_answers(
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
-    items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
-    if qampari is None:
-        qampari = answer_format == "alce" and path is not None and "qampari" in path.name
-    if qampari and answer_format != "alce":
-        raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
-    built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
-    chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
-    dataset = _dataset_name(path, name)
-    # No cyclic collection while records and rows pile up: they all live until the result is
-    # built, and every full collection walked all of them (a third of the scoring time on
-    # 10,000 answers, measured). gc.freeze was measured and dropped: it also moves the rest of
-    # the process's young objects, so their cyclic garbage (an unclosed socket's warning)
-    # would surface much later.
+    # No cyclic collection while the answers, records and rows pile up: they all live until
+    # the result is built, and every full collection walked all of them (a third of the
+    # scoring time on 10,000 answers, and half of the reading, measured). gc.freeze was
+    # measured and dropped: it also moves the rest of the process's young objects, so their
+    # cyclic garbage (an unclosed socket's warning) would surface much later.
     with paused_garbage_collection():
-        records, cases = _records(items, dataset, variant=name or "answers", model=answer_format)
-        scored = score_records_concurrently(records, cases, chosen, workers)
+        items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
+        if qampari is None:
+            qampari = answer_format == "alce" and path is not None and "qampari" in path.name
+        if qampari and answer_format != "alce":
+            raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
+        built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
+        chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+        dataset = _dataset_name(path, name)
         variant = name or "answers"
+        records, cases = _records(items, dataset, variant=variant, model=answer_format)
+        scored = score_records_concurrently(records, cases, chosen, workers)
         config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
         result = result_of(
             scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
@@ -236,8 +237,6 @@ def _config(  # noqa: PLR0917 - one private call site
     began: float,
     variant: str,
 ) -> dict[str, Any]:
-    from citelab.evals._runner import _versions
-
     dropped = _dropped(items)
     count = len(items)
 
@@ -253,7 +252,7 @@ def _config(  # noqa: PLR0917 - one private call site
         "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),
-        "versions": _versions(),
+        "versions": versions(),
     }
 
 

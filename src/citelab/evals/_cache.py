@@ -4,6 +4,14 @@
 name and everything the call sends (messages, tools, tool choice, seed); the value is the
 recorded stream of deltas, replayed as is. A call is stored only once its stream finished,
 so an interrupted run leaves no half answers behind.
+
+A model whose answers come from code rather than from a vendor declares a ``code_version``
+(citelab's extractive, scripted and perturbed models do: a digest of the code that decides
+their answers, see :func:`citelab.models.source_version`); it is part of the key, so once that
+code changes the old answers are no longer replayed. A model without one (the OpenAI and
+Anthropic adapters, user models that declare none) keeps the key it always had, so existing
+caches of vendor answers stay valid. A user model may declare one: a non-empty string, or a
+method taking no arguments that returns one.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec
+from citelab.models._version import code_version_of
 
 __all__ = ["CachedModel"]
 
@@ -41,6 +50,9 @@ class CachedModel:
         self.folder = Path(folder)
         self.namespace = namespace or inner.name
         """Part of every key: two differently configured models must not share answers."""
+        self.code_version = code_version_of(inner)
+        """The wrapped model's ``code_version`` (``None`` when it declares none): part of the
+        key when set, so answers recorded by other code are not replayed."""
         self.hits = 0
         self.misses = 0
 
@@ -99,13 +111,15 @@ class CachedModel:
         tool_choice: ToolChoice | None,
         seed: int | None,
     ) -> str:
-        request = {
+        request: dict[str, object] = {
             "model": self.namespace,
             "messages": list(messages),
             "tools": list(tools or []),
             "tool_choice": tool_choice,
             "seed": seed,
         }
+        if self.code_version is not None:  # without one, the key stays what it always was
+            request["code_version"] = self.code_version
         payload = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()
 

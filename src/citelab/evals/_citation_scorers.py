@@ -31,7 +31,7 @@ Turns whose gold expects no answer are not scored here (``no_answer`` judges the
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,10 +63,14 @@ class _Support:
     turn (recall, precision, in either mode) share one memo: see :func:`_support_for`.
     """
 
-    __slots__ = ("judge", "memo", "ordered", "passages", "record", "sources")
+    __slots__ = ("judge", "memo", "ordered", "passages", "record", "separate", "sources")
 
     def __init__(self, judge: Judge, record: TurnRecord) -> None:
         self.judge = judge
+        # The lexical judge reads the passages one by one, from its cache.
+        self.separate: Callable[[str, list[str]], bool] | None = getattr(
+            judge, "supports_passages", None
+        )
         self.record = record
         self.sources: dict[int, SourceRecord] = {s.number: s for s in record.sources}
         self.memo: dict[tuple[str, tuple[int, ...]], bool] = {}
@@ -75,8 +79,8 @@ class _Support:
         # holes (a hole is out of range), so [n] still means source n and [0] the last one.
         # Numbered 1..k, this is ALCE's plain list.
         self.ordered: list[int] = list(range(1, max(self.sources, default=0) + 1))
-        # Each source's passage as the judge reads it, built once per turn.
-        self.passages: dict[int, str] = {n: s.evidence for n, s in self.sources.items()}
+        # Each cited source's passage as the judge reads it, built once per turn.
+        self.passages: dict[int, str] = {}
 
     def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
         key = (claim, numbers)
@@ -88,11 +92,16 @@ class _Support:
     def _judge(self, claim: str, numbers: tuple[int, ...]) -> bool:
         """The judge on the cited passages joined by line breaks (the lexical judge reads
         them one by one, from its cache: the same verdict without joining them)."""
-        passages = [self.passages[n] for n in numbers]
-        separate = getattr(self.judge, "supports_passages", None)
-        if separate is not None:
-            return bool(separate(claim, passages))
+        passages = [self._passage(n) for n in numbers]
+        if self.separate is not None:
+            return bool(self.separate(claim, passages))
         return self.judge.supports(claim, "\n".join(passages))
+
+    def _passage(self, number: int) -> str:
+        passage = self.passages.get(number)
+        if passage is None:
+            passage = self.passages[number] = self.sources[number].evidence
+        return passage
 
 
 _LAST = threading.local()

@@ -304,10 +304,16 @@ def write_comparison(comparison: Comparison, out_dir: str | Path) -> dict[str, P
         "report.html": out / "report.html",
         "compare.json": out / "compare.json",
     }
-    result.differences().to_csv(written["differences.csv"], index=False, float_format="%.6g")
-    result.summary().to_csv(written["summary.csv"], index=False, float_format="%.6g")
+    differences, summary = result.differences(), result.summary()
+    differences.to_csv(written["differences.csv"], index=False, float_format="%.6g")
+    summary.to_csv(written["summary.csv"], index=False, float_format="%.6g")
     page = render_html(
-        result, [], str(result.config["suite"]["name"]), intro=comparison_intro(comparison)
+        result,
+        [],
+        str(result.config["suite"]["name"]),
+        intro=comparison_intro(comparison),
+        summary=summary,
+        differences=differences,
     )
     written["report.html"].write_text(page, encoding="utf-8")
     facts = {

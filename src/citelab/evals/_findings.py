@@ -13,7 +13,7 @@ With several models, a finding is checked per model and holds only if it holds f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import pandas as pd
@@ -75,15 +75,25 @@ class FindingResult(BaseModel):
     sentence: str
 
 
-def evaluate_findings(result: EvalResult, findings: Sequence[Finding]) -> list[FindingResult]:
-    return [_evaluate(result, finding) for finding in findings]
+def evaluate_findings(
+    result: EvalResult,
+    findings: Sequence[Finding],
+    *,
+    summaries: Mapping[str, pd.DataFrame] | None = None,
+) -> list[FindingResult]:
+    """Each finding checked. ``summaries`` maps a subset to ``result.summary(subset=...)``
+    already computed; each other subset the findings name is summarized once."""
+    known = dict(summaries or {})
+    for finding in findings:
+        if finding.subset not in known:
+            known[finding.subset] = result.summary(subset=finding.subset)
+    return [_evaluate(result, finding, known[finding.subset]) for finding in findings]
 
 
 _Point = tuple[float, float, float]
 
 
-def _evaluate(result: EvalResult, finding: Finding) -> FindingResult:
-    summary = result.summary(subset=finding.subset)
+def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> FindingResult:
     rows = summary[summary["metric"] == finding.metric]
     models = sorted(result.turns["model"].unique()) if not result.turns.empty else []
     values: dict[str, _Point] = {}

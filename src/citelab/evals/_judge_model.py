@@ -22,6 +22,7 @@ from citelab.models import (
     ToolChoice,
     ToolSpec,
     message_text,
+    source_version,
 )
 
 __all__ = ["JudgeModel", "read_judge_prompt"]
@@ -31,8 +32,23 @@ class JudgeModel:
     """Answers "yes"/"no" to judge prompts with an offline judge; see the module docs."""
 
     def __init__(self, judge: str | Mapping[str, Any] = "lexical", name: str = "judge") -> None:
-        self.judge: Judge = build_judge(judge if isinstance(judge, str) else dict(judge))
+        spec = judge if isinstance(judge, str) else dict(judge)
+        self.judge: Judge = build_judge(spec)
         self.name = name
+        named = spec if isinstance(spec, str) else spec.get("name")
+        self._own_judge = type(self.judge).__module__.startswith("citelab.") and not (
+            isinstance(named, str) and ":" in named
+        )
+
+    @property
+    def code_version(self) -> str | None:
+        """A digest of the code that decides its verdicts when its judge is one of citelab's
+        own (see :mod:`citelab.models._version`), so a cache never replays a changed judge's
+        answers; ``None`` for a judge imported as ``module:attr`` or registered by a user (its
+        code is not citelab's to digest), which a cache then keys like a vendor model."""
+        if not self._own_judge:
+            return None
+        return source_version(__name__, type(self.judge).__module__)
 
     async def stream(
         self,

@@ -79,12 +79,23 @@ def content_terms(text: str) -> frozenset[str]:
     return _content_terms(text)
 
 
+# In ASCII text \w is [A-Za-z0-9_]: the words are what is left between the other characters.
+_ASCII_NON_WORD = str.maketrans(
+    {chr(code): " " for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")}
+)
+
+
 @lru_cache(maxsize=65_536)
 def _content_terms(text: str) -> frozenset[str]:
-    # Two shortcuts that change nothing: no "[" means no marker, ASCII is its own NFKC form.
+    # Shortcuts that change nothing: no "[" means no marker; ASCII is its own NFKC form, its
+    # case folding stays ASCII, and its \w+ words are found by str.translate and str.split
+    # (about twice as fast as the regular expression).
     plain = _MARKER.sub(" ", text) if "[" in text else text
-    normal = (plain if plain.isascii() else unicodedata.normalize("NFKC", plain)).casefold()
-    return frozenset(_WORD.findall(normal)).difference(_STOPWORDS, ("_",))
+    if plain.isascii():
+        words = plain.casefold().translate(_ASCII_NON_WORD).split()
+    else:
+        words = _WORD.findall(unicodedata.normalize("NFKC", plain).casefold())
+    return frozenset(words).difference(_STOPWORDS, ("_",))
 
 
 @lru_cache(maxsize=16_384)  # a turn asks about the same passages again and again

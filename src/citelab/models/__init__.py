@@ -7,6 +7,8 @@
 * :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
 * :class:`ScriptedModel` — replays given rounds and records what it saw.
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
+* :func:`source_version` — a digest of a model's code, for its ``code_version`` (the
+  model-call cache keys by it).
 * :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…).
 * :func:`build_app` / :func:`serve_in_thread` — serve a model as an OpenAI-compatible endpoint
   (``citelab serve-model``).
@@ -57,6 +59,7 @@ from citelab.models._types import (
     collect,
     message_text,
 )
+from citelab.models._version import source_version
 
 __all__ = [
     "AnthropicModel",
@@ -105,5 +108,6 @@ __all__ = [
     "register_model",
     "round_views",
     "serve_in_thread",
+    "source_version",
     "sources_in_message",
 ]

@@ -70,6 +70,7 @@ from citelab.models._types import (
     ToolSpec,
     message_text,
 )
+from citelab.models._version import source_version
 
 __all__ = ["NO_ANSWER_TEXT", "ExtractiveModel"]
 
@@ -117,6 +118,12 @@ class ExtractiveModel:
     """It answers from the question and the numbered sources alone: no wording of the
     system prompt (the agent's prompt, the contract template) changes what it writes. Reports
     say so beside variants that only change that wording."""
+
+    @property
+    def code_version(self) -> str:
+        """A digest of the code that decides its answers (see :mod:`citelab.models._version`):
+        a cache of its answers keys by it, so a changed model never replays stale ones."""
+        return source_version(__name__)
 
     def __init__(
         self,

@@ -47,6 +47,7 @@ from citelab.models._types import (
     ToolChoice,
     ToolSpec,
 )
+from citelab.models._version import code_version_of, source_version
 
 __all__ = [
     "FaultKind",
@@ -143,6 +144,15 @@ class PerturbedModel:
         self.records: list[Perturbation] = []
         """One record per finished call, in the order calls finished."""
         self._started = 0
+
+    @property
+    def code_version(self) -> str:
+        """A digest of the code that injects the faults (see :mod:`citelab.models._version`),
+        joined with the inner model's version when it declares one. Over a vendor model the
+        faults are still this code's: a change to it must not replay recorded answers."""
+        inner = code_version_of(self.inner)
+        own = source_version(__name__)
+        return own if inner is None else f"{own}+{inner}"
 
     @property
     def injections(self) -> list[Injection]:

@@ -35,6 +35,7 @@ from citelab.models._types import (
     ToolChoice,
     ToolSpec,
 )
+from citelab.models._version import source_version
 
 __all__ = ["ScriptedModel", "ScriptedRound", "ScriptedToolCall"]
 
@@ -91,6 +92,11 @@ class ScriptedModel:
         """The messages each round was shown, deep-copied at the call."""
         self.seen_tools: list[list[ToolSpec]] = []
         """The tools each round was offered."""
+
+    @property
+    def code_version(self) -> str:
+        """A digest of the code that plays its rounds (see :mod:`citelab.models._version`)."""
+        return source_version(__name__)
 
     @property
     def calls(self) -> int:

@@ -248,7 +248,11 @@ class ModelTurn(BaseModel):
 
 
 class Model(Protocol):
-    """A chat model that streams; every adapter and test double implements this."""
+    """A chat model that streams; every adapter and test double implements this.
+
+    Optional: ``code_version`` (a string, or a method returning one) when the model's answers
+    come from code rather than a vendor; the model-call cache keys by it (see
+    :class:`citelab.evals.CachedModel`)."""
 
     name: str
     """The name configuration files and logs use for this model."""
