@@ -38,7 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench_evals import _questions, _ServedModel, ideal_seconds
+from _common import served_model
+from bench_evals import _questions, ideal_seconds
 from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
 from citelab.evals._executors import Executor, LocalExecutor
@@ -103,7 +104,10 @@ def model_bound(cases: int, concurrency: int, latency_ms: float) -> None:
         f"{'executor':<18}{'slots':>6}{'achieved s':>12}{'ideal s':>9}{'ideal/achieved':>16}"
         f"{'CPU ms/case':>13}{'server ms':>11}{'CPU floor s':>13}{'setup s':>9}{'load':>6}"
     )
-    with _ServedModel(latency_ms) as server, tempfile.TemporaryDirectory() as folder:
+    with (
+        served_model("--latency-ms", str(latency_ms)) as server,
+        tempfile.TemporaryDirectory() as folder,
+    ):
         root = Path(folder)
         (root / "cases.jsonl").write_text(
             "".join(json.dumps(case) + "\n" for case in _questions(cases)), encoding="utf-8"
