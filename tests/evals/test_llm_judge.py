@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,3 +72,29 @@ def test_an_unreachable_endpoint_is_a_model_error() -> None:
     judge = LLMJudge("judge", base_url="http://127.0.0.1:9/v1", timeout=2.0)
     with pytest.raises(ModelError, match="judge llm"):
         judge.supports("a claim", "some evidence")
+
+
+def test_judges_sharing_a_cache_folder_store_one_verdict_at_once(tmp_path: Path) -> None:
+    # Ray workers (processes) and threads may store the same verdict in one cache at once;
+    # with one shared temporary file name, one's rename found the file already moved.
+    errors: list[BaseException] = []
+
+    def store() -> None:
+        judge = LLMJudge("judge", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path))
+        key, request = judge._question("The fee is 50 euros.", "Fees: 50 euros.")
+        try:
+            for _ in range(300):
+                judge._store(key, request, True)
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=store) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    stored = list(tmp_path.glob("judge/*/*"))
+    assert [path.suffix for path in stored] == [".json"]  # no temporary file left behind
+    judge = LLMJudge("judge", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path))
+    assert judge.supports("The fee is 50 euros.", "Fees: 50 euros.") is True  # from the cache

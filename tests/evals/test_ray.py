@@ -21,10 +21,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from citelab import MissingDependency
 from citelab.cli import main
-from citelab.evals import load_suite, rescore, run
+from citelab.evals import LLMJudge, load_suite, plan_run, rescore, run
 from citelab.evals._executors import get_executor
-from citelab.models import ExtractiveModel, RunningServer, build_app
+from citelab.evals._judge_model import JudgeModel
+from citelab.evals._ray import _judge_groups, _rebuilt_scorers, _scorer_specs
+from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
 from citelab.models._server import serve_app_in_thread
+
+from ._judge_models import YesNoModel
 
 pytestmark = pytest.mark.slow
 
@@ -58,25 +62,28 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def _start_cluster(ray: Any, temp: Path) -> None:
     """Two CPUs on loopback, no dashboard, Ray's files under ``temp``. Ray gives its node
     agent a fixed time to start; on a heavily loaded machine one retry rides that out."""
-    for attempt in (1, 2):
-        try:
-            ray.init(
-                num_cpus=2,
-                include_dashboard=False,
-                _temp_dir=str(temp / f"try{attempt}"),
-                _node_ip_address="127.0.0.1",
-                logging_level="WARNING",
-            )
-            return
-        except Exception:
-            ray.shutdown()
-            # The failed start's processes are gone or going: their Popen objects' "still
-            # running" warning belongs here, not to the test that happens to collect them.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ResourceWarning)
+    # A failed start's processes are gone or going: their Popen objects' "still running"
+    # warning belongs here (whenever Ray lets go of them during the retry), not to a test.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        for attempt in (1, 2):
+            try:
+                ray.init(
+                    num_cpus=2,
+                    include_dashboard=False,
+                    _temp_dir=str(temp / f"try{attempt}"),
+                    _node_ip_address="127.0.0.1",
+                    logging_level="WARNING",
+                )
+            except Exception:
+                ray.shutdown()
                 gc.collect()
-            if attempt == 2:
-                raise
+                if attempt == 2:
+                    raise
+            else:
+                if attempt == 2:
+                    gc.collect()
+                return
 
 
 def _records(out: Path) -> list[dict[str, Any]]:
@@ -256,6 +263,68 @@ def test_a_failing_case_is_recorded_once_with_its_error(cluster: Any, tmp_path: 
     assert len(records) == len(CASES)
     assert all(r["turns"][0]["error"] for r in records), "a turn against no server succeeded"
     assert records == _records(tmp_path / "local")
+
+
+JUDGED = """
+name = "judged"
+datasets = ["university"]
+models = ["extractive"]
+concurrency = 4
+scorers = ["citation_recall", "citation_precision",
+           {{ name = "citation_recall", alce_compat = true }}, "no_answer"]
+judge = {{ name = "llm", model = "judge", base_url = "{base_url}", concurrency = 3 }}
+"""
+
+
+def test_the_llm_judge_on_ray_asks_concurrently_within_each_workers_bound(
+    cluster: Any, tmp_path: Path
+) -> None:
+    # citelab's offline yes/no judge model served over real HTTP, 50 ms per call; the Ray
+    # workers' real openai SDK asks it from their own processes.
+    model = YesNoModel(pause=0.05, inner=JudgeModel())
+    with serve_in_thread(model) as server:
+        suite = tmp_path / "judged.toml"
+        suite.write_text(JUDGED.format(base_url=server.base_url), encoding="utf-8")
+        local = run(suite, out_dir=tmp_path / "local", progress=False)
+        assert 2 <= model.peak <= 3
+        asked = model.calls
+
+        # One worker: its questions overlap (>= 2 in flight), never more than the judge's
+        # bound; one judge for the three scorers, so each question is asked once, as locally.
+        model.reset()
+        run(suite, out_dir=tmp_path / "ray", progress=False, executor="ray", workers=1)
+        assert 2 <= model.peak <= 3
+        assert model.calls == asked
+        _assert_same_outputs(tmp_path / "local", tmp_path / "ray")
+
+        # Two workers rescoring: each has its own bound (and its own memo: a question two
+        # workers meet is asked by both), so at most 2 x 3 in flight.
+        model.reset()
+        rescored = rescore(tmp_path / "ray", load_suite(suite), executor="ray", workers=2)
+        assert 2 <= model.peak <= 6
+        assert model.calls >= asked
+        assert model.active == 0
+    pd.testing.assert_frame_equal(rescored.summary(), local.summary())
+    pd.testing.assert_frame_equal(rescored.to_pandas("statement"), local.to_pandas("statement"))
+
+
+def test_workers_rebuild_one_judge_for_the_scorers_that_shared_one(tmp_path: Path) -> None:
+    suite = tmp_path / "judged.toml"
+    suite.write_text(JUDGED.format(base_url="http://127.0.0.1:9/v1"), encoding="utf-8")
+    plan = plan_run(load_suite(suite))
+    specs = _scorer_specs(plan)
+    groups = _judge_groups(plan)
+    assert groups == (0, 0, 0, None)  # no_answer holds no judge
+    rebuilt = _rebuilt_scorers(specs, groups)
+    judges = [getattr(scorer, "judge", None) for scorer in rebuilt]
+    assert isinstance(judges[0], LLMJudge)
+    assert judges[1] is judges[0]
+    assert judges[2] is judges[0]
+    assert judges[0] is not getattr(plan.scorers[0], "judge", None)  # built on the worker
+    assert [s.config() for s in rebuilt] == specs
+    # Without groups each scorer builds the judge its configuration names: separate ones.
+    alone = _rebuilt_scorers(specs, ())
+    assert getattr(alone[1], "judge", None) is not getattr(alone[0], "judge", None)
 
 
 def test_more_workers_than_cpus_is_a_clear_error(

@@ -34,6 +34,7 @@ __all__ = [
     "deferring",
     "run_blocking",
     "score_concurrently",
+    "score_deferring",
     "score_records_concurrently",
 ]
 
@@ -128,11 +129,7 @@ async def _drive(
 
     async def one(task: Callable[[], T]) -> T:
         async with slots:
-            while True:
-                pending = _attempt(task)
-                if not isinstance(pending, VerdictPending):
-                    return pending
-                await pending.judge.ask(pending.statement, pending.evidence)
+            return await score_deferring(task)
 
     running = [asyncio.ensure_future(one(task)) for task in tasks]
     try:
@@ -145,6 +142,17 @@ async def _drive(
     finally:
         for judge in judges:
             await judge.aclose()
+
+
+async def score_deferring(task: Callable[[], T]) -> T:
+    """``task()`` in the running event loop, deferring: each verdict it needs that its judge
+    does not know yet is asked (awaited, within the judge's own bound) and the task run
+    again, until it completes. The caller bounds how many tasks run at once."""
+    while True:
+        pending = _attempt(task)
+        if not isinstance(pending, VerdictPending):
+            return pending
+        await pending.judge.ask(pending.statement, pending.evidence)
 
 
 def _attempt(task: Callable[[], T]) -> T | VerdictPending:

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import importlib
 import json
+import os
 import re
 import threading
 import unicodedata
@@ -489,7 +490,9 @@ class LLMJudge:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             payload = {"request": request, "verdict": verdict}
-            tmp = path.with_suffix(".tmp")
+            # Its own temporary name: Ray workers (other processes) and threads sharing the
+            # cache may store the same verdict at once.
+            tmp = path.with_name(f"{key}.{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(payload), encoding="utf-8")
             tmp.replace(path)
 

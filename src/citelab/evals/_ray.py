@@ -35,15 +35,17 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citelab._errors import CitelabError, ConfigError, MissingDependency
 from citelab.corpus._memory import paused_garbage_collection
+from citelab.evals._judge_calls import concurrent_judges, score_deferring
+from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRecord, score_record
-from citelab.evals._scoring import build_scorers
+from citelab.evals._scoring import Scorer, build_scorers
 
 if TYPE_CHECKING:
     from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit
@@ -54,6 +56,11 @@ RETRIES = 3
 """How many times a dead worker's actor is started again and its batches re-run."""
 _CALLS_PER_ACTOR = 1000
 """Ray's bound on an actor's concurrent calls; the real bound is the run's concurrency."""
+_SCORE_BATCH = 200
+"""Records per scoring batch at most: a Ray call costs about a millisecond, scoring 200
+records about a hundred, and a batch's rows come back while the worker scores the next."""
+_SCORE_DEPTH = 2
+"""Scoring batches in flight per worker: one scoring, one waiting (sent while it scores)."""
 
 
 class WorkerLost(CitelabError):
@@ -82,6 +89,10 @@ class _Settings:
     concurrency: int = 8
     cache: bool = True
     stream_calls: bool = False
+    judges: tuple[int | None, ...] = ()
+    """For each scorer, which of the plan's judges it used (:func:`_judge_groups`): scorers
+    that shared a judge in the driver share one on the worker, so an LLM judge's verdicts
+    (its memo) serve all of them, as in a local run."""
 
 
 class _Worker:
@@ -89,8 +100,13 @@ class _Worker:
 
     def __init__(self, settings: _Settings) -> None:
         self.settings = settings
-        self.plan = dataclasses.replace(settings.plan, scorers=build_scorers(settings.scorers))
+        scorers = _rebuilt_scorers(settings.scorers, settings.judges)
+        self.plan = dataclasses.replace(settings.plan, scorers=scorers)
         self.cases = self.plan.cases
+        self.judges = concurrent_judges(scorers)
+        """Model judges (the LLM judge): their questions are asked concurrently (see
+        :meth:`_scored`), at most each judge's ``concurrency`` in flight in this worker."""
+        self.scoring = asyncio.Semaphore(max((j.concurrency for j in self.judges), default=1))
         self.runner: BatchRunner | None = None
         self.ready: asyncio.Future[BatchRunner] | None = None
         self.gate = asyncio.Semaphore(settings.concurrency)
@@ -115,9 +131,12 @@ class _Worker:
     async def score(self, lines: list[str]) -> list[ScoredRecord]:
         """Score records sent as their JSON lines: the driver's ``model_dump_json`` and this
         worker's validation cost a fifth of pickling and unpickling the models (measured)."""
-        with paused_garbage_collection():
-            records = [CaseRecord.model_validate_json(line) for line in lines]
-            return [score_record(record, self.cases, self.plan.scorers) for record in records]
+        if not self.judges:
+            with paused_garbage_collection():
+                records = [CaseRecord.model_validate_json(line) for line in lines]
+                return [score_record(record, self.cases, self.plan.scorers) for record in records]
+        records = [CaseRecord.model_validate_json(line) for line in lines]
+        return list(await asyncio.gather(*(self._scored(record) for record in records)))
 
     async def stats(self) -> dict[str, Any]:
         runner = self.runner
@@ -131,15 +150,31 @@ class _Worker:
         }
 
     async def close(self) -> None:
-        """Close the model clients' connections (they belong to this actor's event loop)."""
+        """Close the model clients' and judges' connections (they belong to this actor's
+        event loop)."""
         if self.runner is not None:
             for model in self.runner.models.values():
                 await model.aclose()
+        for judge in self.judges:
+            await judge.aclose()
 
     async def _one(self, runner: BatchRunner, unit: _Unit) -> tuple[CaseRecord, ScoredRecord]:
         async with self.gate:
             record = await runner._run_unit(unit)
-        return record, score_record(record, self.cases, self.plan.scorers)
+        return record, await self._scored(record)
+
+    async def _scored(self, record: CaseRecord) -> ScoredRecord:
+        """Every scorer on ``record``. With a model judge, as the local executor scores:
+        deferring (:func:`~citelab.evals._judge_calls.score_deferring`), each unknown verdict
+        asked in this actor's event loop while other records score, at most the judges'
+        largest ``concurrency`` records at once in this worker (and each judge's own bound
+        on its calls in flight)."""
+        if not self.judges:
+            return score_record(record, self.cases, self.plan.scorers)
+        async with self.scoring:
+            return await score_deferring(
+                lambda: score_record(record, self.cases, self.plan.scorers)
+            )
 
     async def _build(self) -> BatchRunner:
         from citelab.evals._runner import BatchRunner
@@ -211,14 +246,12 @@ class RayExecutor:
     def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
         missing = [record for record in records if record.key not in self._scored]
         if missing:
-            actors = self._start(_Settings(_without_scorers(plan), _scorer_specs(plan), None))
-            count = len(actors) * 4
-            size = max(1, math.ceil(len(missing) / count))
-            lines = [record.model_dump_json() for record in missing]
-            batches = [lines[i : i + size] for i in range(0, len(lines), size)]
-            refs = [actors[i % len(actors)].score.remote(b) for i, b in enumerate(batches)]
+            settings = _Settings(
+                _without_scorers(plan), _scorer_specs(plan), None, judges=_judge_groups(plan)
+            )
+            actors = self._start(settings)
             with paused_garbage_collection():
-                for scored in self._get(refs):
+                for scored in self._score_batches(actors, missing):
                     self._scored.update((one.key, one) for one in scored)
         return [self._scored[record.key] for record in records]
 
@@ -358,6 +391,31 @@ class RayExecutor:
             ) from exc
         return result
 
+    def _score_batches(
+        self, actors: list[Any], records: Sequence[CaseRecord]
+    ) -> Iterator[list[ScoredRecord]]:
+        """Each batch's scored records as it comes back. A batch is written out (as JSON
+        lines) only when its worker has room for it, and the next goes to a worker before
+        the driver reads what came back, so the driver's work overlaps the workers'."""
+        ray = self.ray
+        size = max(1, min(_SCORE_BATCH, math.ceil(len(records) / (len(actors) * 4))))
+        starts = deque(range(0, len(records), size))
+        running: dict[Any, int] = {}
+
+        def submit(slot: int) -> None:
+            if starts:
+                start = starts.popleft()
+                lines = [record.model_dump_json() for record in records[start : start + size]]
+                running[actors[slot].score.remote(lines)] = slot
+
+        for _ in range(_SCORE_DEPTH):
+            for slot in range(len(actors)):
+                submit(slot)
+        while running:
+            done, _ = ray.wait(list(running), num_returns=1)
+            submit(running.pop(done[0]))
+            yield self._get(done)[0]
+
     def _get(self, refs: list[Any]) -> list[Any]:
         ray = self.ray
         try:
@@ -382,6 +440,7 @@ def _settings(runner: _Executor) -> _Settings:
         runner.batch.concurrency,
         runner.batch.cache,
         runner.batch.stream_calls,
+        _judge_groups(plan),
     )
 
 
@@ -392,3 +451,34 @@ def _without_scorers(plan: RunPlan) -> RunPlan:
 
 def _scorer_specs(plan: RunPlan) -> list[dict[str, Any]]:
     return [scorer.config() for scorer in plan.scorers]
+
+
+def _judge_groups(plan: RunPlan) -> tuple[int | None, ...]:
+    """For each scorer of ``plan``, a number naming the judge instance it holds (scorers
+    holding the same instance get the same number), or None for a scorer without a judge."""
+    seen: dict[int, int] = {}
+    groups: list[int | None] = []
+    for scorer in plan.scorers:
+        judge = getattr(scorer, "judge", None)
+        if judge is None or "judge" not in scorer.config():
+            groups.append(None)
+        else:
+            groups.append(seen.setdefault(id(judge), len(seen)))
+    return tuple(groups)
+
+
+def _rebuilt_scorers(specs: Sequence[dict[str, Any]], groups: Sequence[int | None]) -> list[Scorer]:
+    """The scorers from their configurations, one judge built per group (see
+    :func:`_judge_groups`; no groups: each scorer builds its own, as its configuration says)."""
+    judges: dict[int, Judge] = {}
+    configs: list[dict[str, Any]] = []
+    for index, spec in enumerate(specs):
+        config = dict(spec)
+        group = groups[index] if index < len(groups) else None
+        if group is not None:
+            judge = judges.get(group)
+            if judge is None:
+                judge = judges[group] = build_judge(config["judge"])
+            config["judge"] = judge
+        configs.append(config)
+    return build_scorers(configs)
