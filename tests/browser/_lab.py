@@ -57,6 +57,22 @@ class Lab:
             self.process.wait(timeout=15)
 
 
+CHAT_CELL = """\
+from citelab.agent import default_agents
+from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.models import ExtractiveModel
+from citelab.widget import Chat
+
+service = AnswerService(
+    default_agents(), store=MemoryConversationStore(), logs=MemoryLogStore(),
+    models={"extractive": ExtractiveModel(piece_delay=0.01)}, index_dir="indexes",
+)
+chat = Chat(service)
+chat"""
+"""A notebook cell that shows a chat over the default agents and the offline model
+(slowed a little, so streaming is seen)."""
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

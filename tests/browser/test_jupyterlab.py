@@ -16,7 +16,7 @@ import pytest
 
 from citelab._browser import guard_loopback
 
-from ._lab import Lab, notebook_json
+from ._lab import CHAT_CELL, Lab, notebook_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -294,18 +294,7 @@ def test_the_chat_streams_links_sources_and_asks_from_a_chip(browser: Any, lab: 
     tab.close()
 
 
-RESTART_SETUP = """\
-from citelab.agent import default_agents
-from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
-from citelab.models import ExtractiveModel
-from citelab.widget import Chat
-
-service = AnswerService(
-    default_agents(), store=MemoryConversationStore(), logs=MemoryLogStore(),
-    models={"extractive": ExtractiveModel(piece_delay=0.01)}, index_dir="indexes",
-)
-chat = Chat(service)
-chat"""
+RESTART_SETUP = CHAT_CELL
 DRAFT = "How do I apply for a scholarship?"
 NOTICE = "kernel restarted or stopped"
 KERNEL_ID = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id"

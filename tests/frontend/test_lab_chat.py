@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser._lab import Lab, notebook_json
+from browser._lab import CHAT_CELL, Lab, notebook_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,18 +24,7 @@ TIMEOUT_MS = 30_000
 FIRST = "When are tuition fees due?"
 SECOND = "How do I apply for a scholarship?"
 
-SETUP = """\
-from citelab.agent import default_agents
-from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
-from citelab.models import ExtractiveModel
-from citelab.widget import Chat
-
-service = AnswerService(
-    default_agents(), store=MemoryConversationStore(), logs=MemoryLogStore(),
-    models={"extractive": ExtractiveModel(piece_delay=0.01)}, index_dir="indexes",
-)
-chat = Chat(service)
-chat"""
+SETUP = CHAT_CELL
 CELLS = [
     SETUP,
     "chat  # a second view of the same chat, in another cell",
