@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 
 from citelab import ConfigError, InvalidInput
 from citelab.cli import main
-from citelab.evals import EvalResult, LexicalJudge, LLMJudge, build_judge, score_answers
+from citelab.evals import EvalResult, LexicalJudge, LLMJudge, _answers, build_judge, score_answers
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="processes are forked (Linux)")
 
@@ -68,10 +70,43 @@ def test_several_processes_give_the_tables_of_one(processes: int) -> None:
     assert several.scores["value"].notna().any()
 
 
-def test_many_answers_take_several_processes_by_default(tmp_path: Path) -> None:
+def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The process counts the scoring forked for, as they happen."""
+    counts: list[int] = []
+    real = _answers._score_in_processes
+
+    def spy(*args: Any) -> Any:
+        counts.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(_answers, "_score_in_processes", spy)
+    return counts
+
+
+def test_many_answers_take_several_processes_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "results.json"
     path.write_text(json.dumps(_data(1200)), encoding="utf-8")
-    _assert_same(score_answers(path, "alce"), score_answers(path, "alce", processes=1))
+    forks = _forks(monkeypatch)
+    several = score_answers(path, "alce")
+    assert forks == ([2] if len(os.sched_getaffinity(0)) > 1 else [])
+    _assert_same(several, score_answers(path, "alce", processes=1))
+    score_answers({"data": _data(1200)["data"][:999]}, "alce")  # few: one process
+    assert len(forks) <= 1
+
+
+def test_no_fork_by_default_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    forks = _forks(monkeypatch)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        score_answers(_data(1200), "alce")
+    finally:
+        stop.set()
+        other.join()
+    assert forks == []
 
 
 class Counting:

@@ -21,6 +21,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -92,8 +93,8 @@ def score_answers(
     one event loop (default: the judge's own ``concurrency``); offline judges score one
     answer after the other, in ``processes`` processes (see the module docs; None: one per
     CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
-    citelab's offline one; 1: this process only). With ``out_dir`` the tables,
-    ``run.json`` and ``report.html`` are written there.
+    citelab's offline one, and no other thread runs; 1: this process only). With
+    ``out_dir`` the tables, ``run.json`` and ``report.html`` are written there.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
@@ -237,7 +238,10 @@ def _process_count(
         if processes > 1 and not _can_fork():
             raise ConfigError("processes: scoring in several processes needs Linux (fork)")
         return max(1, min(processes, len(records)))
-    if not _can_fork() or not all(_offline_and_ours(scorer) for scorer in scorers):
+    # Forked only from a process without other threads (a notebook's kernel has some): a
+    # thread holding a lock at the fork would leave it locked in the child for good.
+    alone = threading.active_count() == 1
+    if not alone or not _can_fork() or not all(map(_offline_and_ours, scorers)):
         return 1
     return max(1, min(_cpus(), len(records) // _PER_PROCESS))
 
