@@ -89,8 +89,10 @@ def test_many_answers_take_several_processes_by_default(
     path = tmp_path / "results.json"
     path.write_text(json.dumps(_data(1200)), encoding="utf-8")
     forks = _forks(monkeypatch)
+    # Forked when this process has one thread (earlier tests of a whole run may leave some).
+    alone = threading.active_count() == 1
     several = score_answers(path, "alce")
-    assert forks == ([2] if len(os.sched_getaffinity(0)) > 1 else [])
+    assert forks == ([2] if alone and len(os.sched_getaffinity(0)) > 1 else [])
     _assert_same(several, score_answers(path, "alce", processes=1))
     score_answers({"data": _data(1200)["data"][:999]}, "alce")  # few: one process
     assert len(forks) <= 1
