@@ -5,7 +5,10 @@
    recall and precision, tables and bootstrap intervals), as examples per second; beside it
    the ``citelab score --json`` command as a process on the same file (start-up, imports,
    reading, scoring, tables, intervals and the printed summary; no ``--out``, so no report
-   is written), and the two ALCE-compatible scorers alone. Target: ≥ 1,000 examples/s.
+   is written), and the two ALCE-compatible scorers alone; the command also in one process
+   (``--processes 1``) beside the default, which scores 10,000 answers in one process per
+   CPU (each command line a fresh process, the lines taking turns). Target: ≥ 1,000
+   examples/s.
 2. The LLM judge against ``citelab serve-model --model judge --latency-ms 200`` (an offline
    yes/no judge behind the OpenAI API, in its own process, over real HTTP, the real SDK):
    achieved wall time against the ideal at concurrency 32 (and 8), as ``ideal / achieved``
@@ -103,15 +106,19 @@ def throughput(path: Path, count: int, before: Path | None = None, rounds: int =
     lines.append(("score_answers, + citelab's own two (caches warm)", time.perf_counter() - began))
     # The command as a process, this checkout's code and (with --before) another checkout's
     # code by turns, so that both meet the same load; the median of the rounds.
-    trees = [("citelab score --json (a process, no --out)", None)]
+    # The command in one process (--processes 1) beside it: what scoring in several adds.
+    trees: list[tuple[str, Path | None, tuple[str, ...]]] = [
+        ("  the same, --processes 1", None, ("--processes", "1")),
+        ("citelab score --json (a process, no --out)", None, ()),
+    ]
     if before is not None:
-        trees.insert(0, (f"  the same, code of {before}", before / "src"))
-    times: dict[str, list[float]] = {what: [] for what, _ in trees}
-    for _, source in trees if before is not None else ():
+        trees.insert(0, (f"  the same, code of {before}", before / "src", ()))
+    times: dict[str, list[float]] = {what: [] for what, _, _ in trees}
+    for _, source, _ in trees if before is not None else ():
         _command_seconds(path, source)  # untimed: a fresh tree compiles its bytecode first
     for _ in range(rounds):
-        for what, source in trees:
-            times[what].append(_command_seconds(path, source))
+        for what, source, options in trees:
+            times[what].append(_command_seconds(path, source, options))
     lines += [(what, statistics.median(seconds)) for what, seconds in times.items()]
     base = lines[0][1]
     for what, seconds in lines:
@@ -121,20 +128,21 @@ def throughput(path: Path, count: int, before: Path | None = None, rounds: int =
             f"({base / seconds:4.2f}× the first)  load {_load():.2f}"
         )
     if before is not None:
-        old, new = (statistics.median(times[what]) for what, _ in trees)
+        old = statistics.median(times[trees[0][0]])
+        new = statistics.median(times[trees[-1][0]])
         print(f"   the command, before → after: {old:.2f} s → {new:.2f} s ({new / old:.2f}×)")
     nltk_share(path, base)
 
 
-def _command_seconds(path: Path, source: Path | None) -> float:
-    """Wall time of ``citelab score PATH --json`` in a fresh process (``source``: the
-    ``src`` folder whose citelab it runs, else this checkout's)."""
+def _command_seconds(path: Path, source: Path | None, options: tuple[str, ...] = ()) -> float:
+    """Wall time of ``citelab score PATH --json`` (and ``options``) in a fresh process
+    (``source``: the ``src`` folder whose citelab it runs, else this checkout's)."""
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = str(source)
     began = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "citelab", "score", str(path), "--json"],
+        [sys.executable, "-m", "citelab", "score", str(path), "--json", *options],
         capture_output=True,
         text=True,
         check=False,

@@ -282,9 +282,12 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 # What citelab score never uses: the runner and what it pulls in (agents, the answer service,
-# model adapters), NLTK's package __init__ (punkt is loaded without it) and scipy.stats.
+# model adapters), NLTK's package __init__ (punkt is loaded without it) and scipy.stats; on
+# ALCE files the MCP types (vendor and citelab answers only) and the corpus's chunking,
+# synthetic corpora and folder import (with YAML).
 _UNUSED = ["citelab.evals._runner", "citelab.agent", "citelab.answers", "citelab.models"]
-_UNUSED += ["nltk", "scipy.stats", "starlette", "matplotlib"]
+_UNUSED += ["nltk", "scipy.stats", "starlette", "matplotlib", "mcp_types", "yaml"]
+_UNUSED += ["citelab.corpus._chunking", "citelab.corpus._synth", "citelab.corpus._import"]
 
 
 def test_the_command_imports_only_what_scoring_uses(tmp_path: Path) -> None:

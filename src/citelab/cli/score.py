@@ -54,6 +54,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--workers", type=int, metavar="N", help="answers scored at once (default: the judge's)"
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        metavar="N",
+        help="processes that score (default: one per CPU for 1,000 answers or more with "
+        "citelab's scorers and offline judges; 1: this process only)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -82,6 +89,7 @@ def _run(args: argparse.Namespace) -> int:
         out_dir=args.out,
         qampari=True if args.qampari else None,
         workers=args.workers,
+        processes=args.processes,
     )
     if args.json:
         print(json.dumps(summary_json(result, args.scale), indent=2))

@@ -9,48 +9,103 @@
 - Rendering: :func:`render_answer_html`, :func:`render_sources_html`,
   :func:`render_sources_markdown`; the HTML allowlists in :data:`ALLOWLISTS`.
 - Converters to and from other systems: :mod:`citelab.contract.convert`.
+
+The names are imported on first use from the module named in ``_LAZY``: reading anchors
+(:class:`Anchor`) does not import the MCP types, the validator or the renderers.
 """
 
-from citelab.contract._allowlists import ALLOWLISTS
-from citelab.contract._message import AnswerMessage, ContentBlock, build_message, source_priority
-from citelab.contract._meta_keys import is_reserved_meta_key, meta_key_problem
-from citelab.contract._offsets import (
-    TextOffsets,
-    codepoint_to_utf8,
-    codepoint_to_utf16,
-    utf8_to_codepoint,
-    utf16_to_codepoint,
-)
-from citelab.contract._payloads import (
-    CITATIONS_KEY,
-    SOURCE_NUMBER_KEY,
-    SOURCE_QUOTES_KEY,
-    SOURCE_URL_KEY,
-    SUGGESTED_REPLIES_KEY,
-    Anchor,
-    SourceQuote,
-    SuggestedReply,
-)
-from citelab.contract._registry import (
-    BLOCK_KINDS,
-    BlockKind,
-    MetaKeySpec,
-    MetaRegistry,
-    PayloadCheck,
-    PayloadContext,
-    check_citation_anchors,
-    default_registry,
-)
-from citelab.contract._render import (
-    citation_id_prefix,
-    render_answer_html,
-    render_message_html,
-    render_sources_html,
-    render_sources_markdown,
-    sanitize_html,
-)
-from citelab.contract._validate import check_message, validate_message
-from citelab.contract._violations import Violation, raise_for_violations
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citelab.contract._allowlists import ALLOWLISTS
+    from citelab.contract._message import (
+        AnswerMessage,
+        ContentBlock,
+        build_message,
+        source_priority,
+    )
+    from citelab.contract._meta_keys import is_reserved_meta_key, meta_key_problem
+    from citelab.contract._offsets import (
+        TextOffsets,
+        codepoint_to_utf8,
+        codepoint_to_utf16,
+        utf8_to_codepoint,
+        utf16_to_codepoint,
+    )
+    from citelab.contract._payloads import (
+        CITATIONS_KEY,
+        SOURCE_NUMBER_KEY,
+        SOURCE_QUOTES_KEY,
+        SOURCE_URL_KEY,
+        SUGGESTED_REPLIES_KEY,
+        Anchor,
+        SourceQuote,
+        SuggestedReply,
+    )
+    from citelab.contract._registry import (
+        BLOCK_KINDS,
+        BlockKind,
+        MetaKeySpec,
+        MetaRegistry,
+        PayloadCheck,
+        PayloadContext,
+        check_citation_anchors,
+        default_registry,
+    )
+    from citelab.contract._render import (
+        citation_id_prefix,
+        render_answer_html,
+        render_message_html,
+        render_sources_html,
+        render_sources_markdown,
+        sanitize_html,
+    )
+    from citelab.contract._validate import check_message, validate_message
+    from citelab.contract._violations import Violation, raise_for_violations
+
+_LAZY: dict[str, str] = {
+    "ALLOWLISTS": "citelab.contract._allowlists",
+    "Anchor": "citelab.contract._payloads",
+    "AnswerMessage": "citelab.contract._message",
+    "BLOCK_KINDS": "citelab.contract._registry",
+    "BlockKind": "citelab.contract._registry",
+    "CITATIONS_KEY": "citelab.contract._payloads",
+    "ContentBlock": "citelab.contract._message",
+    "MetaKeySpec": "citelab.contract._registry",
+    "MetaRegistry": "citelab.contract._registry",
+    "PayloadCheck": "citelab.contract._registry",
+    "PayloadContext": "citelab.contract._registry",
+    "SOURCE_NUMBER_KEY": "citelab.contract._payloads",
+    "SOURCE_QUOTES_KEY": "citelab.contract._payloads",
+    "SOURCE_URL_KEY": "citelab.contract._payloads",
+    "SUGGESTED_REPLIES_KEY": "citelab.contract._payloads",
+    "SourceQuote": "citelab.contract._payloads",
+    "SuggestedReply": "citelab.contract._payloads",
+    "TextOffsets": "citelab.contract._offsets",
+    "Violation": "citelab.contract._violations",
+    "build_message": "citelab.contract._message",
+    "check_citation_anchors": "citelab.contract._registry",
+    "check_message": "citelab.contract._validate",
+    "citation_id_prefix": "citelab.contract._render",
+    "codepoint_to_utf16": "citelab.contract._offsets",
+    "codepoint_to_utf8": "citelab.contract._offsets",
+    "default_registry": "citelab.contract._registry",
+    "is_reserved_meta_key": "citelab.contract._meta_keys",
+    "meta_key_problem": "citelab.contract._meta_keys",
+    "raise_for_violations": "citelab.contract._violations",
+    "render_answer_html": "citelab.contract._render",
+    "render_message_html": "citelab.contract._render",
+    "render_sources_html": "citelab.contract._render",
+    "render_sources_markdown": "citelab.contract._render",
+    "sanitize_html": "citelab.contract._render",
+    "source_priority": "citelab.contract._message",
+    "utf16_to_codepoint": "citelab.contract._offsets",
+    "utf8_to_codepoint": "citelab.contract._offsets",
+    "validate_message": "citelab.contract._validate",
+}
 
 __all__ = [
     "ALLOWLISTS",
@@ -92,3 +147,16 @@ __all__ = [
     "utf16_to_codepoint",
     "validate_message",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'citelab.contract' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

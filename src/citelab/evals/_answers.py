@@ -6,15 +6,25 @@ by the same scorers as ``citelab eval`` into the same :class:`EvalResult` tables
 report. Everything is read and checked before anything is scored, and the output folder is
 written only once every answer is scored (through a temporary folder beside it), so a bad
 record or a failing judge leaves no half-written report.
+
+Many answers scored by citelab's own scorers and offline judges are scored in several
+processes (``processes``; on Linux, forked, so nothing is pickled on the way there): the
+answers are cut into consecutive slices, this process scores the first while the others
+score the rest, and the rows come back in order: the same tables as one process scores.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import shutil
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,11 +33,11 @@ from citelab._errors import ConfigError
 from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals._judge_calls import score_records_concurrently
-from citelab.evals._judges import Judge, build_judge
+from citelab.evals._judge_calls import concurrent_judges, score_records_concurrently
+from citelab.evals._judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
 from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, result_of
+from citelab.evals._results import EvalResult, ScoredRecord, result_of, score_record
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers
 from citelab.evals._versions import versions
 
@@ -47,6 +57,9 @@ _EMPTY_TURN: dict[str, Any] = {
     "mapping": {},
     "earlier": {},
 }
+# Answers per process when ``processes`` is left to choose: below 2 × this, one process
+# (forking and the rows' way back cost more than they save on a few hundred answers).
+_PER_PROCESS = 500
 
 
 def default_answer_scorers(answer_format: str, qampari: bool = False) -> list[dict[str, Any]]:
@@ -70,6 +83,7 @@ def score_answers(
     seed: int = 0,
     resamples: int = 1000,
     workers: int | None = None,
+    processes: int | None = None,
 ) -> EvalResult:
     """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
 
@@ -77,8 +91,10 @@ def score_answers(
     switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
     ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
     one event loop (default: the judge's own ``concurrency``); offline judges score one
-    answer after the other. With ``out_dir`` the tables, ``run.json`` and
-    ``report.html`` are written there.
+    answer after the other, in ``processes`` processes (see the module docs; None: one per
+    CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
+    citelab's offline one, and no other thread runs; 1: this process only). With
+    ``out_dir`` the tables, ``run.json`` and ``report.html`` are written there.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
@@ -98,7 +114,11 @@ def score_answers(
         dataset = _dataset_name(path, name)
         variant = name or "answers"
         records, cases = _records(items, dataset, variant=variant, model=answer_format)
-        scored = score_records_concurrently(records, cases, chosen, workers)
+        count = _process_count(records, chosen, processes)
+        if count > 1:
+            scored = _score_in_processes(records, cases, chosen, count)
+        else:
+            scored = score_records_concurrently(records, cases, chosen, workers)
         config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
         result = result_of(
             scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
@@ -201,6 +221,86 @@ def _records(
             )
         )
     return records, cases
+
+
+def _process_count(
+    records: Sequence[CaseRecord], scorers: Sequence[Scorer], processes: int | None
+) -> int:
+    """How many processes score ``records`` (see :func:`score_answers`)."""
+    if processes is not None:
+        if processes < 1:
+            raise ConfigError(f"processes must be at least 1, got {processes}")
+        if processes > 1 and concurrent_judges(scorers):
+            raise ConfigError(
+                "processes: a model judge scores in one process (its calls run concurrently: "
+                "see workers)"
+            )
+        if processes > 1 and not _can_fork():
+            raise ConfigError("processes: scoring in several processes needs Linux (fork)")
+        return max(1, min(processes, len(records)))
+    # Forked only from a process without other threads (a notebook's kernel has some): a
+    # thread holding a lock at the fork would leave it locked in the child for good.
+    alone = threading.active_count() == 1
+    if not alone or not _can_fork() or not all(map(_offline_and_ours, scorers)):
+        return 1
+    return max(1, min(_cpus(), len(records) // _PER_PROCESS))
+
+
+def _offline_and_ours(scorer: Scorer) -> bool:
+    """citelab's own scorer with citelab's own offline judge (or none): nothing it does in a
+    forked process is missed in this one (a user's judge may count its calls, or hold a
+    model a fork must not share)."""
+    judge = getattr(scorer, "judge", None)
+    ours = type(scorer).__module__.startswith("citelab.evals.")
+    return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
+
+
+def _can_fork() -> bool:
+    return sys.platform == "linux"
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def _score_in_processes(
+    records: Sequence[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+    scorers: Sequence[Scorer],
+    count: int,
+) -> list[ScoredRecord]:
+    """:func:`score_record` on every record, in order: the first of ``count`` consecutive
+    slices here, the others in forked processes (which inherit the records: only the slice
+    bounds go there, only the rows come back)."""
+    bounds = [len(records) * part // count for part in range(count + 1)]
+    with ProcessPoolExecutor(
+        count - 1,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_inherit,
+        initargs=(records, cases, scorers),  # not pickled: a forked worker has them
+    ) as pool:
+        futures = [pool.submit(_score_slice, *bounds[part : part + 2]) for part in range(1, count)]
+        scored = [score_record(record, cases, scorers) for record in records[: bounds[1]]]
+        for future in futures:
+            scored.extend(future.result())
+    return scored
+
+
+_INHERITED: tuple[Sequence[CaseRecord], Mapping[tuple[str, str], Case], Sequence[Scorer]]
+
+
+def _inherit(
+    records: Sequence[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+    scorers: Sequence[Scorer],
+) -> None:
+    global _INHERITED  # noqa: PLW0603 - the forked worker's own copy
+    _INHERITED = (records, cases, scorers)
+
+
+def _score_slice(start: int, stop: int) -> list[ScoredRecord]:
+    records, cases, scorers = _INHERITED
+    return [score_record(record, cases, scorers) for record in records[start:stop]]
 
 
 def _case_id(ident: str, position: int, used: set[str]) -> str:

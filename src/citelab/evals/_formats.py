@@ -35,13 +35,15 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from citelab._errors import CitelabError, InvalidInput
-from citelab.contract import AnswerMessage
 from citelab.evals._records import SourceRecord
+
+if TYPE_CHECKING:  # imported where a vendor or citelab answer is read (ALCE files need none)
+    from citelab.contract import AnswerMessage
 
 __all__ = [
     "ANSWER_FORMATS",
@@ -178,6 +180,8 @@ def _reader(answer_format: str) -> Callable[..., AnswerMessage]:
 
 
 def _vendor_answer(data: Any, answer_format: str, where: str, position: int) -> ExternalAnswer:
+    from citelab.contract import AnswerMessage
+
     envelope = _envelope(data, where)
     given = _given_sources(envelope, answer_format)
     dropped: list[str] = []

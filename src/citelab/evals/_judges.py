@@ -146,9 +146,9 @@ class LexicalJudge:
         claim = _content_terms(statement)
         if not claim:
             return False
-        terms = [_evidence_terms(passage) for passage in passages]
-        evidence = terms[0] if len(terms) == 1 else frozenset().union(*terms)
-        return len(claim & evidence) / len(claim) >= self.threshold
+        # The claim's words in none of the passages: no union of the passages is built.
+        missing = claim.difference(*map(_evidence_terms, passages))
+        return (len(claim) - len(missing)) / len(claim) >= self.threshold
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "threshold": self.threshold}
