@@ -258,6 +258,17 @@ export class ChatView {
     return known ? { id: provisionalHref(turn, number).slice(1) } : null;
   }
 
+  /**
+   * What the citation links of `turn` are given (see resolve), as one string: while it
+   * stays the same, links already drawn need no relinking.
+   */
+  linkTargets(turn) {
+    const section = this.sections[0];
+    if (section) return section.linkTargets(turn.turn_id);
+    const numbers = (turn.references ?? []).map((reference) => Number(reference.number));
+    return [...new Set(numbers)].sort((a, b) => a - b).join(" ");
+  }
+
   async submit(event, form, followup) {
     event.preventDefault();
     const question = form.input.value.trim();
@@ -362,6 +373,7 @@ class TurnView {
     this.stream = new BlockStream({ turn: safeTurnId(turnId) });
     this.blocks = new BlockView(this.answer);
     this.marked = null; // [text, message, references] the marks were made for
+    this.linkedTargets = undefined; // what the markers were linked to (ChatView.linkTargets)
     this.stopMarking = () => {};
   }
 
@@ -376,8 +388,12 @@ class TurnView {
     const relinkAll = relink || previous?.references !== turn.references;
     const redrawn = previous?.text !== turn.text || !previous;
     if (redrawn && this.marked) this.clearMarks(); // the text under the marks changes
-    if (redrawn) this.renderText(turn, relinkAll);
-    else if (relinkAll) this.link(this.answer);
+    // Relinking walks every marker of the turn: only when what they link to changed.
+    const targets = relinkAll ? this.chat.linkTargets(turn) : this.linkedTargets;
+    const relinkNow = targets !== this.linkedTargets;
+    this.linkedTargets = targets;
+    if (redrawn) this.renderText(turn, relinkNow);
+    else if (relinkNow) this.link(this.answer);
     this.markCitedSpans(turn);
     show(this.pending, open && turn.text === "");
     const error =

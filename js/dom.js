@@ -35,8 +35,9 @@ export const SLICE_MS = 2;
 
 /**
  * Run `work(hasTime)` once per animation frame, from the next frame on, until it returns
- * true; `hasTime()` is true for about SLICE_MS of each slice. Returns a function that cancels
- * the slices still to come.
+ * true; `hasTime()` is true while another step as long as the longest one of the slice so
+ * far (the time between two calls) still ends within SLICE_MS, so a slice does not run over
+ * by a step. Returns a function that cancels the slices still to come.
  */
 export function frameSlices(work, win = globalThis.window) {
   const frames = Boolean(win?.requestAnimationFrame);
@@ -45,8 +46,16 @@ export function frameSlices(work, win = globalThis.window) {
   const clock = win?.performance ?? globalThis.performance;
   let pending = null;
   const slice = () => {
-    const end = clock.now() + SLICE_MS;
-    pending = work(() => clock.now() < end) ? null : next(slice);
+    let last = clock.now();
+    const end = last + SLICE_MS;
+    let longest = 0;
+    const hasTime = () => {
+      const now = clock.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+      return now + longest <= end;
+    };
+    pending = work(hasTime) ? null : next(slice);
   };
   pending = next(slice);
   return () => {

@@ -23,9 +23,28 @@ const PATHS = {
 
 export const ICON_NAMES = Object.freeze(Object.keys(PATHS));
 
+// One prepared icon per document and name; each use is a deep clone of it (cloning is a
+// fraction of the cost of building the element and its paths attribute by attribute, and
+// the Sources cards need several icons each whenever a turn's list is drawn).
+const TEMPLATES = new WeakMap(); // Document → Map(name → svg)
+
 /** A decorative 1em SVG icon by name. */
 export function icon(doc, name) {
-  const paths = PATHS[name];
+  let templates = TEMPLATES.get(doc);
+  if (!templates) {
+    templates = new Map();
+    TEMPLATES.set(doc, templates);
+  }
+  let template = templates.get(name);
+  if (!template) {
+    template = buildIcon(doc, name);
+    templates.set(name, template);
+  }
+  return template.cloneNode(true);
+}
+
+function buildIcon(doc, name) {
+  const paths = Object.hasOwn(PATHS, name) ? PATHS[name] : null;
   if (!paths) throw new Error(`unknown icon ${name}`);
   const svg = doc.createElementNS(SVG_NS, "svg");
   svg.setAttribute("class", `citelab-icon citelab-icon-${name}`);

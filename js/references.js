@@ -8,6 +8,7 @@ import { icon, iconButton } from "./icons.js";
 import { isAbsoluteAllowedUrl, isAllowedUrl, isFragmentUrl } from "./urls.js";
 
 const LINK_REL = "noopener noreferrer";
+const TEXT_NODE = 3;
 
 /** Fired (bubbling, on the chat) when a citation link is followed: detail {turnId, number,
  * conversationId}. Sources panels listen on the document and show the cited card. */
@@ -73,6 +74,7 @@ export class ReferencesSection {
     this.seen = new Map(); // referenceKey → card element (first turn that showed it)
     this.targets = new Map(); // "turn number" → card element
     this.details = new WeakMap(); // card → {reference, retrieved}
+    this.looks = new WeakMap(); // card → what it shows (cardLook)
     this.updateVisibility();
   }
 
@@ -84,10 +86,13 @@ export class ReferencesSection {
     this.updateVisibility();
   }
 
-  /** Remove one turn's cards and placeholders (and forget the sources it introduced). */
-  removeTurn(turnId) {
+  /**
+   * Remove one turn's cards and placeholders (and forget the sources it introduced); the
+   * cards in `keep` stay in the list (showReferences reuses them).
+   */
+  removeTurn(turnId, keep = null) {
     const turn = safeTurnId(turnId);
-    for (const element of this.turnElements(turn)) element.remove();
+    for (const element of this.turnElements(turn)) if (!keep?.has(element)) element.remove();
     for (const [key, card] of this.seen) if (card.dataset.refTurn === turn) this.seen.delete(key);
     for (const key of this.targets.keys()) if (key.startsWith(`${turn} `)) this.targets.delete(key);
     for (const card of this.list.querySelectorAll(`[data-alias-turn="${turn}"]`)) card.remove();
@@ -113,8 +118,17 @@ export class ReferencesSection {
    * otherwise be ambiguous (per-turn numbering repeats numbers).
    */
   showReferences(turnId, references, { retrieved = false, answer = null } = {}) {
-    this.removeTurn(turnId);
     const turn = safeTurnId(turnId);
+    // The turn's cards as drawn, by what they show: a card that would be built the same
+    // again is kept (a turn's end redraws its list; rebuilding every card cost ~6 ms).
+    const drawn = new Map();
+    for (const element of this.turnElements(turn)) {
+      const look = this.looks.get(element);
+      if (look !== undefined) drawn.set(look, element);
+    }
+    this.removeTurn(turnId, new Set(drawn.values()));
+    const cards = [];
+    const numbers = new Set(); // the numbers this turn's own cards show so far
     for (const reference of references) {
       const number = Number(reference.number);
       const key = referenceKey(reference);
@@ -125,13 +139,50 @@ export class ReferencesSection {
         if (Number(earlier.dataset.number) !== number) this.addAlias(earlier, turn, number, answer);
         continue;
       }
-      const qualify = answer !== null && this.numberShown(number);
-      const card = this.buildCard(reference, turn, number, { retrieved, answer: qualify ? answer : null });
-      this.list.append(card);
+      const qualify = answer !== null && (numbers.has(number) || this.numberShown(number, turn));
+      const options = { retrieved, answer: qualify ? answer : null };
+      const look = cardLook(reference, number, options.answer);
+      let card = drawn.get(look);
+      // A kept card can go from retrieved to cited, not back.
+      if (card && retrieved && card.dataset.state !== "retrieved") card = undefined;
+      if (card) {
+        drawn.delete(look);
+        if (!retrieved && card.dataset.state === "retrieved") this.markCited(card);
+        this.details.set(card, { reference, retrieved: card.dataset.state === "retrieved" });
+      } else {
+        card = this.buildCard(reference, turn, number, options);
+        this.looks.set(card, look);
+      }
+      cards.push(card);
+      numbers.add(number);
       this.targets.set(`${turn} ${number}`, card);
       if (key !== null) this.seen.set(key, card);
     }
+    for (const unused of drawn.values()) unused.remove();
+    // The turn's cards end the list, in order; a kept card already in its place stays put.
+    let next = null;
+    for (let index = cards.length - 1; index >= 0; index--) {
+      const card = cards[index];
+      const placed = next === null ? this.list.lastElementChild : next.previousElementSibling;
+      if (placed !== card) this.list.insertBefore(card, next);
+      next = card;
+    }
     this.updateVisibility();
+  }
+
+  /**
+   * What citation links of `turnId` are given, as one string: each number with its card's
+   * id and title. Links drawn while it stays the same need no relinking.
+   */
+  linkTargets(turnId) {
+    const prefix = `${safeTurnId(turnId)} `;
+    const parts = [];
+    for (const [key, card] of this.targets) {
+      if (!key.startsWith(prefix)) continue;
+      const title = card.querySelector(".citelab-source-title")?.textContent ?? "";
+      parts.push(`${key.slice(prefix.length)}\u0000${card.id}\u0000${title}`);
+    }
+    return parts.join("\u0001");
   }
 
   /** The card citation `[number]` of `turnId` points at, if any. */
@@ -148,14 +199,23 @@ export class ReferencesSection {
     return [...this.list.children].filter((element) => element.dataset.refTurn === turn);
   }
 
-  numberShown(number) {
-    return [...this.list.children].some((card) => card.dataset.number === String(number));
+  // Whether a card of another turn shows `number`.
+  numberShown(number, turn) {
+    const shown = String(number);
+    return [...this.list.children].some(
+      (card) => card.dataset.number === shown && card.dataset.refTurn !== turn,
+    );
   }
 
   markCited(card) {
     card.dataset.state = "cited";
     card.classList.remove("citelab-source-retrieved");
-    card.querySelector(".citelab-source-state")?.remove();
+    const state = card.querySelector(".citelab-source-state");
+    // The badge and the space before it, as a card built cited has neither.
+    if (state?.previousSibling?.nodeType === TEXT_NODE && state.previousSibling.data === " ") {
+      state.previousSibling.remove();
+    }
+    state?.remove();
     const details = this.details.get(card);
     if (details) details.retrieved = false;
   }
@@ -247,6 +307,11 @@ export function cardBadges(doc, reference, retrieved) {
     parts.push(lang);
   }
   return parts;
+}
+
+// Everything a card is built from but its turn and state (the section's own options fixed).
+function cardLook(reference, number, answer) {
+  return JSON.stringify([number, answer, reference]);
 }
 
 /** The passage a card shows: the supporting passage when known, else the snippet. */
@@ -344,7 +409,13 @@ export class ReferencesController {
     let first = 0;
     while (first < wanted.length && sameRendering(wanted[first], this.rendered[first])) first++;
     if (first === wanted.length && first === this.rendered.length) return [];
-    if (first === 0) this.section.clear();
+    // Only the last turn changed, and it is still there (a turn's end, most often): its list
+    // is redrawn where it is, keeping the cards that did not change (showReferences).
+    const last = this.rendered.length - 1;
+    const inPlace = first === last && wanted[first]?.turnId === this.rendered[last].turnId;
+    if (inPlace) {
+      if (!wanted[first].references) this.section.removeTurn(wanted[first].turnId);
+    } else if (first === 0) this.section.clear();
     else
       for (const old of this.rendered.slice(first).reverse()) this.section.removeTurn(old.turnId);
     for (const turn of wanted.slice(first)) {

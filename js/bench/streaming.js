@@ -184,10 +184,14 @@ function chatRenderer({ hover, anchors }) {
     }
   };
   // The turn's end: the final text and the cited sources; with anchors, the spans are then
-  // marked in slices over the next frames (`settled` waits for them).
-  update.finish = (text) => {
+  // marked in slices over the next frames (`settled` waits for them). `ending(text)` makes
+  // the `done` event's message (what the kernel sends), before the end is timed.
+  update.ending = (text) => {
     const meta = anchors ? { "drupal.org/ai.citations": anchorsOf(text) } : {};
     const message = { role: "assistant", content: [{ type: "text", text, _meta: meta }] };
+    return { text, meta, message };
+  };
+  update.finish = ({ text, meta, message }) => {
     store.receive({
       type: "done",
       turn_id: "t1",
@@ -349,9 +353,10 @@ export async function perToken(
   let done = null;
   if (update.finish && times.length === tokens.length) {
     if (update.slicing) update.slicing.layout = layout;
+    const ending = update.ending(text);
     await nextTask();
     const start = performance.now();
-    const marked = { ...update.finish(text) };
+    const marked = { ...update.finish(ending) };
     if (layout) void root.offsetHeight;
     const took = performance.now() - start;
     Object.assign(marked, await update.settled());
@@ -415,8 +420,9 @@ export function coalesced(tokens, rate, renderer = "incremental") {
         finish();
         return;
       }
+      const ending = update.ending(text);
       const begin = performance.now();
-      const marked = update.finish(text);
+      const marked = update.finish(ending);
       const took = performance.now() - begin;
       afterFrame(async () => {
         done = { ms: took, frameMs: performance.now() - begin, ...marked };

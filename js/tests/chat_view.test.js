@@ -257,6 +257,38 @@ describe("chat view", () => {
     ).toBe(`#${firstCards[1].id}`);
   });
 
+  test("a turn's end relinks the markers only when what they link to changed", () => {
+    const { store, root } = chat();
+    const messages = turnMessages("t1", { text: ANSWER, references: REFS, pieces: 9 });
+    feed(store, messages.slice(0, -1));
+    const answer = root.querySelector(".citelab-answer");
+    const cards = [...root.querySelectorAll(".citelab-chat-sources li.citelab-source")];
+    const walks = vi.spyOn(answer, "querySelectorAll");
+    // done with the same sources (a new, equal list): the cards stay, the markers are not
+    // walked again (the turn's end used to relink every one of them).
+    feed(store, [{ ...messages.at(-1), references: structuredClone(REFS) }]);
+    expect(walks.mock.calls.filter(([selector]) => selector === "a[data-ref-index]")).toEqual([]);
+    const after = [...root.querySelectorAll(".citelab-chat-sources li.citelab-source")];
+    expect(after.map((card, index) => card === cards[index])).toEqual([true, true, true]);
+    const marker = answer.querySelector('a[data-ref-index="3"]');
+    expect(marker.getAttribute("href")).toBe(`#${cards[2].id}`);
+    expect(marker.getAttribute("aria-label")).toBe("Source 3: Source 3");
+  });
+
+  test("a turn's end relinks the markers when a source's card changed", () => {
+    const { store, root } = chat();
+    const messages = turnMessages("t1", { text: ANSWER, references: REFS, pieces: 9 });
+    feed(store, messages.slice(0, -1));
+    const walks = vi.spyOn(root.querySelector(".citelab-answer"), "querySelectorAll");
+    const renamed = [REFS[0], REFS[1], reference(3, { title: "Louvre guide" })];
+    feed(store, [{ ...messages.at(-1), references: renamed }]);
+    expect(walks.mock.calls.filter(([selector]) => selector === "a[data-ref-index]")).toHaveLength(1);
+    const card = root.querySelectorAll(".citelab-chat-sources li.citelab-source")[2];
+    const marker = root.querySelector('.citelab-answer a[data-ref-index="3"]');
+    expect(marker.getAttribute("href")).toBe(`#${card.id}`);
+    expect(marker.getAttribute("aria-label")).toBe("Source 3: Louvre guide");
+  });
+
   test("a new question clears turns and sources", () => {
     const { store, root } = chat();
     feed(store, turnMessages("t1", { text: "One [1].", references: [reference(1)] }));

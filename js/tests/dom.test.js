@@ -138,6 +138,25 @@ describe("frameSlices", () => {
     expect(win.queued).toBe(0); // done: no more frames asked for
   });
 
+  test("a slice stops before a step as long as its longest would run over", () => {
+    const win = fakeWindow();
+    const steps = [0.3, 0.9, 0.4, 0.5, 0.2];
+    const done = [];
+    frameSlices((hasTime) => {
+      while (steps.length) {
+        win.now += steps.shift();
+        done.push(win.now);
+        if (!hasTime()) break;
+      }
+      return steps.length === 0;
+    }, win);
+    win.frame();
+    // 0.3, then 0.9 (ends at 1.2): another 0.9 would end at 2.1, over SLICE_MS (2).
+    expect(done).toEqual([0.3, 1.2].map((t) => expect.closeTo(t, 9)));
+    win.frame(); // 0.4, 0.5 and 0.2 fit in the next one
+    expect(done).toHaveLength(5);
+  });
+
   test("cancelling stops the slices still to come", () => {
     const win = fakeWindow();
     let runs = 0;

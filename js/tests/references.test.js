@@ -166,6 +166,74 @@ describe("controller and citation links", () => {
     expect(controller.sync([first, turn("t2", [reference(1)])].slice(0, 1))).toEqual([]);
   });
 
+  // A card without its section's id (each section numbers its ids apart).
+  const shape = (card) => card.outerHTML.replace(/ id="[^"]*"/, "");
+
+  test("a turn's end keeps the unchanged cards: retrieved ones turn cited, as if built so", () => {
+    const { root, section } = newSection();
+    const controller = new ReferencesController(section);
+    const refs = [reference(1), reference(2), reference(3, { restricted: true })];
+    controller.sync([turn("t1", refs, "streaming")]);
+    const streamed = [...root.querySelectorAll("li.citelab-source")];
+    expect(streamed.every((card) => card.dataset.state === "retrieved")).toBe(true);
+    // The final list is a new (equal) array, as every kernel message brings.
+    expect(controller.sync([turn("t1", structuredClone(refs))])).toEqual(["t1"]);
+    const final = [...root.querySelectorAll("li.citelab-source")];
+    expect(final.map((card, index) => card === streamed[index])).toEqual([true, true, true]);
+    expect(root.querySelector(".citelab-source-state")).toBeNull();
+    const fresh = newSection();
+    fresh.section.showReferences("t1", refs);
+    const built = [...fresh.root.querySelectorAll("li.citelab-source")];
+    expect(final.map(shape)).toEqual(built.map(shape));
+    expect(section.detailsOf(final[0])).toEqual({ reference: refs[0], retrieved: false });
+  });
+
+  test("a changed source gets a new card; the rest stay, in the new order", () => {
+    const { root, section } = newSection();
+    const controller = new ReferencesController(section);
+    controller.sync([turn("t1", [reference(1), reference(2), reference(3)], "streaming")]);
+    const [one, two] = root.querySelectorAll("li.citelab-source");
+    controller.sync([
+      turn("t1", [reference(2, { title: "Changed" }), reference(1), reference(4)]),
+    ]);
+    const shown = [...root.querySelectorAll("li.citelab-source")];
+    expect(cards(root)).toEqual([
+      ["t1", "2", "Changed"],
+      ["t1", "1", "Source"],
+      ["t1", "4", "Source"],
+    ]);
+    expect(shown[1]).toBe(one);
+    expect(shown[0]).not.toBe(two);
+    expect(two.isConnected).toBe(false);
+    expect(section.target("t1", 1)).toBe(one);
+  });
+
+  test("a cited card is rebuilt, not reused, when its source shows as retrieved again", () => {
+    const { root, section } = newSection();
+    const controller = new ReferencesController(section);
+    controller.sync([turn("t1", [reference(1)])]);
+    const cited = root.querySelector("li.citelab-source");
+    controller.sync([turn("t1", [reference(1)], "streaming")]);
+    const card = root.querySelector("li.citelab-source");
+    expect(card).not.toBe(cited);
+    expect(card.querySelector(".citelab-source-state").textContent).toBe(
+      "Retrieved, not yet cited",
+    );
+  });
+
+  test("linkTargets changes only when a marker would link elsewhere or read another title", () => {
+    const { section } = newSection();
+    const controller = new ReferencesController(section);
+    controller.sync([turn("t1", [reference(1), reference(2)], "streaming")]);
+    const before = section.linkTargets("t1");
+    controller.sync([turn("t1", [reference(1), reference(2)])]);
+    expect(section.linkTargets("t1")).toBe(before);
+    controller.sync([turn("t1", [reference(1), reference(2, { title: "Renamed" })])]);
+    expect(section.linkTargets("t1")).not.toBe(before);
+    expect(section.linkTargets("t1")).toContain("Renamed");
+    expect(section.linkTargets("t2")).toBe("");
+  });
+
   test("a new conversation clears every card", () => {
     const { root, section } = newSection();
     const controller = new ReferencesController(section);
