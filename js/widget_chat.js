@@ -15,12 +15,17 @@ import { connectStore, modelKey, storeOf } from "./widget_store.js";
 function initialize({ model }) {
   const cleanup = connectStore(model);
   const store = storeOf(model);
-  const unwatch = watchKernel(model, () => store.setDisconnected(DISCONNECTED_MESSAGE));
+  const watch = watchKernel(model, () => store.setDisconnected(DISCONNECTED_MESSAGE));
+  kernelChecks.set(store, watch.check);
   return () => {
-    unwatch();
+    watch.stop();
+    kernelChecks.delete(store);
     cleanup();
   };
 }
+
+// Per store, the check that asks the kernel whether it is still the one holding the chat.
+const kernelChecks = new WeakMap();
 
 function render({ model, el }) {
   hideStaticCopies(el.ownerDocument, modelKey(model));
@@ -49,7 +54,11 @@ function render({ model, el }) {
   };
   const view = new ChatView(el, store, host);
   const watch = watchConnection(el, store);
+  // Someone coming back to the chat (focus in it): is its kernel still there?
+  const check = () => kernelChecks.get(store)?.();
+  el.addEventListener("focusin", check);
   return () => {
+    el.removeEventListener("focusin", check);
     watch.disconnect();
     view.destroy();
   };

@@ -5,6 +5,7 @@ import { describe, expect, test, vi } from "vitest";
 import { ChatView } from "../chat_view.js";
 import { ChatStore } from "../store.js";
 import widgetChat, { DISCONNECTED_MESSAGE } from "../widget_chat.js";
+import { CHECK_TIMEOUT_MS } from "../kernel_watch.js";
 import {
   container,
   FakeModel,
@@ -405,6 +406,120 @@ describe("chat controls", () => {
     close();
     expect(session.statusChanged.slots.size).toBe(0);
     expect(session.kernelChanged.slots.size).toBe(0);
+  });
+
+  // The kernel process's messages carry its session id in `header.session`.
+  function kernelMessage(session, parent = { msg_id: "r1" }) {
+    return { header: { session, msg_type: "status" }, parent_header: parent, content: {} };
+  }
+
+  function sessionWatched(manager, key, kernelSession = "s-old") {
+    const model = new FakeModel({ turns: [], _model_key: key.repeat(32), _kernel_session: kernelSession });
+    model.widget_manager = manager;
+    const cleanup = widgetChat.initialize({ model: model.proxy() });
+    const el = container();
+    const dispose = widgetChat.render({ model: model.proxy(), el });
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    return { el, frame, close: () => (dispose(), cleanup()) };
+  }
+
+  test("a message from another kernel session (a restart nothing announced) is a lost kernel", async () => {
+    const manager = notebookManager();
+    const session = manager.context.sessionContext;
+    session.iopubMessage = new FakeSignal();
+    const { el, frame, close } = sessionWatched(manager, "6");
+    // Before any message of its own session is seen, another session proves nothing (the
+    // trait might not name what this kernel writes); messages that answer no request (the
+    // server's own status reports) never count.
+    session.iopubMessage.emit(kernelMessage("s-new"));
+    session.iopubMessage.emit(kernelMessage("s-old", {}));
+    await frame();
+    expect(el.querySelector(".citelab-notice").hidden).toBe(true);
+    session.iopubMessage.emit(kernelMessage("s-old"));
+    session.iopubMessage.emit(kernelMessage("s-other-server", {}));
+    await frame();
+    expect(el.querySelector(".citelab-notice").hidden).toBe(true);
+    session.iopubMessage.emit(kernelMessage("s-new"));
+    await frame();
+    expect(el.querySelector(".citelab-notice").textContent).toBe(DISCONNECTED_MESSAGE);
+    close();
+    expect(session.iopubMessage.slots.size).toBe(0);
+  });
+
+  test("focus in the chat asks the kernel for its info, one request at a time; a new session is a lost kernel", async () => {
+    const manager = notebookManager();
+    const session = manager.context.sessionContext;
+    session.iopubMessage = new FakeSignal();
+    const asked = [];
+    session.session.kernel.requestKernelInfo = () =>
+      new Promise((resolve) => asked.push(resolve));
+    const { el, frame, close } = sessionWatched(manager, "5");
+    const input = el.querySelector(".citelab-ask input");
+    const focus = () => input.dispatchEvent(new FocusEvent("focusin", { bubbles: true }));
+    const settle = () => new Promise((resolve) => setTimeout(resolve));
+    focus();
+    focus(); // while the first waits for its reply: no second request
+    expect(asked.length).toBe(1);
+    asked[0](kernelMessage("s-old"));
+    await settle();
+    await frame();
+    expect(el.querySelector(".citelab-notice").hidden).toBe(true);
+    focus(); // the kernel was restarted from elsewhere meanwhile
+    expect(asked.length).toBe(2);
+    asked[1](kernelMessage("s-new"));
+    await settle();
+    await frame();
+    expect(el.querySelector(".citelab-notice").textContent).toBe(DISCONNECTED_MESSAGE);
+    expect(input.disabled).toBe(true);
+    focus(); // lost: nothing more is asked
+    expect(asked.length).toBe(2);
+    close();
+  });
+
+  test("a check whose request gets no reply (sent as the old process went) lets the next one ask again", async () => {
+    const manager = notebookManager();
+    const session = manager.context.sessionContext;
+    const asked = [];
+    session.session.kernel.requestKernelInfo = () => new Promise((resolve) => asked.push(resolve));
+    const { el, frame, close } = sessionWatched(manager, "3");
+    const input = el.querySelector(".citelab-ask input");
+    const focus = () => input.dispatchEvent(new FocusEvent("focusin", { bubbles: true }));
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      focus();
+      asked[0](kernelMessage("s-old")); // confirms the session
+      await vi.advanceTimersByTimeAsync(0);
+      focus(); // this request is lost: no reply ever comes
+      await vi.advanceTimersByTimeAsync(CHECK_TIMEOUT_MS - 1);
+      focus();
+      expect(asked.length).toBe(2); // still waiting for it
+      await vi.advanceTimersByTimeAsync(1);
+      focus();
+      expect(asked.length).toBe(3);
+      asked[2](kernelMessage("s-new"));
+      await vi.advanceTimersByTimeAsync(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    await frame();
+    expect(el.querySelector(".citelab-notice").textContent).toBe(DISCONNECTED_MESSAGE);
+    close();
+  });
+
+  test("without a kernel session (outside IPython) focus asks nothing", async () => {
+    const manager = notebookManager();
+    let replies = 0;
+    manager.context.sessionContext.session.kernel.requestKernelInfo = async () => {
+      replies += 1;
+      return kernelMessage("s-new");
+    };
+    const { el, frame, close } = sessionWatched(manager, "4", "");
+    el.querySelector(".citelab-ask input").dispatchEvent(new FocusEvent("focusin", { bubbles: true }));
+    await new Promise((resolve) => setTimeout(resolve));
+    await frame();
+    expect(replies).toBe(0);
+    expect(el.querySelector(".citelab-notice").hidden).toBe(true);
+    close();
   });
 
   test("another kernel (or none) is a lost kernel; the same kernel restarted in place is not", async () => {

@@ -8,6 +8,7 @@ started before any view existed, and check that every token is there, without ti
 
 from __future__ import annotations
 
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -311,6 +312,26 @@ def restart_through_the_api(lab: Lab, kernel_id: str) -> None:
         assert response.status == 200
 
 
+def come_back_until_noticed(chat: Any, notice: Any, seconds: float = 30.0) -> None:
+    """Focus in the chat, as someone coming back to it does, until it shows ``notice``: the
+    first check may be asked of a kernel process on its way out and get no reply, so a user
+    who clicks again (here: every 3.5 s, past the chat's wait for a reply) is asked for."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    buttons = [chat.locator("button.citelab-new"), chat.locator("form.citelab-followup button")]
+    deadline = time.monotonic() + seconds
+    turn = 0
+    while True:
+        buttons[turn % 2].focus()
+        turn += 1
+        try:
+            notice.wait_for(state="visible", timeout=3500)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+
+
 def test_a_kernel_restart_stops_the_chat_with_a_plain_message_until_its_cell_runs_again(
     browser: Any, lab: Lab
 ) -> None:
@@ -330,10 +351,12 @@ def test_a_kernel_restart_stops_the_chat_with_a_plain_message_until_its_cell_run
     followup.locator("input").fill(DRAFT)  # typed, not sent yet
 
     # A restart from outside JupyterLab's menu (the REST API, as another client does it):
-    # JupyterLab's widget manager notices nothing; the chat does, from the session.
+    # JupyterLab's widget manager notices nothing. The chat may learn it from the session's
+    # `starting` status, which is easily lost; coming back to the chat (focus in it) makes it
+    # ask the kernel, whose reply comes from another session.
     restart_through_the_api(lab, page.evaluate(KERNEL_ID))
     notice = chat.locator(".citelab-notice")
-    notice.wait_for(state="visible")
+    come_back_until_noticed(chat, notice)
     assert NOTICE in notice.inner_text()
     assert followup.locator("input").is_disabled()
     assert followup.get_by_role("button").is_disabled()

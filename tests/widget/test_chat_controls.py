@@ -178,3 +178,28 @@ async def test_a_done_turn_carries_its_message_and_its_prompt_and_rounds(
     assert rounds["rounds"][1]["text"] == FEES
     assert rounds["forced"]
     assert rounds["forced"][0]["name"] == "rag_search"
+
+
+def test_the_chat_names_its_kernel_session_for_the_front_end(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outside a kernel there is none to name; in one, the chat carries the session id the
+    # kernel writes into every message's header (js/kernel_watch.js compares the two).
+    service = make_service()
+    assert Chat(service)._kernel_session == ""
+
+    class Session:
+        session = "4b1c-kernel-session"
+
+    class Kernel:
+        session = Session()
+
+    class Shell:
+        kernel = Kernel()
+
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    chat = Chat(service)
+    assert chat._kernel_session == "4b1c-kernel-session"
+    assert "_kernel_session" in chat.get_state()

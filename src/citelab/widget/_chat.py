@@ -108,6 +108,10 @@ class Chat(StaticFallbackWidget):
     """The question box's placeholder."""
     show_sources = traitlets.Bool(True).tag(sync=True)
     """Show a Sources list inside the chat (panels can show it elsewhere too)."""
+    _kernel_session = traitlets.Unicode("").tag(sync=True)
+    """The session id of the kernel process that holds this chat: ``header.session`` of every
+    message it sends (``""`` outside an IPython kernel). A message from another session means
+    the kernel was restarted, which JupyterLab does not always say (``js/kernel_watch.js``)."""
 
     def __init__(
         self,
@@ -138,6 +142,7 @@ class Chat(StaticFallbackWidget):
             feedback_enabled=feedback,
             placeholder=placeholder,
             show_sources=show_sources,
+            _kernel_session=kernel_session(),
             **kwargs,
         )
         self.user = reader_of(user)
@@ -546,3 +551,14 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 def _retrieve_exception(task: asyncio.Task[Any]) -> None:
     if not task.cancelled():
         task.exception()
+
+
+def kernel_session() -> str:
+    """The session id of the IPython kernel this process is (``""`` when it is none)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - anywidget brings IPython
+        return ""
+    kernel = getattr(get_ipython(), "kernel", None)
+    session = getattr(getattr(kernel, "session", None), "session", "")
+    return session if isinstance(session, str) else ""
