@@ -199,7 +199,7 @@ def test_the_chat_names_its_kernel_session_for_the_front_end(
 
     import IPython
 
-    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    monkeypatch.setattr(IPython, "get_ipython", Shell)
     chat = Chat(service)
     assert chat._kernel_session == "4b1c-kernel-session"
     assert "_kernel_session" in chat.get_state()
