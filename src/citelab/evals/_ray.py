@@ -236,6 +236,9 @@ class RayExecutor:
         self.started = False
         """Whether this executor started the (local) cluster, and so shuts it down."""
         self.batch_size = 0
+        self.records_from: str | None = None
+        """How the workers got the recorded cases they scored: ``file`` (they read
+        ``records.jsonl`` themselves) or ``sent``; None when they scored none."""
         self._actors: list[Any] = []
         self._scored: dict[str, ScoredRows] = {}
         self._stats: list[dict[str, Any]] = []
@@ -318,6 +321,7 @@ class RayExecutor:
             "workers": self.count,
             "batch_size": self.batch_size,
             "restarted_workers": restarted,
+            "records_from": self.records_from,
             "ray": str(getattr(self.ray, "__version__", "unknown")),
         }
 
@@ -448,6 +452,7 @@ class RayExecutor:
             self._get([actor.reads.remote(source.path, source.size, source.mtime_ns)])[0]
             for actor in actors
         )
+        self.records_from = "file" if readable else "sent"
         queue = deque(starts)
         running: dict[Any, tuple[int, int, int]] = {}
         tables: dict[int, ScoredRows] = {}
