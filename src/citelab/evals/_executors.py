@@ -64,6 +64,11 @@ class Executor(Protocol):
         """
         ...
 
+    def prepare(self, plan: RunPlan) -> None:
+        """Get ready to score ``plan``'s records (on Ray: start the workers, which build
+        their scorers meanwhile); :meth:`score` does it too when it has not been done."""
+        ...
+
     def score(
         self, plan: RunPlan, records: Sequence[CaseRecord], source: RecordsFile | None = None
     ) -> ScoredRows:
@@ -94,6 +99,9 @@ class LocalExecutor:
         self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
         await runner.batch.run_batch(units, keep)
+
+    def prepare(self, plan: RunPlan) -> None:
+        return None
 
     def score(
         self, plan: RunPlan, records: Sequence[CaseRecord], source: RecordsFile | None = None

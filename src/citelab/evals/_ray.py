@@ -17,10 +17,10 @@ How a run goes:
   the same (timing columns aside).
 - Scoring recorded cases (``rescore``, and cases a run resumed): the records go out in
   batches of at most :data:`_SCORE_BATCH`, each worker scores a batch into one columnar
-  table (a few lists per column) and the driver only concatenates the tables in order. A
-  worker reads its batch's records from ``records.jsonl`` itself (by byte span) when it sees
-  the very file the driver read (same size and modification time); otherwise the driver
-  sends it the records' lines.
+  table (a few lists per column) and the driver only concatenates the tables in order. In a
+  rescore the workers read their batches' records from ``records.jsonl`` themselves (by byte
+  span) when they see the very file the driver read (same size and modification time);
+  otherwise (and for the cases a run resumed) the driver sends the records' lines.
 - Model-call cache: every worker reads and writes the run's cache folder
   (``<out>/cache/models``), so on a cluster of several machines the output folder must be on
   a shared file system (as must corpora given by path); there the workers also read
@@ -278,10 +278,7 @@ class RayExecutor:
         missing = [i for i, record in enumerate(records) if record.key not in self._scored]
         batches: dict[int, ScoredRows] = {}
         if missing:
-            settings = _Settings(
-                _without_scorers(plan), _scorer_specs(plan), None, judges=_judge_groups(plan)
-            )
-            actors = self._start(settings)
+            actors = self._start(_scoring_settings(plan))
             size = max(1, min(_SCORE_BATCH, math.ceil(len(missing) / (len(actors) * 4))))
             starts = _batch_starts(missing, size)
             # What comes back stays alive: collections while it piles up would walk it all.
@@ -298,6 +295,9 @@ class RayExecutor:
                 index += 1
             parts.append(part)
         return ScoredRows.concat(parts)
+
+    def prepare(self, plan: RunPlan) -> None:
+        self._start(_scoring_settings(plan))
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         counts: dict[str, dict[str, int]] = {}
@@ -553,6 +553,11 @@ def _settings(runner: _Executor) -> _Settings:
         runner.batch.stream_calls,
         _judge_groups(plan),
     )
+
+
+def _scoring_settings(plan: RunPlan) -> _Settings:
+    """Settings for workers that only score."""
+    return _Settings(_without_scorers(plan), _scorer_specs(plan), None, judges=_judge_groups(plan))
 
 
 def _without_scorers(plan: RunPlan) -> RunPlan:

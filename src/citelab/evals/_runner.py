@@ -318,11 +318,12 @@ def rescore(
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
     out = Path(out_dir)
-    recorded, source = _read_records_file(out / _RECORDS)
-    # In the plan's order, as a run gives them: the tables and intervals come out the same.
-    records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
     backend = get_executor(executor, address=address, workers=workers)
     try:
+        backend.prepare(plan)  # Ray's workers start while the records are read
+        recorded, source = _read_records_file(out / _RECORDS)
+        # In the plan's order, as a run gives them: the tables and intervals come out the same.
+        records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
         scored = backend.score(plan, records, source)
         config = {**_static_config(plan), "rescored_at": _now(), "executor": backend.config()}
     finally:
