@@ -12,12 +12,13 @@
    local against Ray with 2 workers on this 2-core machine (goal: at least 1.7x). Given twice:
    the scoring itself (records in memory → scored rows; the part an executor runs), and
    ``rescore()`` end to end (reading records.jsonl, scoring, writing tables and report).
-   Ray's scoring is measured two ways side by side: as the executor does it (batches of at
-   most 200 sent as each worker has room, rows read as they come back) and the earlier way
-   kept here as a baseline (every record written out first, 4 batches per worker, every
-   result read at the end). Then what bounds it: the CPU, measured in this process, of
-   scoring a record against what Ray's path adds to it (the record written out and validated
-   again, its rows pickled and unpickled), and the speed-up those costs allow on 2 cores.
+   Ray's scoring is measured two ways side by side: as ``rescore`` has it (the workers read
+   their batches' records from records.jsonl themselves) and with the records sent (as
+   records in memory are: the driver writes each batch's records out as JSON lines). Then
+   what bounds it: the CPU, measured in this process, of scoring a record against what Ray's
+   path adds to it (the worker validating the record's line, pickling its batch's columnar
+   table; the driver unpickling and concatenating it), and the speed-up those costs allow on
+   2 cores.
 
 The cluster: a local one (2 CPUs, loopback, no dashboard, auth and usage reports off, its
 files in a temp dir) unless ``--address`` names one. Run:
@@ -33,7 +34,7 @@ import os
 import pickle
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,16 +44,10 @@ from bench_evals import _questions, ideal_seconds
 from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
 from citelab.evals._executors import Executor, LocalExecutor
-from citelab.evals._ray import (
-    RayExecutor,
-    _judge_groups,
-    _scorer_specs,
-    _Settings,
-    _without_scorers,
-)
+from citelab.evals._ray import RayExecutor
 from citelab.evals._records import CaseRecord
-from citelab.evals._results import ScoredRecord, score_record
-from citelab.evals._runner import RunPlan, _read_records
+from citelab.evals._results import ScoredRows, score_rows
+from citelab.evals._runner import _read_records, _read_records_file
 
 
 @contextmanager
@@ -222,45 +217,30 @@ def _record_sweep(root: Path, target: int) -> tuple[Path, Path, int]:
     return suite, out, min(target, len(plan.units))
 
 
-class _AllAtOnce(RayExecutor):
-    """The Ray executor's earlier scoring, kept as a baseline: every record written out
-    first, 4 batches per worker, every batch's rows read once all have come back."""
-
-    def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
-        missing = [record for record in records if record.key not in self._scored]
-        if missing:
-            settings = _Settings(
-                _without_scorers(plan), _scorer_specs(plan), None, judges=_judge_groups(plan)
-            )
-            actors = self._start(settings)
-            size = max(1, math.ceil(len(missing) / (len(actors) * 4)))
-            lines = [record.model_dump_json() for record in missing]
-            batches = [lines[i : i + size] for i in range(0, len(lines), size)]
-            refs = [actors[i % len(actors)].score.remote(b) for i, b in enumerate(batches)]
-            with paused_garbage_collection():
-                for scored in self._get(refs):
-                    self._scored.update((one.key, one) for one in scored)
-        return [self._scored[record.key] for record in records]
-
-
-def _time_scoring(executor: Executor, suite: Path, out: Path) -> tuple[float, float]:
+def _time_scoring(executor: Executor, suite: Path, out: Path, read: bool) -> tuple[float, float]:
     """Wall and CPU seconds (this process's, which for Ray is the driver's) of scoring every
-    recorded case, after a warm-up that starts the workers."""
+    recorded case (``read``: telling the executor the file they came from), after a warm-up
+    that starts the workers."""
     plan = plan_run(load_suite(suite))
-    records = list(_read_records(out / "records.jsonl").values())
+    recorded, source = _read_records_file(out / "records.jsonl")
+    records = list(recorded.values())
     executor.score(plan, records[:50])  # start the workers (once per run), warm them up
-    fresh = [r.model_copy(update={"key": r.key + "!"}) for r in records]  # nothing cached
     began, cpu = time.perf_counter(), time.process_time()
-    executor.score(plan, fresh)
+    executor.score(plan, records, source if read else None)
     return time.perf_counter() - began, time.process_time() - cpu
 
 
 def _costs(suite: Path, out: Path, count: int = 4000) -> dict[str, float]:
     """CPU ms per record, in this process (collector paused, as on either path), of scoring
-    and of each thing Ray's path adds: the record out as JSON and validated back, its rows
-    pickled and unpickled. Measured after one pass has warmed the caches."""
+    and of each thing Ray's path adds: the record's line validated (on the worker), its
+    batch's table pickled (worker), unpickled and concatenated (driver). Measured after one
+    pass has warmed the caches."""
     plan = plan_run(load_suite(suite))
-    records = list(_read_records(out / "records.jsonl").values())[:count]
+    cases = plan.cases
+    path = out / "records.jsonl"
+    lines = path.read_bytes().splitlines()[:count]
+    records = [CaseRecord.model_validate_json(line) for line in lines]
+    batches = [records[i : i + 200] for i in range(0, len(records), 200)]
 
     def cpu_ms(work: Any) -> tuple[float, Any]:
         began = time.process_time()
@@ -268,21 +248,19 @@ def _costs(suite: Path, out: Path, count: int = 4000) -> dict[str, float]:
         return (time.process_time() - began) * 1000 / len(records), result
 
     with paused_garbage_collection():
-        [score_record(r, plan.cases, plan.scorers) for r in records]
-        scoring, scored = cpu_ms(
-            lambda: [score_record(r, plan.cases, plan.scorers) for r in records]
-        )
-        dump, lines = cpu_ms(lambda: [r.model_dump_json() for r in records])
+        [score_rows(batch, cases, plan.scorers) for batch in batches]
+        scoring, tables = cpu_ms(lambda: [score_rows(b, cases, plan.scorers) for b in batches])
         validate, _ = cpu_ms(lambda: [CaseRecord.model_validate_json(line) for line in lines])
-        pickling, data = cpu_ms(lambda: pickle.dumps(scored, protocol=5))
-        unpickling, _ = cpu_ms(lambda: pickle.loads(data))
+        pickling, data = cpu_ms(lambda: [pickle.dumps(table, protocol=5) for table in tables])
+        unpickling, back = cpu_ms(lambda: [pickle.loads(one) for one in data])
+        concat, _ = cpu_ms(lambda: ScoredRows.concat(back))
     return {
         "scoring": scoring,
-        "dump": dump,
         "validate": validate,
         "pickle": pickling,
         "unpickle": unpickling,
-        "bytes": len(data) / len(records),
+        "concat": concat,
+        "bytes": sum(map(len, data)) / len(records),
     }
 
 
@@ -299,14 +277,14 @@ def cpu_bound(target: int, end_to_end: bool = True) -> None:
             f"{'what':<40}{'local s':>9}{'ray x2 s':>10}{'speed-up':>10}{'driver CPU s':>14}"
             f"{'load':>6}"
         )
-        local, _ = _time_scoring(LocalExecutor(), suite, out)
-        for what, kind in (
-            ("scoring, earlier way (all at once)", _AllAtOnce),
-            ("scoring (records → rows)", RayExecutor),
+        local, _ = _time_scoring(LocalExecutor(), suite, out, read=True)
+        for what, read in (
+            ("scoring, records sent", False),
+            ("scoring, workers read records.jsonl", True),
         ):
-            ray = kind(workers=2)
+            ray = RayExecutor(workers=2)
             try:
-                on_ray, driver = _time_scoring(ray, suite, out)
+                on_ray, driver = _time_scoring(ray, suite, out, read)
             finally:
                 ray.close()
             print(
@@ -329,14 +307,14 @@ def cpu_bound(target: int, end_to_end: bool = True) -> None:
                 "the tables, bootstrap intervals and report.html, and starting the workers"
             )
         costs = _costs(suite, out)
-        added = costs["dump"] + costs["validate"] + costs["pickle"] + costs["unpickle"]
+        added = costs["validate"] + costs["pickle"] + costs["unpickle"] + costs["concat"]
         ceiling = 2 * costs["scoring"] / (costs["scoring"] + added)
         print(
             f"  what bounds it, CPU ms per record (this process, {costs['bytes'] / 1000:.1f} kB "
             f"of rows each): scoring {costs['scoring']:.3f}; Ray's path adds "
-            f"{costs['dump']:.3f} to write the record out + {costs['validate']:.3f} to "
-            f"validate it + {costs['pickle']:.3f} to pickle its rows + "
-            f"{costs['unpickle']:.3f} to unpickle them = {added:.3f} "
+            f"{costs['validate']:.3f} to validate the record's line + {costs['pickle']:.3f} "
+            f"to pickle its rows + {costs['unpickle']:.3f} to unpickle them + "
+            f"{costs['concat']:.3f} to concatenate them = {added:.3f} "
             f"({added / costs['scoring']:.0%} of the scoring)\n"
             f"  so 2 cores shared by the driver and 2 workers allow at most "
             f"2 x {costs['scoring']:.3f} / {costs['scoring'] + added:.3f} = {ceiling:.2f}x "

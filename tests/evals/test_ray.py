@@ -4,6 +4,7 @@ a worker killed mid-sweep losing nothing. Kept few and small: each starts real p
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import os
@@ -22,9 +23,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from citelab import MissingDependency
 from citelab.cli import main
 from citelab.evals import LLMJudge, load_suite, plan_run, rescore, run
-from citelab.evals._executors import get_executor
+from citelab.evals._executors import LocalExecutor, get_executor
 from citelab.evals._judge_model import JudgeModel
-from citelab.evals._ray import _judge_groups, _rebuilt_scorers, _scorer_specs
+from citelab.evals._ray import _batch_starts, _judge_groups, _lines, _rebuilt_scorers, _scorer_specs
+from citelab.evals._records import CaseRecord
+from citelab.evals._results import result_of
+from citelab.evals._runner import _read_records_file
 from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
 from citelab.models._server import serve_app_in_thread
 
@@ -347,3 +351,62 @@ def test_without_ray_the_executor_says_what_to_install(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(MissingDependency, match=r"pip install 'citelab\[ray\]'"):
         get_executor("ray")
+
+
+def test_a_sweep_half_resumed_on_ray_writes_what_local_writes(cluster: Any, tmp_path: Path) -> None:
+    local, on_ray = tmp_path / "local", tmp_path / "ray"
+    run("default", out_dir=local, progress=False)
+    lines = (local / "records.jsonl").read_text().splitlines(keepends=True)
+    on_ray.mkdir()
+    (on_ray / "records.jsonl").write_text("".join(lines[::2]))  # every other case done
+    run("default", out_dir=on_ray, progress=False, executor="ray")
+    log = json.loads((on_ray / "run.json").read_text())
+    assert (log["units"]["ran"], log["units"]["resumed"]) == (len(lines) // 2, len(lines[::2]))
+    _assert_same_outputs(local, on_ray)
+
+
+def test_workers_read_the_records_file_or_are_sent_the_records(
+    cluster: Any, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    run("default", out_dir=out, progress=False)
+    plan = plan_run(load_suite("default"))
+    recorded, source = _read_records_file(out / "records.jsonl")
+    assert source is not None
+    records = [recorded[unit.key] for unit in plan.units if unit.key in recorded][::-1]
+    expected = result_of(LocalExecutor().score(plan, records), records, plan.cases, plan.scorers)
+    # As on a cluster whose workers do not see this file: the records are sent.
+    elsewhere = dataclasses.replace(source, path=str(tmp_path / "not-here.jsonl"))
+    for given, records_from in ((source, "file"), (elsewhere, "sent"), (None, "sent")):
+        executor = get_executor("ray", workers=2)
+        try:
+            scored = executor.score(plan, records, given)
+            assert executor.config()["records_from"] == records_from
+        finally:
+            executor.close()
+        result = result_of(scored, records, plan.cases, plan.scorers)
+        for level in ("case", "citation", "statement"):
+            pd.testing.assert_frame_equal(result.to_pandas(level), expected.to_pandas(level))
+
+
+def test_records_are_sent_as_their_lines_in_the_file_while_it_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    run("default", out_dir=out, progress=False, limit=2)
+    path = out / "records.jsonl"
+    recorded, source = _read_records_file(path)
+    assert source is not None
+    records = list(recorded.values())
+    written = path.read_bytes().splitlines()
+    assert _lines(records, source) == written
+    assert [CaseRecord.model_validate_json(line) for line in _lines(records, None)] == records
+    with path.open("ab") as sink:
+        sink.write(b"\n")  # the file changed: its spans may not hold any more
+    assert _lines(records, source) == [r.model_dump_json().encode() for r in records]
+
+
+def test_scoring_batches_cover_consecutive_records_only() -> None:
+    assert _batch_starts([0, 1, 2, 3, 4], 2) == [(0, 2), (2, 4), (4, 5)]
+    assert _batch_starts([1, 2, 5, 6, 7, 9], 5) == [(1, 3), (5, 8), (9, 10)]
+    assert _batch_starts([], 3) == []

@@ -13,6 +13,7 @@ from citelab.evals import (
     build_scorers,
     score_records,
 )
+from citelab.evals._results import ScoredRows, result_of, score_record, score_rows
 
 from ._builders import record
 
@@ -154,3 +155,53 @@ def test_bootstrap_interval_drawn_in_blocks_equals_one_whole_draw(
     monkeypatch.setattr(results, "_BOOTSTRAP_BLOCK", block)
     got = bootstrap_interval(numerators, denominators, np.random.default_rng(7), resamples=300)
     assert got == expected
+
+
+def _rows(columns: dict[str, list[object]]) -> list[tuple[object, ...]]:
+    return list(zip(*columns.values(), strict=True))
+
+
+def _row_frames(table: ScoredRows) -> dict[str, pd.DataFrame]:
+    """The table's frames built the plain way: one mapping per row, as pandas reads them."""
+    turns = [dict(zip(table.turns, row, strict=True)) for row in _rows(table.turns)]
+    scores = [dict(zip(table.scores, row, strict=True)) for row in _rows(table.scores)]
+    return {
+        "turns": pd.DataFrame(turns, columns=list(table.turns)),
+        "scores": pd.DataFrame(scores, columns=list(table.scores)),
+    }
+
+
+def test_scored_rows_of_many_records_are_their_rows_one_record_at_a_time() -> None:
+    cases = {("d", f"c{i}"): _case(f"c{i}") for i in range(4)}
+    scorers = build_scorers(["citation_recall", "citation_precision", "no_answer"])
+    records = _records("a", [GOOD, BAD, "No citations here.", GOOD])
+    together = score_rows(records, cases, scorers)
+    one_by_one = ScoredRows.concat(score_record(r, cases, scorers) for r in records)
+    assert together == one_by_one
+    assert together.keys == [r.key for r in records]
+    assert len(together.scores["metric"]) == len(records) * len(scorers)
+    assert together.details["citation"], "the precision scorer wrote no citation rows"
+    # Split anywhere and put back together: the same table.
+    halves = ScoredRows.concat(
+        [score_rows(records[:1], cases, scorers), score_rows(records[1:], cases, scorers)]
+    )
+    assert halves == together
+
+    result = result_of(together, records, cases, scorers)
+    plain = _row_frames(together)
+    pd.testing.assert_frame_equal(result.turns, plain["turns"])
+    pd.testing.assert_frame_equal(result.scores, plain["scores"])
+    assert result.scores["value"].dtype == float
+    expected_citations = pd.DataFrame(together.details["citation"])
+    pd.testing.assert_frame_equal(result.to_pandas("citation"), expected_citations)
+
+
+def test_rows_of_other_records_are_refused() -> None:
+    cases = {("d", f"c{i}"): _case(f"c{i}") for i in range(2)}
+    scorers = build_scorers(["citation_recall"])
+    records = _records("a", [GOOD, BAD])
+    scored = score_rows(records, cases, scorers)
+    with pytest.raises(ValueError, match="not those of the records"):
+        result_of(scored, records[::-1], cases, scorers)
+    with pytest.raises(ValueError, match="not those of the records"):
+        result_of(scored, records[:1], cases, scorers)

@@ -4,7 +4,8 @@ The runner decides *what* runs (the plan, minus the cases already recorded) and 
 comes back (``records.jsonl``, the tables, the report); an executor decides *where*. It gets
 the pending units and hands each finished :class:`~citelab.evals.CaseRecord` to ``keep`` in
 the driver process, and it scores records (:meth:`Executor.score`): locally one after the
-other, on Ray where the answers are.
+other, on Ray where the answers are. Either way the scored rows come back as one
+:class:`~citelab.evals._results.ScoredRows` table, in the records' order.
 
 ``local`` is today's asyncio runner: one event loop, ``concurrency`` cases at a time.
 ``ray`` (``citelab[ray]``) runs small batches of cases on Ray actors; see
@@ -13,22 +14,37 @@ other, on Ray where the answers are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
 from citelab.corpus._memory import paused_garbage_collection
-from citelab.evals._judge_calls import score_records_concurrently
+from citelab.evals._judge_calls import concurrent_judges, score_records_concurrently
 from citelab.evals._records import CaseRecord
-from citelab.evals._results import ScoredRecord
+from citelab.evals._results import ScoredRows, score_rows
 
 if TYPE_CHECKING:
     from citelab.evals._runner import RunPlan, _Executor, _Unit
 
-__all__ = ["Executor", "ExecutorName", "LocalExecutor", "get_executor"]
+__all__ = ["Executor", "ExecutorName", "LocalExecutor", "RecordsFile", "get_executor"]
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[ExecutorName, ...] = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class RecordsFile:
+    """Where records were read from (``records.jsonl``): each record's line as a byte span,
+    and the file's size and modification time then. A Ray worker that can read the very same
+    file (a local cluster; on a real one, an output folder on a shared file system) reads the
+    records it scores from it instead of being sent them (:meth:`Executor.score`)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    spans: Mapping[str, tuple[int, int]]
+    """Record key → ``(start, stop)``: the bytes of its line (the last valid one)."""
 
 
 class Executor(Protocol):
@@ -48,8 +64,17 @@ class Executor(Protocol):
         """
         ...
 
-    def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
-        """Every scorer of ``plan`` on ``records``, in their order."""
+    def prepare(self, plan: RunPlan) -> None:
+        """Get ready to score ``plan``'s records (on Ray: start the workers, which build
+        their scorers meanwhile); :meth:`score` does it too when it has not been done."""
+        ...
+
+    def score(
+        self, plan: RunPlan, records: Sequence[CaseRecord], source: RecordsFile | None = None
+    ) -> ScoredRows:
+        """Every scorer of ``plan`` on ``records``: their rows, in the records' order.
+        ``source``: the file the records were read from, if they were (see
+        :class:`RecordsFile`)."""
         ...
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
@@ -75,10 +100,18 @@ class LocalExecutor:
     ) -> None:
         await runner.batch.run_batch(units, keep)
 
-    def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
-        # A model judge (the LLM judge) asks many records' questions at once, in one loop.
+    def prepare(self, plan: RunPlan) -> None:
+        return None
+
+    def score(
+        self, plan: RunPlan, records: Sequence[CaseRecord], source: RecordsFile | None = None
+    ) -> ScoredRows:
         with paused_garbage_collection():
-            return score_records_concurrently(records, plan.cases, plan.scorers)
+            if not concurrent_judges(plan.scorers):
+                return score_rows(records, plan.cases, plan.scorers)
+            # A model judge (the LLM judge) asks many records' questions at once, in one
+            # loop; a record scored again (a verdict it waited for) gets a table of its own.
+            return ScoredRows.concat(score_records_concurrently(records, plan.cases, plan.scorers))
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         return {

@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from citelab.evals._dataset import Case
 from citelab.evals._records import CaseRecord
-from citelab.evals._results import ScoredRecord, score_record
+from citelab.evals._results import ScoredRows, score_record
 from citelab.evals._scoring import Scorer
 
 __all__ = [
@@ -95,7 +95,7 @@ def score_records_concurrently(
     cases: Mapping[tuple[str, str], Case],
     scorers: Sequence[Scorer],
     concurrency: int | None = None,
-) -> list[ScoredRecord]:
+) -> list[ScoredRows]:
     """:func:`~citelab.evals.score_record` on every record, in order; with a model judge among
     the scorers' judges, ``concurrency`` records (default: the judges' largest bound) at once."""
     judges = concurrent_judges(scorers)
@@ -108,7 +108,7 @@ def score_records_concurrently(
 
 def _scoring(
     record: CaseRecord, cases: Mapping[tuple[str, str], Case], scorers: Sequence[Scorer]
-) -> Callable[[], ScoredRecord]:
+) -> Callable[[], ScoredRows]:
     return lambda: score_record(record, cases, scorers)
 
 

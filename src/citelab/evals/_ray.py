@@ -10,13 +10,21 @@ How a run goes:
 - The pending cases go out in small batches, a few per actor in flight, so every worker keeps
   its ``concurrency`` slots busy (the bound is per worker, as a local run's is per process).
   An actor scores each record where it answered it (judges run where the answers are) and
-  sends back the record with its table rows. The driver writes every record to
+  sends back the record with its table rows
+  (:class:`~citelab.evals._results.ScoredRows`). The driver writes every record to
   ``records.jsonl`` as it arrives, moves the one progress bar and writes the same tables and
   report as a local run: the rows are put together in the plan's order, so the results are
   the same (timing columns aside).
+- Scoring recorded cases (``rescore``, and cases a run resumed): the records go out in
+  batches of at most :data:`_SCORE_BATCH`, each worker scores a batch into one columnar
+  table (a few lists per column) and the driver only concatenates the tables in order. In a
+  rescore the workers read their batches' records from ``records.jsonl`` themselves (by byte
+  span) when they see the very file the driver read (same size and modification time);
+  otherwise (and for the cases a run resumed) the driver sends the records' lines.
 - Model-call cache: every worker reads and writes the run's cache folder
   (``<out>/cache/models``), so on a cluster of several machines the output folder must be on
-  a shared file system (as must corpora given by path).
+  a shared file system (as must corpora given by path); there the workers also read
+  ``records.jsonl`` themselves.
 - A worker that dies: Ray starts its actor again (which builds its services again) and re-runs
   the batches it held, up to :data:`RETRIES` times. Nothing of a batch is written before it
   comes back, so no case is lost or written twice; a killed driver resumes from
@@ -35,7 +43,7 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,10 +52,11 @@ from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._judge_calls import concurrent_judges, score_deferring
 from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import CaseRecord
-from citelab.evals._results import ScoredRecord, score_record
+from citelab.evals._results import ScoredRows, score_record, score_rows
 from citelab.evals._scoring import Scorer, build_scorers
 
 if TYPE_CHECKING:
+    from citelab.evals._executors import RecordsFile
     from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit
 
 __all__ = ["RETRIES", "RayExecutor", "WorkerLost"]
@@ -120,7 +129,7 @@ class _Worker:
         await self.ready
         return os.getpid()
 
-    async def run(self, indices: list[int]) -> list[tuple[CaseRecord, ScoredRecord]]:
+    async def run(self, indices: list[int]) -> list[tuple[CaseRecord, ScoredRows]]:
         """Run the plan's units at ``indices`` (at most ``concurrency`` at once in this
         worker, across batches) and score each record."""
         await self.set_up()
@@ -128,15 +137,29 @@ class _Worker:
         units = [self.plan.units[index] for index in indices]
         return list(await asyncio.gather(*(self._one(self.runner, unit) for unit in units)))
 
-    async def score(self, lines: list[str]) -> list[ScoredRecord]:
-        """Score records sent as their JSON lines: the driver's ``model_dump_json`` and this
-        worker's validation cost a fifth of pickling and unpickling the models (measured)."""
-        if not self.judges:
-            with paused_garbage_collection():
-                records = [CaseRecord.model_validate_json(line) for line in lines]
-                return [score_record(record, self.cases, self.plan.scorers) for record in records]
-        records = [CaseRecord.model_validate_json(line) for line in lines]
-        return list(await asyncio.gather(*(self._scored(record) for record in records)))
+    async def reads(self, path: str, size: int, mtime_ns: int) -> bool:
+        """Whether this worker sees the file the driver read (same size and modification
+        time), so it can read records from it (:meth:`score`)."""
+        return _unchanged(path, size, mtime_ns)
+
+    async def score(
+        self,
+        lines: list[bytes] | None = None,
+        path: str | None = None,
+        spans: list[tuple[int, int]] | None = None,
+    ) -> ScoredRows:
+        """Score records given as their JSON ``lines``, or read from the byte ``spans`` of
+        the file at ``path``; their rows in one table, in order."""
+        if lines is None:
+            if path is None or spans is None:
+                raise ConfigError("score needs lines, or a path and spans")
+            lines = _read_spans(path, spans)
+        with paused_garbage_collection():
+            records = [CaseRecord.model_validate_json(line) for line in lines]
+            if not self.judges:
+                return score_rows(records, self.cases, self.plan.scorers)
+        parts = await asyncio.gather(*(self._scored(record) for record in records))
+        return ScoredRows.concat(parts)
 
     async def stats(self) -> dict[str, Any]:
         runner = self.runner
@@ -158,12 +181,12 @@ class _Worker:
         for judge in self.judges:
             await judge.aclose()
 
-    async def _one(self, runner: BatchRunner, unit: _Unit) -> tuple[CaseRecord, ScoredRecord]:
+    async def _one(self, runner: BatchRunner, unit: _Unit) -> tuple[CaseRecord, ScoredRows]:
         async with self.gate:
             record = await runner._run_unit(unit)
         return record, await self._scored(record)
 
-    async def _scored(self, record: CaseRecord) -> ScoredRecord:
+    async def _scored(self, record: CaseRecord) -> ScoredRows:
         """Every scorer on ``record``. With a model judge, as the local executor scores:
         deferring (:func:`~citelab.evals._judge_calls.score_deferring`), each unknown verdict
         asked in this actor's event loop while other records score, at most the judges'
@@ -213,8 +236,11 @@ class RayExecutor:
         self.started = False
         """Whether this executor started the (local) cluster, and so shuts it down."""
         self.batch_size = 0
+        self.records_from: str | None = None
+        """How the workers got the recorded cases they scored: ``file`` (they read
+        ``records.jsonl`` themselves) or ``sent``; None when they scored none."""
         self._actors: list[Any] = []
-        self._scored: dict[str, ScoredRecord] = {}
+        self._scored: dict[str, ScoredRows] = {}
         self._stats: list[dict[str, Any]] = []
         self._pids: list[int] = []
         self._shared: Any = None
@@ -243,17 +269,35 @@ class RayExecutor:
         for stats in self._stats:
             batch.streaming.update(stats["streaming"])
 
-    def score(self, plan: RunPlan, records: Sequence[CaseRecord]) -> list[ScoredRecord]:
-        missing = [record for record in records if record.key not in self._scored]
+    def score(
+        self, plan: RunPlan, records: Sequence[CaseRecord], source: RecordsFile | None = None
+    ) -> ScoredRows:
+        # The records this run's workers scored as they answered them are kept; the others
+        # (all of a rescore's, those a run resumed) go out in batches that each cover
+        # consecutive records, so the tables come back in the records' order.
+        missing = [i for i, record in enumerate(records) if record.key not in self._scored]
+        batches: dict[int, ScoredRows] = {}
         if missing:
-            settings = _Settings(
-                _without_scorers(plan), _scorer_specs(plan), None, judges=_judge_groups(plan)
-            )
-            actors = self._start(settings)
+            actors = self._start(_scoring_settings(plan))
+            size = max(1, min(_SCORE_BATCH, math.ceil(len(missing) / (len(actors) * 4))))
+            starts = _batch_starts(missing, size)
+            # What comes back stays alive: collections while it piles up would walk it all.
             with paused_garbage_collection():
-                for scored in self._score_batches(actors, missing):
-                    self._scored.update((one.key, one) for one in scored)
-        return [self._scored[record.key] for record in records]
+                batches = self._score_batches(actors, records, starts, source)
+        parts: list[ScoredRows] = []
+        index = 0
+        while index < len(records):
+            if index in batches:
+                part = batches[index]
+                index += len(part.keys)
+            else:
+                part = self._scored[records[index].key]
+                index += 1
+            parts.append(part)
+        return ScoredRows.concat(parts)
+
+    def prepare(self, plan: RunPlan) -> None:
+        self._start(_scoring_settings(plan))
 
     def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
         counts: dict[str, dict[str, int]] = {}
@@ -277,6 +321,7 @@ class RayExecutor:
             "workers": self.count,
             "batch_size": self.batch_size,
             "restarted_workers": restarted,
+            "records_from": self.records_from,
             "ray": str(getattr(self.ray, "__version__", "unknown")),
         }
 
@@ -378,9 +423,9 @@ class RayExecutor:
 
     def _outcome(
         self, future: asyncio.Future[Any], batch: list[int], runner: _Executor
-    ) -> list[tuple[CaseRecord, ScoredRecord]]:
+    ) -> list[tuple[CaseRecord, ScoredRows]]:
         try:
-            result: list[tuple[CaseRecord, ScoredRecord]] = future.result()
+            result: list[tuple[CaseRecord, ScoredRows]] = future.result()
         except self.ray.exceptions.RayTaskError as exc:
             raise exc.as_instanceof_cause() from None
         except self.ray.exceptions.RayActorError as exc:
@@ -392,29 +437,53 @@ class RayExecutor:
         return result
 
     def _score_batches(
-        self, actors: list[Any], records: Sequence[CaseRecord]
-    ) -> Iterator[list[ScoredRecord]]:
-        """Each batch's scored records as it comes back. A batch is written out (as JSON
-        lines) only when its worker has room for it, and the next goes to a worker before
-        the driver reads what came back, so the driver's work overlaps the workers'."""
+        self,
+        actors: list[Any],
+        records: Sequence[CaseRecord],
+        starts: list[tuple[int, int]],
+        source: RecordsFile | None,
+    ) -> dict[int, ScoredRows]:
+        """Score ``records[start:stop]`` for every ``(start, stop)`` of ``starts``: start →
+        its table. A batch goes out when its worker has room for it, and the next goes to a
+        worker before the driver reads what came back, so the driver's work overlaps the
+        workers'. Workers that see ``source`` read the records from it."""
         ray = self.ray
-        size = max(1, min(_SCORE_BATCH, math.ceil(len(records) / (len(actors) * 4))))
-        starts = deque(range(0, len(records), size))
-        running: dict[Any, int] = {}
+        readable = source is not None and all(
+            self._get([actor.reads.remote(source.path, source.size, source.mtime_ns)])[0]
+            for actor in actors
+        )
+        self.records_from = "file" if readable else "sent"
+        queue = deque(starts)
+        running: dict[Any, tuple[int, int, int]] = {}
+        tables: dict[int, ScoredRows] = {}
 
         def submit(slot: int) -> None:
-            if starts:
-                start = starts.popleft()
-                lines = [record.model_dump_json() for record in records[start : start + size]]
-                running[actors[slot].score.remote(lines)] = slot
+            if not queue:
+                return
+            start, stop = queue.popleft()
+            batch = records[start:stop]
+            if readable:
+                assert source is not None
+                spans = [source.spans[record.key] for record in batch]
+                ref = actors[slot].score.remote(None, source.path, spans)
+            else:
+                ref = actors[slot].score.remote(_lines(batch, source))
+            running[ref] = (slot, start, stop)
 
         for _ in range(_SCORE_DEPTH):
             for slot in range(len(actors)):
                 submit(slot)
         while running:
             done, _ = ray.wait(list(running), num_returns=1)
-            submit(running.pop(done[0]))
-            yield self._get(done)[0]
+            slot, start, stop = running.pop(done[0])
+            submit(slot)
+            table: ScoredRows = self._get(done)[0]
+            if table.keys != [record.key for record in records[start:stop]]:
+                raise ConfigError(
+                    f"records.jsonl changed while it was scored (at {records[start].key})"
+                )
+            tables[start] = table
+        return tables
 
     def _get(self, refs: list[Any]) -> list[Any]:
         ray = self.ray
@@ -424,6 +493,48 @@ class RayExecutor:
             raise exc.as_instanceof_cause() from None
         except ray.exceptions.RayActorError as exc:
             raise WorkerLost(f"a Ray worker died {RETRIES + 1} times while scoring: {exc}") from exc
+
+
+def _batch_starts(indices: list[int], size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` batches of at most ``size`` over ascending ``indices``, each of
+    consecutive indices only."""
+    batches: list[tuple[int, int]] = []
+    for index in indices:
+        if batches and batches[-1][1] == index and index - batches[-1][0] < size:
+            batches[-1] = (batches[-1][0], index + 1)
+        else:
+            batches.append((index, index + 1))
+    return batches
+
+
+def _lines(records: Sequence[CaseRecord], source: RecordsFile | None) -> list[bytes]:
+    """The records' JSON lines: as the file they were read from has them (unchanged since),
+    else written out."""
+    if (
+        source is None
+        or not _unchanged(source.path, source.size, source.mtime_ns)
+        or any(record.key not in source.spans for record in records)
+    ):
+        return [record.model_dump_json().encode() for record in records]
+    return _read_spans(source.path, [source.spans[record.key] for record in records])
+
+
+def _unchanged(path: str, size: int, mtime_ns: int) -> bool:
+    """Whether the file at ``path`` is there with this size and modification time."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return stat.st_size == size and stat.st_mtime_ns == mtime_ns
+
+
+def _read_spans(path: str, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+    with open(path, "rb") as file:
+        lines = []
+        for start, stop in spans:
+            file.seek(start)
+            lines.append(file.read(stop - start))
+    return lines
 
 
 def _wait(ref: Any) -> asyncio.Future[Any]:
@@ -442,6 +553,11 @@ def _settings(runner: _Executor) -> _Settings:
         runner.batch.stream_calls,
         _judge_groups(plan),
     )
+
+
+def _scoring_settings(plan: RunPlan) -> _Settings:
+    """Settings for workers that only score."""
+    return _Settings(_without_scorers(plan), _scorer_specs(plan), None, judges=_judge_groups(plan))
 
 
 def _without_scorers(plan: RunPlan) -> RunPlan:

@@ -29,14 +29,15 @@ import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
-from citelab.evals._dataset import Case, GoldTurn
-from citelab.evals._records import CaseRecord, TurnRecord
-from citelab.evals._scoring import Score, Scorer
+from citelab.evals._dataset import Case
+from citelab.evals._records import CaseRecord
+from citelab.evals._scoring import Scorer
 
 __all__ = [
     "EvalResult",
     "Level",
     "ScoredRecord",
+    "ScoredRows",
     "bootstrap_interval",
     "error_cause",
     "error_summary",
@@ -45,12 +46,28 @@ __all__ = [
     "result_of",
     "score_record",
     "score_records",
+    "score_rows",
     "summarize",
 ]
 
 Level = Literal["citation", "statement", "case", "variant"]
 _LEVELS: tuple[Level, ...] = ("citation", "statement", "case", "variant")
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
+_TURN_FACTS = [
+    "tags",
+    "question",
+    "answer",
+    "substituted",
+    "expect_answer",
+    "rounds",
+    "searches",
+    "sources",
+    "dangling_reported",
+    "error",
+    "seconds",
+]
+_TURN_COLUMNS = [*_KEYS, *_TURN_FACTS]
+_SCORE_COLUMNS = [*_KEYS, "metric", "value", "numerator", "denominator"]
 
 
 @dataclass
@@ -239,47 +256,121 @@ def score_records(
 ) -> EvalResult:
     """Score every turn of every record; ``cases`` maps ``(dataset, case_id)`` to the case."""
     records = list(records)
-    scored = [score_record(record, cases, scorers) for record in records]
+    scored = score_rows(records, cases, scorers)
     return result_of(scored, records, cases, scorers, config=config, seed=seed, resamples=resamples)
 
 
-@dataclass
-class ScoredRecord:
-    """The table rows of one scored record (see :func:`score_record`): plain data, so a
-    worker that scored a record elsewhere can send them to the process that builds the
-    tables (:func:`result_of`)."""
+Columns = dict[str, list[Any]]
+"""A table by column: column name → its values, every column as long as the table."""
 
-    key: str
-    turn_rows: list[dict[str, Any]] = field(default_factory=list)
-    score_rows: list[dict[str, Any]] = field(default_factory=list)
-    detail_rows: dict[str, list[dict[str, Any]]] = field(
+
+@dataclass
+class ScoredRows:
+    """The table rows of scored records (see :func:`score_rows`): the turn and score tables
+    by column, the detail rows as mappings (each scorer has columns of its own). Plain data
+    that pickles cheaply, so a worker that scored records elsewhere sends a batch's rows as a
+    few lists, and the process that builds the tables (:func:`result_of`) concatenates them
+    (:meth:`concat`) without touching a row."""
+
+    keys: list[str] = field(default_factory=list)
+    """The records' keys, in their order."""
+    turns: Columns = field(default_factory=lambda: {c: [] for c in _TURN_COLUMNS})
+    scores: Columns = field(default_factory=lambda: {c: [] for c in _SCORE_COLUMNS})
+    details: dict[str, list[dict[str, Any]]] = field(
         default_factory=lambda: {"citation": [], "statement": []}
     )
+    """Per level, the detail rows: the keys, ``metric`` and the scorer's own columns."""
+
+    def add(
+        self, record: CaseRecord, cases: Mapping[tuple[str, str], Case], scorers: Sequence[Scorer]
+    ) -> None:
+        """Every scorer on every turn of ``record``, its rows appended. An exception (a
+        scorer's, or a deferring judge's ``VerdictPending``) leaves the table partly
+        written: a record that may be scored again gets a table of its own."""
+        case = cases.get((record.dataset, record.case_id))
+        if case is None:
+            raise InvalidInput(f"record {record.key}: no case {record.case_id} in {record.dataset}")
+        tags = ",".join(record.tags)
+        turn_rows: list[tuple[Any, ...]] = []
+        score_rows: list[tuple[Any, ...]] = []
+        for turn in record.turns:
+            if turn.turn >= len(case.turns):
+                raise InvalidInput(f"record {record.key}: case {case.id} has no turn {turn.turn}")
+            keys = (record.variant, record.model, record.dataset, record.case_id, turn.turn)
+            gold = case.turns[turn.turn]
+            turn_rows.append(
+                (
+                    *keys,
+                    tags,
+                    turn.question,
+                    turn.text,
+                    turn.no_answer,
+                    gold.expect_answer,
+                    len(turn.rounds),
+                    turn.searches,
+                    len(turn.sources),
+                    turn.dangling,
+                    turn.error,
+                    turn.seconds,
+                )
+            )
+            head = dict(zip(_KEYS, keys, strict=True))
+            for scorer in scorers:
+                score = scorer(turn, gold)
+                score_rows.append(
+                    (*keys, score.metric, score.value, score.numerator, score.denominator)
+                )
+                if score.rows:
+                    head["metric"] = score.metric
+                    self.details[scorer.level].extend({**head, **row} for row in score.rows)
+        self.keys.append(record.key)
+        for table, rows in ((self.turns, turn_rows), (self.scores, score_rows)):
+            for column, values in zip(table.values(), zip(*rows, strict=True), strict=False):
+                column.extend(values)
+
+    def extend(self, other: ScoredRows) -> None:
+        """Append ``other``'s rows."""
+        self.keys.extend(other.keys)
+        for mine, theirs in ((self.turns, other.turns), (self.scores, other.scores)):
+            for name, column in mine.items():
+                column.extend(theirs[name])
+        for level, rows in other.details.items():
+            self.details.setdefault(level, []).extend(rows)
+
+    @classmethod
+    def concat(cls, parts: Iterable[ScoredRows]) -> ScoredRows:
+        """One table of ``parts``' rows, in order."""
+        table = cls()
+        for part in parts:
+            table.extend(part)
+        return table
+
+
+ScoredRecord = ScoredRows
+"""The rows of one scored record (:func:`score_record`): a :class:`ScoredRows` table."""
 
 
 def score_record(
     record: CaseRecord, cases: Mapping[tuple[str, str], Case], scorers: Sequence[Scorer]
-) -> ScoredRecord:
+) -> ScoredRows:
     """Every scorer on every turn of one record."""
-    case = cases.get((record.dataset, record.case_id))
-    if case is None:
-        raise InvalidInput(f"record {record.key}: no case {record.case_id} in {record.dataset}")
-    scored = ScoredRecord(record.key)
-    for turn in record.turns:
-        if turn.turn >= len(case.turns):
-            raise InvalidInput(f"record {record.key}: case {case.id} has no turn {turn.turn}")
-        keys = _keys(record, turn)
-        gold = case.turns[turn.turn]
-        scored.turn_rows.append(_turn_row(keys, record, turn, gold))
-        for scorer in scorers:
-            score = scorer(turn, gold)
-            scored.score_rows.append(_score_row(keys, score))
-            scored.detail_rows[scorer.level].extend(_detail_rows(keys, score))
-    return scored
+    return score_rows([record], cases, scorers)
+
+
+def score_rows(
+    records: Iterable[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+    scorers: Sequence[Scorer],
+) -> ScoredRows:
+    """Every scorer on every turn of ``records``, in one table."""
+    table = ScoredRows()
+    for record in records:
+        table.add(record, cases, scorers)
+    return table
 
 
 def result_of(
-    scored: Iterable[ScoredRecord],
+    scored: ScoredRows | Iterable[ScoredRows],
     records: Sequence[CaseRecord],
     cases: Mapping[tuple[str, str], Case],
     scorers: Sequence[Scorer],
@@ -288,21 +379,15 @@ def result_of(
     seed: int = 0,
     resamples: int = 1000,
 ) -> EvalResult:
-    """The tables of ``records`` from their scored rows (``scored``, in the same order)."""
-    score_rows: list[dict[str, Any]] = []
-    turn_rows: list[dict[str, Any]] = []
-    detail_rows: dict[str, list[dict[str, Any]]] = {"citation": [], "statement": []}
-    for one in scored:
-        turn_rows.extend(one.turn_rows)
-        score_rows.extend(one.score_rows)
-        for level, rows in one.detail_rows.items():
-            detail_rows[level].extend(rows)
+    """The tables of ``records`` from their scored rows (``scored``: one table or several,
+    in the records' order)."""
+    table = scored if isinstance(scored, ScoredRows) else ScoredRows.concat(scored)
+    if table.keys != [record.key for record in records]:
+        raise ValueError("the scored rows are not those of the records, in their order")
     return EvalResult(
-        scores=pd.DataFrame(
-            score_rows, columns=[*_KEYS, "metric", "value", "numerator", "denominator"]
-        ),
-        turns=pd.DataFrame(turn_rows, columns=[*_KEYS, *_TURN_FACTS]),
-        details={level: _details_frame(rows) for level, rows in detail_rows.items()},
+        scores=pd.DataFrame(table.scores, columns=_SCORE_COLUMNS),
+        turns=pd.DataFrame(table.turns, columns=_TURN_COLUMNS),
+        details={level: _details_frame(rows) for level, rows in table.details.items()},
         scorers=list(scorers),
         config=config or {},
         seed=seed,
@@ -310,65 +395,6 @@ def result_of(
         records=list(records),
         cases={key: cases[key] for key in {(r.dataset, r.case_id) for r in records}},
     )
-
-
-_TURN_FACTS = [
-    "tags",
-    "question",
-    "answer",
-    "substituted",
-    "expect_answer",
-    "rounds",
-    "searches",
-    "sources",
-    "dangling_reported",
-    "error",
-    "seconds",
-]
-
-
-def _keys(record: CaseRecord, turn: TurnRecord) -> dict[str, Any]:
-    return {
-        "variant": record.variant,
-        "model": record.model,
-        "dataset": record.dataset,
-        "case_id": record.case_id,
-        "turn": turn.turn,
-    }
-
-
-def _turn_row(
-    keys: dict[str, Any], record: CaseRecord, turn: TurnRecord, gold: GoldTurn
-) -> dict[str, Any]:
-    return {
-        **keys,
-        "tags": ",".join(record.tags),
-        "question": turn.question,
-        "answer": turn.text,
-        "substituted": turn.no_answer,
-        "expect_answer": gold.expect_answer,
-        "rounds": len(turn.rounds),
-        "searches": turn.searches,
-        "sources": len(turn.sources),
-        "dangling_reported": turn.dangling,
-        "error": turn.error,
-        "seconds": turn.seconds,
-    }
-
-
-def _score_row(keys: dict[str, Any], score: Score) -> dict[str, Any]:
-    return {
-        **keys,
-        "metric": score.metric,
-        "value": score.value,
-        "numerator": score.numerator,
-        "denominator": score.denominator,
-    }
-
-
-def _detail_rows(keys: dict[str, Any], score: Score) -> Iterable[dict[str, Any]]:
-    for row in score.rows:
-        yield {**keys, "metric": score.metric, **row}
 
 
 def _details_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
