@@ -37,7 +37,7 @@ from citelab.evals._judge_calls import concurrent_judges, score_records_concurre
 from citelab.evals._judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
 from citelab.evals._records import CaseRecord, TurnRecord
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, ScoredRecord, result_of, score_record
+from citelab.evals._results import EvalResult, ScoredRows, result_of, score_rows
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers
 from citelab.evals._versions import versions
 
@@ -268,10 +268,10 @@ def _score_in_processes(
     cases: Mapping[tuple[str, str], Case],
     scorers: Sequence[Scorer],
     count: int,
-) -> list[ScoredRecord]:
-    """:func:`score_record` on every record, in order: the first of ``count`` consecutive
-    slices here, the others in forked processes (which inherit the records: only the slice
-    bounds go there, only the rows come back)."""
+) -> list[ScoredRows]:
+    """:func:`score_rows` of every record, a table per slice in order: the first of
+    ``count`` consecutive slices here, the others in forked processes (which inherit the
+    records: only the slice bounds go there, only the slice's table comes back)."""
     bounds = [len(records) * part // count for part in range(count + 1)]
     with ProcessPoolExecutor(
         count - 1,
@@ -280,9 +280,8 @@ def _score_in_processes(
         initargs=(records, cases, scorers),  # not pickled: a forked worker has them
     ) as pool:
         futures = [pool.submit(_score_slice, *bounds[part : part + 2]) for part in range(1, count)]
-        scored = [score_record(record, cases, scorers) for record in records[: bounds[1]]]
-        for future in futures:
-            scored.extend(future.result())
+        scored = [score_rows(records[: bounds[1]], cases, scorers)]
+        scored.extend(future.result() for future in futures)
     return scored
 
 
@@ -298,9 +297,9 @@ def _inherit(
     _INHERITED = (records, cases, scorers)
 
 
-def _score_slice(start: int, stop: int) -> list[ScoredRecord]:
+def _score_slice(start: int, stop: int) -> ScoredRows:
     records, cases, scorers = _INHERITED
-    return [score_record(record, cases, scorers) for record in records[start:stop]]
+    return score_rows(records[start:stop], cases, scorers)
 
 
 def _case_id(ident: str, position: int, used: set[str]) -> str:

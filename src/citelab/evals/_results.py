@@ -36,7 +36,6 @@ from citelab.evals._scoring import Scorer
 __all__ = [
     "EvalResult",
     "Level",
-    "ScoredRecord",
     "ScoredRows",
     "bootstrap_interval",
     "error_cause",
@@ -344,10 +343,6 @@ class ScoredRows:
         for part in parts:
             table.extend(part)
         return table
-
-
-ScoredRecord = ScoredRows
-"""The rows of one scored record (:func:`score_record`): a :class:`ScoredRows` table."""
 
 
 def score_record(
