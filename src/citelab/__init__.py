@@ -7,8 +7,7 @@ The most used names are re-exported here and imported lazily on first use, so th
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from citelab._errors import (
     CitelabError,
@@ -23,6 +22,7 @@ from citelab._errors import (
     NotFound,
     Unavailable,
 )
+from citelab._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from citelab.agent import AgentConfig, load_agents
@@ -143,14 +143,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'citelab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

@@ -17,9 +17,9 @@
   :func:`rescore` scores recorded runs again without any model call.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from citelab._lazy import lazy_attributes
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
 from citelab.evals._calibrate import (
     ALCE_PUBLISHED_AGREEMENT,
@@ -271,14 +271,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'citelab.evals' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)
