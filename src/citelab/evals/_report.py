@@ -24,8 +24,12 @@ import html
 import io
 import json
 import math
+import multiprocessing
+import os
+import sys
+import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,14 +70,19 @@ def write_outputs(
             _write_parquet(frame, out / f"{name}.parquet")
 
     # Each statistic once (the tables, the findings, the report and its plots share them),
-    # computed on another thread while this one builds the case browser and writes the
-    # turn-level tables: the bootstraps are numpy work that mostly runs without the GIL,
-    # the rest is Python that holds it. The other thread gets its own copies of the two
-    # tables it reads, so no pandas object is used by two threads at once.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
-        subsets = sorted({finding.subset for finding in findings} - {"all"})
-        statistics = pool.submit(_statistics, own, subsets)
+    # computed while this thread builds the case browser and writes the turn-level tables:
+    # in a forked process for a big run (see _statistics_pool), else on another thread (the
+    # bootstraps are numpy work that mostly runs without the GIL). The other thread gets its
+    # own copies of the two tables it reads, so no pandas object is used by two at once.
+    subsets = sorted({finding.subset for finding in findings} - {"all"})
+    with _statistics_pool(result) as pool:
+        if isinstance(pool, ProcessPoolExecutor):
+            statistics = pool.submit(_inherited_statistics, subsets)
+        else:
+            own = dataclasses.replace(
+                result, scores=result.scores.copy(), turns=result.turns.copy()
+            )
+            statistics = pool.submit(_statistics, own, subsets)
         browser = case_browser_parts(result)
         write("scores", result.scores)
         write("cases", result.to_pandas("case"))
@@ -105,6 +114,52 @@ def write_outputs(
     )
     written["report.html"].write_text(page, encoding="utf-8")
     return written
+
+
+FORK_TURNS = 2000
+"""From this many turns on, the statistics are computed in a forked process (when forking
+is safe): on a thread they share the GIL with the case browser and the tables, whose Python
+holds it; below this, the fork and the frames' way back cost more than they save."""
+
+
+def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExecutor:
+    """Where :func:`_statistics` runs: a forked process for a big run on Linux with more
+    than one CPU, from a process without other threads (a thread holding a lock at the fork
+    would leave it locked in the child; tqdm's monitor, which a run's progress bar leaves
+    behind, takes only tqdm's own lock, which the statistics never use); else a thread."""
+    alone = all(
+        thread is threading.main_thread() or _tqdm_monitor(thread)
+        for thread in threading.enumerate()
+    )
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    if len(result.turns) < FORK_TURNS or not alone or sys.platform != "linux" or cpus < 2:
+        return ThreadPoolExecutor(max_workers=1)
+    # The worker is forked when the pool starts, before any thread of this write exists;
+    # it inherits the result (nothing is pickled on the way there, only the frames back).
+    return ProcessPoolExecutor(
+        1,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_inherit,
+        initargs=(result,),
+    )
+
+
+def _tqdm_monitor(thread: threading.Thread) -> bool:
+    return thread.daemon and type(thread).__module__.startswith("tqdm.")
+
+
+_INHERITED: EvalResult
+
+
+def _inherit(result: EvalResult) -> None:
+    global _INHERITED  # noqa: PLW0603 - the forked worker's own copy
+    _INHERITED = result
+
+
+def _inherited_statistics(
+    subsets: Sequence[str],
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    return _statistics(_INHERITED, subsets)
 
 
 def _statistics(
