@@ -8,6 +8,7 @@ import io
 import math
 import os
 import threading
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -296,7 +297,7 @@ def test_statistics_in_a_forked_process_write_the_same_outputs(
 ) -> None:
     findings = load_suite("default").findings
     monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns) + 1)
-    assert isinstance(report._statistics_pool(bundled), report.ThreadPoolExecutor)
+    assert isinstance(report._statistics_pool(bundled), ThreadPoolExecutor)
     threaded = write_outputs(bundled, tmp_path / "thread", findings, title="t")
     monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns))
     others = [t for t in threading.enumerate() if t is not threading.main_thread()]
@@ -304,7 +305,7 @@ def test_statistics_in_a_forked_process_write_the_same_outputs(
         pytest.skip("forks only from a process without other threads, with two CPUs")
     pool = report._statistics_pool(bundled)
     pool.shutdown()
-    assert isinstance(pool, report.ProcessPoolExecutor)
+    assert isinstance(pool, ProcessPoolExecutor)
     forked = write_outputs(bundled, tmp_path / "fork", findings, title="t")
     assert list(forked) == list(threaded)
     for name, path in threaded.items():
