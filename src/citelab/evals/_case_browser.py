@@ -180,6 +180,18 @@ class _TextTable:
             self.rows.append(value)
         return [self._index[value]]
 
+    def refs(self, values: Sequence[str]) -> list[list[int]]:
+        """:meth:`ref` of each of ``values`` (all long strings), in order."""
+        index, rows = self._index, self.rows
+        out = []
+        for value in values:
+            found = index.get(value)
+            if found is None:
+                found = index[value] = len(rows)
+                rows.append(value)
+            out.append([found])
+        return out
+
 
 def _rounds(turn: TurnRecord, sources: _SourceTable) -> list[dict[str, Any]]:
     return [
@@ -291,10 +303,13 @@ def _reasons_by_turn(
         if long_rows:
             at, where = np.concatenate(long_rows), np.concatenate(long_fields)
             order = np.lexsort((where, at))
-            ref = texts.ref
-            for row, position in zip(at[order].tolist(), where[order].tolist(), strict=True):
-                name = fields[position]
-                reasons[row][name] = ref(reasons[row][name])
+            cells = [
+                (reasons[row], fields[position])
+                for row, position in zip(at[order].tolist(), where[order].tolist(), strict=True)
+            ]
+            refs = texts.refs([reason[name] for reason, name in cells])
+            for (reason, name), ref in zip(cells, refs, strict=True):
+                reason[name] = ref
         for key, metric, reason in zip(
             _turn_keys(frame), _strings(frame["metric"]), reasons, strict=True
         ):

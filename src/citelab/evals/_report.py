@@ -24,8 +24,12 @@ import html
 import io
 import json
 import math
+import multiprocessing
+import os
+import sys
+import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,32 +61,29 @@ def write_outputs(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     parquet = _has_pyarrow()
-    tables: dict[str, pd.DataFrame] = {}
-
-    def write(name: str, frame: pd.DataFrame) -> None:
-        tables[name] = frame
-        _write_csv(frame, out / f"{name}.csv")
-        if parquet:
-            _write_parquet(frame, out / f"{name}.parquet")
-
     # Each statistic once (the tables, the findings, the report and its plots share them),
-    # computed on another thread while this one builds the case browser and writes the
-    # turn-level tables: the bootstraps are numpy work that mostly runs without the GIL,
-    # the rest is Python that holds it. The other thread gets its own copies of the two
-    # tables it reads, so no pandas object is used by two threads at once.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
-        subsets = sorted({finding.subset for finding in findings} - {"all"})
-        statistics = pool.submit(_statistics, own, subsets)
+    # computed while this thread builds the case browser: for a big run in a forked process
+    # that writes the turn-level tables too (see _statistics_pool), else on another thread
+    # (the bootstraps are numpy work that mostly runs without the GIL) while this one writes
+    # them. The thread gets its own copies of the two tables it reads, so no pandas object
+    # is used by two threads at once.
+    subsets = sorted({finding.subset for finding in findings} - {"all"})
+    with _statistics_pool(result) as pool:
+        forked = isinstance(pool, ProcessPoolExecutor)
+        if forked:
+            statistics = pool.submit(_inherited_work, subsets, out, parquet)
+        else:
+            own = dataclasses.replace(
+                result, scores=result.scores.copy(), turns=result.turns.copy()
+            )
+            statistics = pool.submit(_statistics, own, subsets)
         browser = case_browser_parts(result)
-        write("scores", result.scores)
-        write("cases", result.to_pandas("case"))
-        write("statements", result.to_pandas("statement"))
-        write("citations", result.to_pandas("citation"))
+        if not forked:
+            _write_turn_tables(result, out, parquet)
         stability = result.stability_by_round()
         summary, differences, by_dataset, summaries = statistics.result()
-    write("summary", summary)
-    write("differences", differences)
+    _write_table(out, "summary", summary, parquet)
+    _write_table(out, "differences", differences, parquet)
     written: dict[str, Path] = {}
     for name in ("summary", "differences", "scores", "cases", "statements", "citations"):
         written[f"{name}.csv"] = out / f"{name}.csv"
@@ -105,6 +106,68 @@ def write_outputs(
     )
     written["report.html"].write_text(page, encoding="utf-8")
     return written
+
+
+FORK_TURNS = 2000
+"""From this many turns on, the statistics are computed, and the turn-level tables written,
+in a forked process (when forking is safe): on a thread they share the GIL with the case
+browser, whose Python holds it; below this, the fork and the frames' way back cost more
+than they save."""
+
+
+def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExecutor:
+    """Where :func:`_statistics` runs: a forked process for a big run on Linux with more
+    than one CPU, from a process without other threads (a thread holding a lock at the fork
+    would leave it locked in the child; tqdm's monitor, which a run's progress bar leaves
+    behind, takes only tqdm's own lock, which the statistics never use); else a thread."""
+    alone = all(
+        thread is threading.main_thread() or _tqdm_monitor(thread)
+        for thread in threading.enumerate()
+    )
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    if len(result.turns) < FORK_TURNS or not alone or sys.platform != "linux" or cpus < 2:
+        return ThreadPoolExecutor(max_workers=1)
+    # The worker is forked when the pool starts, before any thread of this write exists;
+    # it inherits the result (nothing is pickled on the way there, only the frames back).
+    return ProcessPoolExecutor(
+        1,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_inherit,
+        initargs=(result,),
+    )
+
+
+def _tqdm_monitor(thread: threading.Thread) -> bool:
+    return thread.daemon and type(thread).__module__.startswith("tqdm.")
+
+
+_INHERITED: EvalResult
+
+
+def _inherit(result: EvalResult) -> None:
+    global _INHERITED  # noqa: PLW0603 - the forked worker's own copy
+    _INHERITED = result
+
+
+def _inherited_work(
+    subsets: Sequence[str], out: Path, parquet: bool
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """In the forked worker: the turn-level tables written, the statistics returned."""
+    _write_turn_tables(_INHERITED, out, parquet)
+    return _statistics(_INHERITED, subsets)
+
+
+def _write_turn_tables(result: EvalResult, out: Path, parquet: bool) -> None:
+    _write_table(out, "scores", result.scores, parquet)
+    _write_table(out, "cases", result.to_pandas("case"), parquet)
+    _write_table(out, "statements", result.to_pandas("statement"), parquet)
+    _write_table(out, "citations", result.to_pandas("citation"), parquet)
+
+
+def _write_table(out: Path, name: str, frame: pd.DataFrame, parquet: bool) -> None:
+    _write_csv(frame, out / f"{name}.csv")
+    if parquet:
+        _write_parquet(frame, out / f"{name}.parquet")
 
 
 def _statistics(
