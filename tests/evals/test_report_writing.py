@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import threading
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from citelab.evals import EvalResult, evaluate_findings, load_suite, run, write_
 from citelab.evals import _case_browser as case_browser
 from citelab.evals import _report as report
 from citelab.evals import _results as results
+from citelab.evals._fork import cpus, fork_is_safe
 from citelab.evals._report import _write_parquet, render_html, write_csv_rows
 
 KEYS = ("variant", "model", "dataset", "case_id", "turn")
@@ -300,8 +299,7 @@ def test_statistics_in_a_forked_process_write_the_same_outputs(
     assert isinstance(report._statistics_pool(bundled), ThreadPoolExecutor)
     threaded = write_outputs(bundled, tmp_path / "thread", findings, title="t")
     monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns))
-    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
-    if not all(map(report._tqdm_monitor, others)) or len(os.sched_getaffinity(0)) < 2:
+    if not fork_is_safe() or cpus() < 2:
         pytest.skip("forks only from a process without other threads, with two CPUs")
     pool = report._statistics_pool(bundled)
     pool.shutdown()

@@ -15,16 +15,11 @@ score the rest, and the rows come back in order: the same tables as one process 
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
 import shutil
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +27,7 @@ from typing import Any
 from citelab._errors import ConfigError
 from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._dataset import Case, GoldTurn, ReaderSpec
+from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
 from citelab.evals._judge_calls import concurrent_judges, score_records_concurrently
 from citelab.evals._judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
@@ -235,15 +231,12 @@ def _process_count(
                 "processes: a model judge scores in one process (its calls run concurrently: "
                 "see workers)"
             )
-        if processes > 1 and not _can_fork():
+        if processes > 1 and not can_fork():
             raise ConfigError("processes: scoring in several processes needs Linux (fork)")
         return max(1, min(processes, len(records)))
-    # Forked only from a process without other threads (a notebook's kernel has some): a
-    # thread holding a lock at the fork would leave it locked in the child for good.
-    alone = threading.active_count() == 1
-    if not alone or not _can_fork() or not all(map(_offline_and_ours, scorers)):
+    if not fork_is_safe() or not all(map(_offline_and_ours, scorers)):
         return 1
-    return max(1, min(_cpus(), len(records) // _PER_PROCESS))
+    return max(1, min(cpus(), len(records) // _PER_PROCESS))
 
 
 def _offline_and_ours(scorer: Scorer) -> bool:
@@ -253,14 +246,6 @@ def _offline_and_ours(scorer: Scorer) -> bool:
     judge = getattr(scorer, "judge", None)
     ours = type(scorer).__module__.startswith("citelab.evals.")
     return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
-
-
-def _can_fork() -> bool:
-    return sys.platform == "linux"
-
-
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0))
 
 
 def _score_in_processes(
@@ -273,32 +258,15 @@ def _score_in_processes(
     ``count`` consecutive slices here, the others in forked processes (which inherit the
     records: only the slice bounds go there, only the slice's table comes back)."""
     bounds = [len(records) * part // count for part in range(count + 1)]
-    with ProcessPoolExecutor(
-        count - 1,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_inherit,
-        initargs=(records, cases, scorers),  # not pickled: a forked worker has them
-    ) as pool:
+    with forked_pool(count - 1, (records, cases, scorers)) as pool:
         futures = [pool.submit(_score_slice, *bounds[part : part + 2]) for part in range(1, count)]
         scored = [score_rows(records[: bounds[1]], cases, scorers)]
         scored.extend(future.result() for future in futures)
     return scored
 
 
-_INHERITED: tuple[Sequence[CaseRecord], Mapping[tuple[str, str], Case], Sequence[Scorer]]
-
-
-def _inherit(
-    records: Sequence[CaseRecord],
-    cases: Mapping[tuple[str, str], Case],
-    scorers: Sequence[Scorer],
-) -> None:
-    global _INHERITED  # noqa: PLW0603 - the forked worker's own copy
-    _INHERITED = (records, cases, scorers)
-
-
 def _score_slice(start: int, stop: int) -> ScoredRows:
-    records, cases, scorers = _INHERITED
+    records, cases, scorers = inherited()
     return score_rows(records[start:stop], cases, scorers)
 
 

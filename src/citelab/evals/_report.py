@@ -24,10 +24,6 @@ import html
 import io
 import json
 import math
-import multiprocessing
-import os
-import sys
-import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,6 +40,7 @@ from citelab.evals._case_browser import (
     variant_order,
 )
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals._fork import cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals._glossary import metric_glossary
 from citelab.evals._plots import differences_figure, stability_figure, values_figure
 from citelab.evals._results import EvalResult
@@ -119,42 +116,21 @@ def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExec
     """Where :func:`_statistics` runs: a forked process for a big run on Linux with more
     than one CPU, from a process without other threads (a thread holding a lock at the fork
     would leave it locked in the child; tqdm's monitor, which a run's progress bar leaves
-    behind, takes only tqdm's own lock, which the statistics never use); else a thread."""
-    alone = all(
-        thread is threading.main_thread() or _tqdm_monitor(thread)
-        for thread in threading.enumerate()
-    )
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    if len(result.turns) < FORK_TURNS or not alone or sys.platform != "linux" or cpus < 2:
+    behind, does not count: see :mod:`citelab.evals._fork`); else a thread."""
+    if len(result.turns) < FORK_TURNS or not fork_is_safe() or cpus() < 2:
         return ThreadPoolExecutor(max_workers=1)
     # The worker is forked when the pool starts, before any thread of this write exists;
     # it inherits the result (nothing is pickled on the way there, only the frames back).
-    return ProcessPoolExecutor(
-        1,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_inherit,
-        initargs=(result,),
-    )
-
-
-def _tqdm_monitor(thread: threading.Thread) -> bool:
-    return thread.daemon and type(thread).__module__.startswith("tqdm.")
-
-
-_INHERITED: EvalResult
-
-
-def _inherit(result: EvalResult) -> None:
-    global _INHERITED  # noqa: PLW0603 - the forked worker's own copy
-    _INHERITED = result
+    return forked_pool(1, result)
 
 
 def _inherited_work(
     subsets: Sequence[str], out: Path, parquet: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
     """In the forked worker: the turn-level tables written, the statistics returned."""
-    _write_turn_tables(_INHERITED, out, parquet)
-    return _statistics(_INHERITED, subsets)
+    result: EvalResult = inherited()
+    _write_turn_tables(result, out, parquet)
+    return _statistics(result, subsets)
 
 
 def _write_turn_tables(result: EvalResult, out: Path, parquet: bool) -> None:
