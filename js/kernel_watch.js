@@ -19,6 +19,8 @@
 // JupyterLab's, not an anywidget promise: every step is checked, and where it is missing only
 // the comm events count.
 
+import { CHAT_TRAITS, trait } from "./model.js";
+
 /** Session statuses that mean the kernel process which held the widget is gone. */
 export const LOST_STATUSES = new Set(["starting", "restarting", "autorestarting", "dead"]);
 
@@ -65,7 +67,7 @@ export function watchKernel(model, onLost) {
   // Messages from the kernel process's session; a message from another one after that means
   // another process. (Messages the server makes itself, such as its own status reports,
   // answer no request: only messages with a parent header count.)
-  const expected = String(model.get?.(KERNEL_SESSION_TRAIT) ?? "");
+  const expected = String(trait(model, KERNEL_SESSION_TRAIT, CHAT_TRAITS));
   let confirmed = false;
   const onMessage = (msg) => {
     const from = msg?.header?.session;
