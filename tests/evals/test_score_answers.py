@@ -290,17 +290,21 @@ _UNUSED += ["nltk", "scipy.stats", "starlette", "matplotlib", "mcp_types", "yaml
 _UNUSED += ["citelab.corpus._chunking", "citelab.corpus._synth", "citelab.corpus._import"]
 
 
-def test_the_command_imports_only_what_scoring_uses(tmp_path: Path) -> None:
-    path = write(tmp_path, "results.json", ALCE)
+def _run_script(script: str, path: Path) -> Any:
+    """``script`` in a fresh interpreter with ``path`` as its argument: what it printed, as JSON."""
     done = subprocess.run(
-        [sys.executable, "-c", _IMPORTS, str(path)],
+        [sys.executable, "-c", script, str(path)],
         capture_output=True,
         text=True,
         check=False,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_command_imports_only_what_scoring_uses(tmp_path: Path) -> None:
+    out = _run_script(_IMPORTS, write(tmp_path, "results.json", ALCE))
     assert out["code"] == 0
     assert "citelab.evals._punkt" in out["modules"]  # the ALCE split ran
     assert [name for name in _UNUSED if name in out["modules"]] == []
@@ -330,15 +334,7 @@ print(json.dumps({"code": code, "during": during, "enabled": gc.isenabled()}))
 def test_the_command_scores_and_prints_with_collection_paused(tmp_path: Path) -> None:
     item = ALCE["data"][0]
     path = write(tmp_path, "results.json", {"data": [dict(item, id=str(n)) for n in range(2000)]})
-    done = subprocess.run(
-        [sys.executable, "-c", _COLLECTIONS, str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"code": 0, "during": [], "enabled": True}
+    assert _run_script(_COLLECTIONS, path) == {"code": 0, "during": [], "enabled": True}
 
 
 def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:

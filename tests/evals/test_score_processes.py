@@ -184,3 +184,25 @@ def test_bad_input_is_named_before_any_process_starts(tmp_path: Path) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"results\.json: data\[700\]: field output"):
         score_answers(path, "alce")
+
+
+def test_forking_is_safe_beside_tqdms_monitor_but_not_beside_another_thread() -> None:
+    if not fork_is_safe():
+        pytest.skip("an earlier test left a thread running in this process")
+    import io
+
+    from tqdm import tqdm
+
+    with tqdm(total=1, file=io.StringIO()):
+        monitor = tqdm.monitor  # started with the bar, outlives it
+    assert monitor is None or monitor.is_alive()
+    assert fork_is_safe()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not fork_is_safe()
+    finally:
+        stop.set()
+        other.join()
+    assert fork_is_safe()
