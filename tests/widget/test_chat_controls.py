@@ -184,7 +184,7 @@ def test_the_chat_names_its_kernel_session_for_the_front_end(
     make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Outside a kernel there is none to name; in one, the chat carries the session id the
-    # kernel writes into every message's header (js/kernel_watch.js compares the two).
+    # kernel writes into every message's header (js/kernel/kernel_watch.js compares the two).
     service = make_service()
     assert Chat(service)._kernel_session == ""
 

@@ -10,8 +10,8 @@ Two outputs, not one bundle with both: rewriting an output's data makes JupyterL
 output again, and an output holding the widget view would get a new view each time (the page's
 view torn down and rebuilt at every turn end: focus, selection and scroll lost, every block
 animated in again). Rewriting a separate ``text/html`` output leaves the live view alone. A
-live view hides the static copies of its own model (``js/static_copy.js``), so the conversation
-shows once; where no view runs, the copy is all there is.
+live view hides the static copies of its own model (``js/kernel/static_copy.js``), so the
+conversation shows once; where no view runs, the copy is all there is.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ suggested-reply chip.
 Kernel → front end: ``turn_start``, ``references``, ``token``, ``done``, ``error`` (each
 carries ``turn_id``; the bodies are the :mod:`citelab.events` models), ``reset`` (New
 conversation: every view clears) and ``ack`` ``{request_id, error?, document?}`` answering a
-request. ``js/model.js`` is the front end's copy.
+request. ``js/contract/model.js`` is the front end's copy.
 """
 
 from __future__ import annotations

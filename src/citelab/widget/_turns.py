@@ -109,7 +109,8 @@ class ChatTurn:
         self.finished_at = now
 
     def to_trait(self) -> dict[str, Any]:
-        """The turn as the front end's ``turns`` trait holds it (``js/model.js`` ``Turn``)."""
+        """The turn as the front end's ``turns`` trait holds it (``js/contract/model.js``
+        ``Turn``)."""
         answer = self.answer
         return {
             "turn_id": self.turn_id,

@@ -1,0 +1,124 @@
+// The typed model descriptions: what the Python widgets hold in traits and which custom
+// messages cross the comm. PROTOCOL.md is the prose version; keep the two in step.
+
+/**
+ * @typedef {object} Reference            One source as a card shows it (citelab.events.Reference).
+ * @property {number} number              The citation number [n] in this turn's text.
+ * @property {string} [entity_type]
+ * @property {string} [entity_id]
+ * @property {string} uri                 resource_link uri (entity:<type>/<id> for entities).
+ * @property {string} title               Untrusted label.
+ * @property {string} [url]               Untrusted; followed only for http(s)/mailto/relative.
+ * @property {string} [langcode]
+ * @property {string} [snippet]           Untrusted plain text.
+ * @property {string|null} [detail]       Tells same-title sources apart (e.g. "MSc").
+ * @property {string|null} [passage]      The supporting passage (untrusted plain text).
+ * @property {boolean} [restricted]       Access rules apply: shows a Restricted badge.
+ *
+ * @typedef {{label: string, message?: string|null}} SuggestedReply
+ *
+ * @typedef {object} Turn                 One question and its answer (trait `turns` items).
+ * @property {string} turn_id             Client-side id (kernel-assigned in the notebook).
+ * @property {string} question
+ * @property {boolean} followup           False for a new question (clears the conversation).
+ * @property {"pending"|"streaming"|"done"|"error"} status
+ * @property {string} text                Raw Markdown (final text once done).
+ * @property {Reference[]|null} references  null while not known yet.
+ * @property {SuggestedReply[]} suggested_replies
+ * @property {string|null} conversation_id
+ * @property {string|null} log_id
+ * @property {{code: string, message: string}|null} error
+ * @property {{value: "up"|"down", comment?: string}|null} feedback
+ * @property {number|null} [turn]         The service's turn number (sent back with feedback).
+ * @property {string|null} [trace_id]     The answer's trace id (informational).
+ * @property {boolean} [no_answer]        True hides the feedback buttons.
+ * @property {object|null} [message]      The AnswerMessage wire dict (copy as JSON, anchors).
+ * @property {object|null} [rounds]       Prompt and rounds: {system_prompt, forced, rounds}.
+ *
+ * @typedef {{path: string, code: string, message: string}} Violation
+ */
+
+export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);
+
+/**
+ * A turn still waiting for its answer or streaming it.
+ * @param {unknown} status
+ */
+export function isOpen(status) {
+  return status === "pending" || status === "streaming";
+}
+
+/**
+ * A turn that has ended (answered or failed): no event changes it any more.
+ * @param {unknown} status
+ */
+export function isSettled(status) {
+  return status === "done" || status === "error";
+}
+
+/** Chat widget traits and their defaults (citelab.Chat). */
+export const CHAT_TRAITS = Object.freeze({
+  turns: [], // Turn[]: final state; survives a reload
+  conversation_id: null, // string|null: the current conversation
+  agent: "default", // string: the agent that answers
+  feedback_enabled: false, // boolean: show thumbs up/down on answered turns
+  placeholder: "Ask a question…", // string: the question box's placeholder
+  show_sources: true, // boolean: a Sources list inside the chat (panels can show it too)
+  _kernel_session: "", // string: header.session of the kernel process holding it (kernel_watch.js)
+});
+
+/** Sources panel traits (citelab.SourcesPanel): mirrored from its chat. */
+export const SOURCES_TRAITS = Object.freeze({
+  turns: [],
+  heading: "Sources",
+});
+
+/** Message view traits (citelab.MessageView). */
+export const MESSAGE_TRAITS = Object.freeze({
+  message: null, // AnswerMessage wire dict (null when the kernel could not read one)
+  violations: [], // {path, code, message}[]: contract violations the kernel found
+});
+
+/** Every widget model (citelab.Chat, SourcesPanel, MessageView) carries this trait. */
+export const COMMON_TRAITS = Object.freeze({
+  _model_key: null, // string: unique hex id of the model; keys the front-end state per model
+});
+
+/** Kernel → front end custom messages (`type` values). */
+export const KERNEL_MESSAGES = Object.freeze([
+  "turn_start", // {turn_id, question, followup}
+  "references", // {turn_id, references}
+  "token", // {turn_id, text}: one or more tokens, coalesced
+  // {turn_id, text, references, suggested_replies, message, conversation_id, turn,
+  //  log_id?, trace_id?, no_answer}
+  "done",
+  "error", // {turn_id, code, message}; code "cancelled": a new question replaced this one
+  "reset", // {}: New conversation; every view clears
+  "ack", // {request_id, error?, document?}
+]);
+
+/** Front end → kernel custom messages (`type` values). */
+export const FRONTEND_MESSAGES = Object.freeze([
+  "ask", // {request_id, question, followup}
+  "feedback", // {request_id, turn_id, value: "up"|"down", comment?}
+  "stop", // {request_id}: cancel the answer streaming and the questions waiting
+  "new_conversation", // {request_id}: cancel and forget the conversation
+  "document", // {request_id, uri}: an entity: document for the local document view
+  "reply", // message view only: {text} when a suggested-reply chip is clicked
+]);
+
+/**
+ * A list field of untrusted data: the list, or [] when it is not one.
+ * @template T
+ * @param {T[]|unknown} value
+ * @returns {T[]}
+ */
+export function listOf(value) {
+  return Array.isArray(value) ? value : [];
+}
+
+/** Read a trait with its default when the model does not have it (older kernels). */
+export function trait(model, name, defaults) {
+  const value = model.get(name);
+  return value === undefined || value === null ? defaults[name] : value;
+}
