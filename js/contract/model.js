@@ -90,7 +90,7 @@ export const KERNEL_MESSAGES = Object.freeze([
   "references", // {turn_id, references}
   "token", // {turn_id, text}: one or more tokens, coalesced
   // {turn_id, text, references, suggested_replies, message, conversation_id, turn,
-  //  log_id?, trace_id?, no_answer}
+  //  log_id?, trace_id?, no_answer, rounds?}
   "done",
   "error", // {turn_id, code, message}; code "cancelled": a new question replaced this one
   "reset", // {}: New conversation; every view clears

@@ -238,6 +238,7 @@ const EVENTS = {
       turn: message.turn ?? null,
       no_answer: Boolean(message.no_answer),
       message: message.message ?? null,
+      rounds: message.rounds ?? turn.rounds ?? null,
     });
   },
   error(store, message) {
@@ -247,11 +248,22 @@ const EVENTS = {
   },
 };
 
+// Fields of a settled turn that only the kernel's trait may hold: the live messages of an
+// older kernel carry no `rounds`, and feedback is recorded after `done`.
+const KERNEL_FIELDS = ["rounds", "feedback"];
+
 // Live state wins unless the snapshot is further along (a reload mid-stream, then the
-// final state arrived through the trait).
+// final state arrived through the trait). A settled live turn takes what it lacks of the
+// kernel's fields from the snapshot of the same turn.
 function newer(live, snapshot) {
   if (!live) return snapshot;
-  return RANK[snapshot.status] > RANK[live.status] ? snapshot : live;
+  if (RANK[snapshot.status] > RANK[live.status]) return snapshot;
+  if (!isSettled(live.status) || !isSettled(snapshot.status)) return live;
+  const missing = KERNEL_FIELDS.filter((name) => live[name] == null && snapshot[name] != null);
+  if (!missing.length) return live;
+  const merged = { ...live };
+  for (const name of missing) merged[name] = snapshot[name];
+  return merged;
 }
 
 function sameJson(a, b) {

@@ -19,7 +19,39 @@ function chatModel(traits = {}) {
   });
 }
 
+const ROUNDS = {
+  system_prompt: "You are the test agent.",
+  forced: [{ name: "rag_search", arguments: '{"query": "fees"}', error: null, message: "[1] Fees" }],
+  rounds: [{ index: 1, finish_reason: "stop", text: "Fees [1].", tool_calls: [] }],
+};
+
 describe("chat widget", () => {
+  // #24: the view drew the live `done` (no rounds) over the trait (rounds): the expander
+  // stayed hidden and empty in every notebook.
+  test("a done turn shows its Prompt and rounds, from the done message or the trait", async () => {
+    for (const withRounds of [true, false]) {
+      const model = chatModel();
+      chatWidget.initialize({ model });
+      const el = container();
+      chatWidget.render({ model, el });
+      const messages = turnMessages("t1", {
+        text: "Fees [1].",
+        references: [reference(1)],
+        done: withRounds ? { rounds: ROUNDS } : {},
+      });
+      for (const message of messages) model.custom(message);
+      // The kernel's trait sync comes after the done message, with the rounds.
+      model.set("turns", [
+        { turn_id: "t1", question: "Q?", status: "done", text: "Fees [1].", rounds: ROUNDS },
+      ]);
+      await nextFrame();
+      const rounds = el.querySelector("details.citelab-rounds");
+      expect(rounds.hidden).toBe(false);
+      expect(rounds.querySelector("summary").textContent).toBe("Prompt and rounds (1 round)");
+      expect(rounds.textContent).toContain("You are the test agent.");
+    }
+  });
+
   test("messages sent before any view renders are not lost", async () => {
     const model = chatModel();
     chatWidget.initialize({ model });

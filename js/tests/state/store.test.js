@@ -7,6 +7,20 @@ function feed(store, messages) {
 }
 
 describe("chat store", () => {
+  test("a done turn keeps what only the kernel's trait holds (rounds, feedback)", () => {
+    const store = new ChatStore();
+    const rounds = { system_prompt: "P", forced: [], rounds: [] };
+    feed(store, turnMessages("t1", { text: "A [1].", references: [reference(1)] }));
+    expect(store.turns()[0].rounds ?? null).toBe(null);
+    store.setSnapshot([
+      { turn_id: "t1", status: "done", text: "A [1].", rounds, feedback: { value: "up" } },
+    ]);
+    expect(store.turns()[0]).toMatchObject({ rounds, feedback: { value: "up" }, text: "A [1]." });
+    const sent = new ChatStore();
+    feed(sent, turnMessages("t2", { text: "B", references: [], done: { rounds } }));
+    expect(sent.turns()[0].rounds).toEqual(rounds);
+  });
+
   test("a turn streams: pending → streaming → done, tokens appended in order", () => {
     const store = new ChatStore();
     store.receive({ type: "turn_start", turn_id: "t1", question: "Why?", followup: false });

@@ -483,7 +483,7 @@ class Chat(StaticFallbackWidget):
         turn.finish(answer, time.monotonic())
         if self._is_shown(turn):
             self.conversation_id = answer.conversation_id
-        self._emit(done_message(turn.turn_id, answer.to_done_event()))
+        self._emit(done_message(turn.turn_id, answer.to_done_event(), rounds=turn.inspection))
         self._sync(turn)
         self._refresh_all()
 
