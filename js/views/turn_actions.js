@@ -1,11 +1,14 @@
-// Copy a done turn's answer: as Markdown or as JSON (the AnswerMessage).
+// Copy a done turn's answer: as Markdown (the text and its numbered sources) or as JSON
+// (the AnswerMessage).
+import { detailOf, referenceHref, sourceLabel } from "../contract/reference.js";
 import { iconButton } from "../dom/icons.js";
 import { element, show } from "../dom/nodes.js";
 
 const COPIED_MS = 2000;
 
-// Copy the answer as Markdown (its text, markers as written) or as JSON (the AnswerMessage:
-// MCP content blocks with `_meta`), for a done turn.
+// Copy the answer as Markdown (its text, markers as written, then its sources numbered as
+// the text numbers them) or as JSON (the AnswerMessage: MCP content blocks with `_meta`), for
+// a done turn.
 export class TurnActions {
   constructor(chat, turnView) {
     const doc = chat.doc;
@@ -47,7 +50,53 @@ export class TurnActions {
 }
 
 function markdownOf(turn) {
-  return turn.text;
+  return answerMarkdown(turn);
+}
+
+/**
+ * A turn's answer as Markdown to paste elsewhere: the text with its `[n]` markers as written,
+ * then "Sources:" with one line per cited source under the number the text uses: its title
+ * (with the detail that tells same-title sources apart) linking to its web page, or its URI
+ * as code when it has no page a reader could open. Titles are untrusted: escaped so that they
+ * stay text wherever the Markdown is rendered.
+ * @param {{text: string, references?: import("../contract/model.js").Reference[]|null}} turn
+ */
+export function answerMarkdown(turn) {
+  const byNumber = new Map();
+  for (const reference of Array.isArray(turn.references) ? turn.references : []) {
+    const number = Number(reference?.number);
+    if (Number.isInteger(number) && !byNumber.has(number)) byNumber.set(number, reference);
+  }
+  if (byNumber.size === 0) return turn.text;
+  const lines = [...byNumber.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([number, reference]) => `- [${number}] ${sourceMarkdown(reference)}`);
+  return `${turn.text.trimEnd()}\n\nSources:\n\n${lines.join("\n")}\n`;
+}
+
+/** @param {import("../contract/model.js").Reference} reference */
+function sourceMarkdown(reference) {
+  const detail = detailOf(reference);
+  const label = escapeMarkdown(detail ? `${sourceLabel(reference)} (${detail})` : sourceLabel(reference));
+  const href = referenceHref(reference);
+  if (href) return `[${label}](<${href.replace(/[<>\s]/g, encodeURIComponent)}>)`;
+  const uri = typeof reference.uri === "string" ? reference.uri.replace(/\s+/g, " ").trim() : "";
+  return uri ? `${label} (${codeSpan(uri)})` : label;
+}
+
+// Backslash-escape what could make a title markup (emphasis, links, code, HTML, entities,
+// tables, strike-through); a title is one line.
+/** @param {string} text */
+function escapeMarkdown(text) {
+  return text.replace(/\s+/g, " ").trim().replace(/[\\`*_[\]<>~|&]/g, "\\$&");
+}
+
+/** `text` as one code span: fenced by more backticks than any run inside it. */
+function codeSpan(text) {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
 }
 
 function jsonOf(turn) {

@@ -310,7 +310,9 @@ describe("chat controls", () => {
     await new Promise((resolve) => setTimeout(resolve));
     root.querySelector("button.citelab-copy-json").click();
     await new Promise((resolve) => setTimeout(resolve));
-    expect(calls.copied[0]).toBe("A [1].");
+    expect(calls.copied[0]).toBe(
+      "A [1].\n\nSources:\n\n- [1] [Source 1](<https://example.org/node/1>)\n",
+    );
     expect(JSON.parse(calls.copied[1])).toEqual(message);
     expect(root.querySelector(".citelab-copy-status").textContent).toBe("Copied as JSON.");
   });
