@@ -7,15 +7,22 @@ import { referenceHref } from "./reference.js";
 export const CITATIONS_KEY = "drupal.org/ai.citations";
 export const SUGGESTED_REPLIES_KEY = "drupal.org/ai.suggested_replies";
 export const SOURCE_URL_KEY = "citelab/url";
+export const SOURCE_NUMBER_KEY = "citelab/number";
 
 /** Read a wire dict into `{texts: [{text, anchors}], sources, replies, ignored}`. */
 export function readMessage(message) {
   const content = Array.isArray(message?.content) ? message.content : [];
-  const sources = content
+  const links = content
     .filter((block) => block?.type === "resource_link" && typeof block.uri === "string")
     .map((block, order) => ({ block, order, priority: priorityOf(block) }))
     .sort((a, b) => b.priority - a.priority || a.order - b.order)
-    .map(({ block }, index) => ({ ...block, number: index + 1, webUrl: webUrlOf(block) }));
+    .map(({ block }) => block);
+  const numbers = numbersOf(links);
+  const sources = links.map((block, index) => ({
+    ...block,
+    number: numbers[index],
+    webUrl: webUrlOf(block),
+  }));
   const numberOf = new Map();
   for (const source of sources)
     if (!numberOf.has(source.uri)) numberOf.set(source.uri, source.number);
@@ -39,6 +46,21 @@ export function webUrlOf(block) {
   const meta = block?._meta;
   const url = meta && typeof meta === "object" ? meta[SOURCE_URL_KEY] : undefined;
   return typeof url === "string" ? referenceHref({ url }) : null;
+}
+
+/**
+ * The `[n]` of each source in list order: `_meta["citelab/number"]` when every link carries a
+ * distinct integer ≥ 1 (conversation-wide numbering: a follow-up citing [1] and [3]), else
+ * 1..k.
+ */
+function numbersOf(links) {
+  const given = links.map((block) => {
+    const meta = block._meta;
+    return meta && typeof meta === "object" ? meta[SOURCE_NUMBER_KEY] : undefined;
+  });
+  const valid = given.every((number) => Number.isInteger(number) && number >= 1);
+  if (links.length && valid && new Set(given).size === given.length) return given;
+  return links.map((_, index) => index + 1);
 }
 
 function priorityOf(block) {

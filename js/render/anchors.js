@@ -181,6 +181,7 @@ function wrapRuns(entry, cover, lastChar, sourceIds, added) {
     pieces.push(mark);
     added.push(mark);
     for (const anchor of sourceIds ? run.set : []) {
+      if (!sourceIds.has(anchor.number)) continue; // its marker is in the text already
       const end = lastChar.get(anchor);
       if (end?.entry === entry && end.k >= run.start && end.k < run.end) {
         pieces.push(footnote(doc, anchor.number, sourceIds.get(anchor.number)));

@@ -7,6 +7,7 @@
 // `_meta["citelab/url"]` is a URL the front end links (urls.js) opens that web page, and shows
 // its uri (the source's identity) after the link.
 import { readMessage } from "../contract/message.js";
+import { sourceLabel } from "../contract/reference.js";
 import { icon } from "../dom/icons.js";
 import { element, show, uniqueId } from "../dom/nodes.js";
 import { highlightAnchors } from "../render/anchors.js";
@@ -33,8 +34,10 @@ export function renderMessage(root, message, { onReply = () => {}, violations = 
   for (const { text, anchors } of texts) {
     const answer = element(doc, "div", "citelab-answer");
     answer.append(sanitizeToFragment(renderBlocks(text, { turn: prefix }).join("")));
-    linkMarkers(answer, sourceIds);
-    placed += highlightAnchors(answer, text, anchors, sourceIds);
+    const marked = linkMarkers(answer, sourceIds);
+    // A footnote only for a source the text has no marker of: each marker shows once.
+    const footnotes = new Map([...sourceIds].filter(([number]) => !marked.has(number)));
+    placed += highlightAnchors(answer, text, anchors, footnotes);
     body.append(answer);
   }
   const list = sourceList(doc, sources, sourceIds);
@@ -103,15 +106,20 @@ function followInside(root, event) {
 
 // `[n]` in the text names the n-th source of the list (the contract numbers sources in
 // first-citation order, which is also their priority order).
+// Returns the numbers the text has markers of.
 function linkMarkers(root, sourceIds) {
+  const marked = new Set();
   for (const link of root.querySelectorAll("a[data-ref-index]")) {
-    const id = sourceIds.get(Number(link.dataset.refIndex));
+    const number = Number(link.dataset.refIndex);
+    const id = sourceIds.get(number);
+    marked.add(number);
     if (id) link.setAttribute("href", `#${id}`);
     else {
       link.removeAttribute("href");
       link.setAttribute("aria-disabled", "true");
     }
   }
+  return marked;
 }
 
 function sourceList(doc, sources, sourceIds) {
@@ -120,14 +128,21 @@ function sourceList(doc, sources, sourceIds) {
   heading.id = uniqueId("citelab-msg-heading");
   const list = element(doc, "ol", "citelab-sources-list");
   list.setAttribute("aria-labelledby", heading.id);
-  for (const source of sources) {
+  const labels = sources.map((source) => sourceLabel(source));
+  for (const [index, source] of sources.entries()) {
     const item = element(doc, "li", "citelab-source");
     item.id = sourceIds.get(source.number);
     item.tabIndex = -1;
     item.dataset.source = String(source.number);
     const { title, name, uri, webUrl } = source;
+    // The list's own count is not shown (the numbers may be conversation-wide): each item
+    // says the number the text uses, as the chat's cards do.
+    item.append(element(doc, "span", "citelab-source-number", `[${source.number}]`), " ");
     item.append(sourceTitle(doc, { title, name, uri, url: webUrl ?? undefined }));
-    if (webUrl && webUrl !== uri) {
+    // Two sources of one title ("Data Science", the BSc and the MSc) are told apart by
+    // their URI, the only identity the message gives them.
+    const shared = labels.indexOf(labels[index]) !== labels.lastIndexOf(labels[index]);
+    if ((webUrl && webUrl !== uri) || (shared && uri !== labels[index])) {
       item.append(" ", element(doc, "code", "citelab-source-uri", uri));
     }
     if (typeof source.description === "string" && source.description.trim()) {

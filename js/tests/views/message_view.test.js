@@ -126,6 +126,8 @@ describe("reading a message", () => {
 describe("rendering a message", () => {
   const TEXT =
     "Paris 🗼 is the capital of France [1]. The Seine crosses it [2].\n\n- Café culture is **strong** [1]";
+  // The same text without markers (a converted vendor answer): its spans get footnotes.
+  const UNMARKED = TEXT.replace(/ \[\d\]/g, "");
   const LINKS = [
     link("entity:node/1", "Paris facts", 1, { description: "About Paris." }),
     link("https://example.org/seine", "The Seine", 0.5),
@@ -134,11 +136,11 @@ describe("rendering a message", () => {
   test("cited spans are highlighted and followed by a footnote to their source", () => {
     const root = container();
     const anchors = [
-      anchor(TEXT, "Paris 🗼 is the capital of France", "entity:node/1"),
-      anchor(TEXT, "The Seine crosses it", "https://example.org/seine"),
-      anchor(TEXT, "Café culture is **strong**", "entity:node/1"),
+      anchor(UNMARKED, "Paris 🗼 is the capital of France", "entity:node/1"),
+      anchor(UNMARKED, "The Seine crosses it", "https://example.org/seine"),
+      anchor(UNMARKED, "Café culture is **strong**", "entity:node/1"),
     ];
-    const result = renderMessage(root, message(TEXT, anchors, LINKS));
+    const result = renderMessage(root, message(UNMARKED, anchors, LINKS));
     expect(result).toEqual({ placed: 3, ignored: 0 });
     const marks = [...root.querySelectorAll("mark.citelab-cited")];
     expect(marks.map((m) => m.textContent)).toEqual([
@@ -159,7 +161,7 @@ describe("rendering a message", () => {
   });
 
   test("a footnote never lands inside a link", () => {
-    const text = "See [the full guide](https://example.org/guide) for details [1].";
+    const text = "See [the full guide](https://example.org/guide) for details.";
     const root = container();
     renderMessage(
       root,
@@ -239,7 +241,11 @@ describe("rendering a message", () => {
     const root = container();
     renderMessage(
       root,
-      message(TEXT, [anchor(TEXT, "The Seine crosses it", "https://example.org/seine")], LINKS),
+      message(
+        UNMARKED,
+        [anchor(UNMARKED, "The Seine crosses it", "https://example.org/seine")],
+        LINKS,
+      ),
     );
     root.querySelector(".citelab-footnote a").click();
     expect(document.activeElement).toBe(root.querySelectorAll(".citelab-sources li")[1]);
@@ -269,6 +275,77 @@ describe("rendering a message", () => {
     expect(chips.map((c) => c.textContent)).toEqual(["More", "Thanks"]);
     for (const chip of chips) chip.click();
     expect(sent).toEqual(["Tell me more", "Thanks"]);
+  });
+});
+
+// #24: the view showed a superscript number beside each `[n]` of the text, and a list
+// without numbers in which two "Data Science" programmes looked the same.
+describe("a message whose text has its own markers", () => {
+  const TEXT_WITH_MARKERS =
+    "The MSc takes four semesters [1]. The fee is 312 euros [2]. The BSc starts with algebra [3].";
+  const SAME_TITLE = [
+    link("entity:program/ds-msc", "Data Science", 1, {
+      _meta: { "citelab/url": "https://uni.example/ds-msc" },
+    }),
+    link("entity:page/fee", "Semester fee", 0.66),
+    link("entity:program/ds-bsc", "Data Science", 0.33),
+  ];
+  const ANCHORS = [
+    anchor(TEXT_WITH_MARKERS, "The MSc takes four semesters", "entity:program/ds-msc"),
+    anchor(TEXT_WITH_MARKERS, "The fee is 312 euros", "entity:page/fee"),
+    anchor(TEXT_WITH_MARKERS, "The BSc starts with algebra", "entity:program/ds-bsc"),
+  ];
+
+  test("each marker shows once: no footnote beside a [n] the text already has", () => {
+    const root = container();
+    const result = renderMessage(root, message(TEXT_WITH_MARKERS, ANCHORS, SAME_TITLE));
+    expect(result).toEqual({ placed: 3, ignored: 0 });
+    expect(root.querySelectorAll("mark.citelab-cited")).toHaveLength(3);
+    expect(root.querySelectorAll(".citelab-footnote")).toHaveLength(0);
+    expect(root.querySelector(".citelab-answer").textContent.trim()).toBe(TEXT_WITH_MARKERS);
+  });
+
+  test("an anchor whose number has no marker in the text still gets its footnote", () => {
+    const text = "The MSc takes four semesters [1]. The fee is 312 euros.";
+    const anchors = [
+      anchor(text, "The MSc takes four semesters", "entity:program/ds-msc"),
+      anchor(text, "The fee is 312 euros", "entity:page/fee"),
+    ];
+    const root = container();
+    renderMessage(root, message(text, anchors, SAME_TITLE));
+    const footnotes = [...root.querySelectorAll(".citelab-footnote a")];
+    expect(footnotes.map((a) => a.textContent)).toEqual(["2"]);
+  });
+
+  test("the list is numbered as the text is, and same-title sources are told apart", () => {
+    const root = container();
+    renderMessage(root, message(TEXT_WITH_MARKERS, ANCHORS, SAME_TITLE));
+    const items = [...root.querySelectorAll(".citelab-sources li")];
+    expect(items.map((item) => item.querySelector(".citelab-source-number")?.textContent)).toEqual(
+      ["[1]", "[2]", "[3]"],
+    );
+    const rows = items.map((item) => item.textContent);
+    expect(new Set(rows).size).toBe(3);
+    expect(rows[2]).toContain("entity:program/ds-bsc");
+    expect(rows[1]).not.toContain("entity:page/fee"); // a unique title needs no more
+  });
+
+  test("conversation-wide numbers (citelab/number) are the numbers shown and linked", () => {
+    const text = "Fees [1]. Deadline [3].";
+    const links = [
+      link("entity:page/fee", "Semester fee", 1, { _meta: { "citelab/number": 1 } }),
+      link("entity:page/deadline", "Deadlines", 0.5, { _meta: { "citelab/number": 3 } }),
+    ];
+    const root = container();
+    renderMessage(root, message(text, null, links));
+    const items = [...root.querySelectorAll(".citelab-sources li")];
+    expect(items.map((item) => item.querySelector(".citelab-source-number").textContent)).toEqual([
+      "[1]",
+      "[3]",
+    ]);
+    const markers = [...root.querySelectorAll("a[data-ref-index]")];
+    expect(markers.map((a) => a.getAttribute("href"))).toEqual([`#${items[0].id}`, `#${items[1].id}`]);
+    expect(readMessage(message(text, null, links)).sources.map((s) => s.number)).toEqual([1, 3]);
   });
 });
 
