@@ -15,6 +15,17 @@ import { TurnActions } from "./turn_actions.js";
 
 const NO_REPLIES = Object.freeze([]);
 
+// Error codes of a turn someone stopped (the page's Stop; the kernel's cancel): not errors.
+const STOPPED_CODES = new Set(["stopped", "cancelled"]);
+
+/**
+ * Whether a turn ended because someone stopped it.
+ * @param {{status: string, error?: {code: string}|null}} turn
+ */
+export function wasStopped(turn) {
+  return turn.status === "error" && STOPPED_CODES.has(turn.error?.code ?? "");
+}
+
 /** Show a form's error line (hidden when `message` is empty). */
 export function showFormError(form, message) {
   form.error.textContent = message;
@@ -34,6 +45,8 @@ export class TurnView {
     this.pending.setAttribute("aria-hidden", "true");
     this.error = element(doc, "p", "citelab-error");
     this.error.setAttribute("role", "alert");
+    this.error.hidden = true;
+    this.stopped = this.buildStopped(doc);
     this.chips = element(doc, "div", "citelab-chips");
     this.chips.setAttribute("role", "group");
     this.chips.setAttribute("aria-label", "Suggested replies");
@@ -45,6 +58,7 @@ export class TurnView {
       this.pending,
       this.answer,
       this.error,
+      this.stopped.element,
       this.chips,
       this.actions.element,
       this.feedback.element,
@@ -76,14 +90,42 @@ export class TurnView {
     else if (relinkNow) this.link(this.answer);
     this.markCitedSpans(turn);
     show(this.pending, open && turn.text === "");
-    const error =
-      turn.status === "error" ? `Error: ${turn.error?.message || "the answer failed."}` : "";
+    const stopped = wasStopped(turn);
+    const failed = turn.status === "error" && !stopped;
+    const error = failed ? `Error: ${turn.error?.message || "the answer failed."}` : "";
     setIfChanged(this.error, "textContent", error);
-    show(this.error, turn.status === "error");
+    show(this.error, failed);
+    this.drawStopped(turn, stopped);
     this.renderChips(turn, isLast);
     this.actions.update(turn);
     this.feedback.update(turn, settings.feedbackEnabled);
     this.rounds.update(turn.status === "done" ? turn.rounds : null);
+  }
+
+  // A stopped turn says so plainly (a status, not an alert) and offers its question again.
+  buildStopped(doc) {
+    const box = element(doc, "p", "citelab-stopped");
+    box.setAttribute("role", "status");
+    box.hidden = true;
+    const text = element(doc, "span", "citelab-stopped-text");
+    const again = element(doc, "button", "citelab-chip citelab-ask-again", "Ask again");
+    again.type = "button";
+    again.addEventListener("click", () => {
+      const turn = this.turn;
+      if (turn) this.chat.ask(turn.question, turn.followup);
+    });
+    box.append(text, " ", again);
+    return { element: box, text, again };
+  }
+
+  drawStopped(turn, stopped) {
+    const text = !stopped
+      ? ""
+      : turn.text
+        ? "Stopped: the answer above is incomplete."
+        : "You stopped this question before an answer began.";
+    setIfChanged(this.stopped.text, "textContent", text);
+    show(this.stopped.element, stopped);
   }
 
   // Once a turn is done, the spans its anchors cite are marked (as MessageView does), each

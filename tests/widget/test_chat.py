@@ -406,6 +406,22 @@ async def test_cancel_ends_the_running_and_the_waiting_questions(
 
 
 @pytest.mark.anyio
+async def test_a_stopped_turn_is_shown_as_stopped_not_as_an_error(
+    make_service: ServiceFactory,
+) -> None:
+    # #24: the view said "Error: …" for a turn the person stopped; so did the static copy.
+    chat, model = held_chat(make_service)
+    running = chat.ask("What does a semester cost?")
+    await model.started.wait()
+    chat.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    shown = chat.static_html()
+    assert "Error" not in shown
+    assert "Every student" in shown
+    assert "Stopped: the answer is incomplete." in shown
+
+
+@pytest.mark.anyio
 async def test_a_new_question_from_the_page_replaces_the_one_streaming(
     make_service: ServiceFactory,
 ) -> None:

@@ -128,8 +128,10 @@ describe("page controls", () => {
     expect(aborted).toBe(true);
     const turn = root2.querySelector(".citelab-turn");
     expect(turn.dataset.status).toBe("error");
-    expect(turn.querySelector(".citelab-error").textContent).toBe(
-      "Error: Stopped: the answer above is incomplete.",
+    // Stopping is what the person asked for: no error, and no alert.
+    expect(turn.querySelector(".citelab-error").hidden).toBe(true);
+    expect(turn.querySelector(".citelab-stopped").textContent).toContain(
+      "Stopped: the answer above is incomplete.",
     );
     expect(turn.querySelector(".citelab-answer").textContent).toContain("Half");
   });

@@ -297,6 +297,37 @@ describe("chat controls", () => {
     expect(document.activeElement).toBe(ask.querySelector("input"));
   });
 
+  // #24: Stop before any text showed a red "Error: Stopped: the answer above is incomplete."
+  // with no answer above it.
+  test.each([
+    ["the page", "stopped", "Stopped: the answer above is incomplete."],
+    ["the kernel", "cancelled", "The question was cancelled."],
+  ])("Stop before any text (%s): said plainly, no error, the question kept", async (_, code, text) => {
+    const { store, root, calls } = chat();
+    store.receive({ type: "turn_start", turn_id: "t1", question: "Fees?", followup: false });
+    store.receive({ type: "error", turn_id: "t1", code, message: text });
+    const turn = root.querySelector(".citelab-turn");
+    expect(turn.querySelector(".citelab-error").hidden).toBe(true);
+    expect(root.querySelector("[role=alert]:not([hidden])")).toBeNull();
+    const stopped = turn.querySelector(".citelab-stopped");
+    expect(stopped.hidden).toBe(false);
+    expect(stopped.textContent).toContain("You stopped this question before an answer began.");
+    expect(turn.querySelector(".citelab-question").textContent).toBe("Fees?");
+    stopped.querySelector("button.citelab-ask-again").click();
+    await Promise.resolve();
+    expect(calls.ask).toEqual([{ question: "Fees?", followup: false }]);
+  });
+
+  test("an error that is not a stop still says Error, as an alert", () => {
+    const { store, root } = chat();
+    store.receive({ type: "turn_start", turn_id: "t1", question: "Fees?", followup: false });
+    store.receive({ type: "error", turn_id: "t1", code: "model_error", message: "It broke." });
+    const error = root.querySelector(".citelab-turn .citelab-error");
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toBe("Error: It broke.");
+    expect(root.querySelector(".citelab-turn .citelab-stopped").hidden).toBe(true);
+  });
+
   test("copy the answer as Markdown and as JSON", async () => {
     const { store, root, calls } = chat();
     const message = { role: "assistant", content: [{ type: "text", text: "A [1]." }] };
