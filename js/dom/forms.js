@@ -1,5 +1,5 @@
 // The question forms of the chat (question, follow-up, feedback comment).
-import { element, uniqueId } from "./nodes.js";
+import { element, show, uniqueId } from "./nodes.js";
 
 /** A labelled text input inside a form with a submit button. */
 export function questionForm(doc, { className, label, placeholder, button }) {
@@ -22,6 +22,12 @@ export function questionForm(doc, { className, label, placeholder, button }) {
   form.append(labelElement, input, submit, error);
   submitOnEnter(input);
   return { form, input, submit, error };
+}
+
+/** Show a form's error line (hidden when `message` is empty). */
+export function showFormError(form, message) {
+  form.error.textContent = message;
+  show(form.error, Boolean(message));
 }
 
 /**

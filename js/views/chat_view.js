@@ -10,7 +10,7 @@
 //   host.copy(text) → Promise<void>            (optional: the clipboard; default navigator's)
 //   host.document(reference) → Promise<{document?, error?}> (optional: entity: documents)
 import { isOpen } from "../contract/model.js";
-import { questionForm } from "../dom/forms.js";
+import { questionForm, showFormError } from "../dom/forms.js";
 import { frameScheduler, frameSlices } from "../dom/frames.js";
 import { iconButton } from "../dom/icons.js";
 import { element, setIfChanged, show } from "../dom/nodes.js";
@@ -22,7 +22,7 @@ import { HoverCard } from "./hover_card.js";
 import { ReferencesController } from "./references/controller.js";
 import { CITE_EVENT } from "./references/links.js";
 import { ReferencesSection } from "./references/section.js";
-import { showFormError, TurnView } from "./turn_view.js";
+import { TurnView } from "./turn_view.js";
 
 export class ChatView {
   /**
@@ -236,7 +236,8 @@ export class ChatView {
     this.root.classList.toggle("citelab-disconnected", Boolean(message));
     const controls = this.root.querySelectorAll(
       ".citelab-ask input, .citelab-ask button, .citelab-followup input, " +
-        ".citelab-followup button, .citelab-controls button, .citelab-chip, .citelab-thumb",
+        ".citelab-followup button, .citelab-controls button, .citelab-chip, .citelab-thumb, " +
+        ".citelab-ask-again, .citelab-feedback-comment input, .citelab-feedback-comment button",
     );
     for (const control of controls) setIfChanged(control, "disabled", Boolean(message));
   }

@@ -1,5 +1,5 @@
 // Feedback on a done turn: thumbs up/down, then an optional comment.
-import { questionForm } from "../dom/forms.js";
+import { questionForm, showFormError } from "../dom/forms.js";
 import { iconButton } from "../dom/icons.js";
 import { element, show } from "../dom/nodes.js";
 
@@ -33,7 +33,7 @@ export class FeedbackView {
     this.comment.form.hidden = true;
     this.comment.form.addEventListener("submit", (event) => {
       event.preventDefault();
-      this.send(this.value, this.comment.input.value.trim());
+      this.sendComment();
     });
     this.status = element(doc, "span", "citelab-feedback-status");
     this.status.setAttribute("role", "status");
@@ -55,14 +55,34 @@ export class FeedbackView {
     show(this.comment.form, true);
   }
 
+  /**
+   * Send a rating (and a comment). Resolves with the host's `{error?}`.
+   * @param {string|null} value
+   * @param {string} [comment]
+   */
   async send(value, comment) {
-    if (!value) return;
+    if (!value) return { error: "no rating" };
     this.press(value);
     this.status.textContent = "Sending…";
-    const result = await this.chat.host.feedback(this.turnView.turn, value, comment || undefined);
-    this.status.textContent = result?.error
-      ? `Feedback not saved: ${result.error}`
-      : "Thanks for your feedback.";
-    this.element.dataset.state = result?.error ? "error" : "sent";
+    const result = (await this.chat.host.feedback(this.turnView.turn, value, comment || undefined)) ?? {};
+    const what = comment ? "Comment" : "Feedback";
+    this.status.textContent = result.error
+      ? `${what} not saved: ${result.error}`
+      : comment
+        ? "Comment sent. Thanks for your feedback."
+        : "Thanks for your feedback.";
+    this.element.dataset.state = result.error ? "error" : "sent";
+    return result;
+  }
+
+  // The comment box: a sent comment is confirmed and the box emptied; one that failed stays
+  // in the box, to send again.
+  async sendComment() {
+    const { input } = this.comment;
+    const comment = input.value.trim();
+    showFormError(this.comment, comment ? "" : "Please type a comment first.");
+    if (!comment) return;
+    const result = await this.send(this.value, comment);
+    if (!result.error && input.value.trim() === comment) input.value = "";
   }
 }

@@ -26,12 +26,6 @@ export function wasStopped(turn) {
   return turn.status === "error" && STOPPED_CODES.has(turn.error?.code ?? "");
 }
 
-/** Show a form's error line (hidden when `message` is empty). */
-export function showFormError(form, message) {
-  form.error.textContent = message;
-  show(form.error, Boolean(message));
-}
-
 export class TurnView {
   constructor(chat, turnId) {
     const doc = chat.doc;
@@ -108,7 +102,7 @@ export class TurnView {
     box.setAttribute("role", "status");
     box.hidden = true;
     const text = element(doc, "span", "citelab-stopped-text");
-    const again = element(doc, "button", "citelab-chip citelab-ask-again", "Ask again");
+    const again = element(doc, "button", "citelab-ask-again", "Ask again");
     again.type = "button";
     again.addEventListener("click", () => {
       const turn = this.turn;

@@ -189,6 +189,34 @@ describe("chat view", () => {
     ]);
   });
 
+  // #24: "Send comment" gave no confirmation and kept the text.
+  test("a sent comment is confirmed and cleared; a failed one keeps its text", async () => {
+    const { store, root, host, calls } = chat();
+    feed(store, turnMessages("t1", { text: "Answer.", references: [] }));
+    root.querySelector(".citelab-thumb").click();
+    await new Promise((resolve) => setTimeout(resolve));
+    const form = root.querySelector(".citelab-feedback-comment");
+    const input = form.querySelector("input");
+    const status = root.querySelector(".citelab-feedback-status");
+    form.requestSubmit(); // nothing typed: nothing sent, and it says why
+    await new Promise((resolve) => setTimeout(resolve));
+    expect(calls.feedback).toHaveLength(1);
+    expect(form.querySelector(".citelab-form-error").textContent).toBe("Please type a comment first.");
+    host.answers.feedback = { error: "The kernel did not answer." };
+    input.value = "Missing the dates";
+    form.requestSubmit();
+    await new Promise((resolve) => setTimeout(resolve));
+    expect(input.value).toBe("Missing the dates");
+    expect(status.textContent).toBe("Comment not saved: The kernel did not answer.");
+    host.answers.feedback = {};
+    form.requestSubmit();
+    await new Promise((resolve) => setTimeout(resolve));
+    expect(calls.feedback.at(-1)).toMatchObject({ value: "up", comment: "Missing the dates" });
+    expect(input.value).toBe("");
+    expect(status.textContent).toBe("Comment sent. Thanks for your feedback.");
+    expect(form.querySelector(".citelab-form-error").hidden).toBe(true);
+  });
+
   test("feedback failure is visible; no feedback when disabled or on a no-answer", async () => {
     const { store, root, host } = chat();
     host.answers.feedback = { error: "Feedback is off for this agent." };
