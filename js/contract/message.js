@@ -9,17 +9,68 @@ export const SUGGESTED_REPLIES_KEY = "drupal.org/ai.suggested_replies";
 export const SOURCE_URL_KEY = "citelab/url";
 export const SOURCE_NUMBER_KEY = "citelab/number";
 
-/** Read a wire dict into `{texts: [{text, anchors}], sources, replies, ignored}`. */
+/**
+ * An AnswerMessage wire dict as the contract describes it. It is untrusted: every field may
+ * be missing or of another type, and each reader below checks what it uses.
+ * @typedef {object} WireMessage
+ * @property {WireBlock[]} [content]
+ * @property {Record<string, unknown>} [_meta]
+ *
+ * @typedef {object} WireBlock    One MCP content block: `text` or `resource_link`.
+ * @property {string} [type]
+ * @property {string} [text]
+ * @property {string} [uri]
+ * @property {string} [name]
+ * @property {string} [title]
+ * @property {string} [description]
+ * @property {{priority?: unknown}} [annotations]
+ * @property {Record<string, unknown>} [_meta]
+ *
+ * @typedef {WireBlock & {uri: string, number: number, webUrl: string|null}} Source
+ *   A resource_link as listed: the number the text uses, the web page it opens.
+ * @typedef {{start: number, end: number, number: number, order: number}} Anchor
+ *   A cited span: UTF-16 offsets into the text, the source number, its place in the list.
+ * @typedef {{label: string, message: string}} Reply
+ */
+
+/**
+ * The blocks of a message (none when it is not a message).
+ * @param {WireMessage|null|undefined} message
+ * @returns {WireBlock[]}
+ */
+function blocksOf(message) {
+  const content = message?.content;
+  return Array.isArray(content) ? content.filter((block) => block && typeof block === "object") : [];
+}
+
+/**
+ * A `_meta` value of a block or message, when `_meta` is an object.
+ * @param {{_meta?: unknown}|null|undefined} holder
+ * @param {string} key
+ * @returns {unknown}
+ */
+function metaOf(holder, key) {
+  const meta = holder?._meta;
+  return meta && typeof meta === "object" ? /** @type {Record<string, unknown>} */ (meta)[key] : undefined;
+}
+
+/**
+ * Read a wire dict into `{texts: [{text, anchors}], sources, replies, ignored}`.
+ * @param {WireMessage|null|undefined} message
+ * @returns {{texts: {text: string, anchors: Anchor[]}[], sources: Source[], replies: Reply[],
+ *   ignored: number}}
+ */
 export function readMessage(message) {
-  const content = Array.isArray(message?.content) ? message.content : [];
+  const content = blocksOf(message);
   const links = content
-    .filter((block) => block?.type === "resource_link" && typeof block.uri === "string")
+    .filter((block) => block.type === "resource_link" && typeof block.uri === "string")
     .map((block, order) => ({ block, order, priority: priorityOf(block) }))
     .sort((a, b) => b.priority - a.priority || a.order - b.order)
     .map(({ block }) => block);
   const numbers = numbersOf(links);
   const sources = links.map((block, index) => ({
     ...block,
+    uri: String(block.uri),
     number: numbers[index],
     webUrl: webUrlOf(block),
   }));
@@ -28,11 +79,12 @@ export function readMessage(message) {
     if (!numberOf.has(source.uri)) numberOf.set(source.uri, source.number);
   let ignored = 0;
   const texts = content
-    .filter((block) => block?.type === "text" && typeof block.text === "string")
+    .filter((block) => block.type === "text" && typeof block.text === "string")
     .map((block) => {
-      const { anchors, rejected } = readAnchors(block, numberOf);
+      const text = String(block.text);
+      const { anchors, rejected } = readAnchors(block, text, numberOf);
       ignored += rejected;
-      return { text: block.text, anchors };
+      return { text, anchors };
     });
   return { texts, sources, replies: readReplies(message), ignored };
 }
@@ -41,10 +93,10 @@ export function readMessage(message) {
  * The web page a resource_link opens: its `_meta["citelab/url"]`, checked again here (the
  * message is untrusted, whoever validated it), or null when it is absent or not a URL the
  * front end links.
+ * @param {WireBlock|null|undefined} block
  */
 export function webUrlOf(block) {
-  const meta = block?._meta;
-  const url = meta && typeof meta === "object" ? meta[SOURCE_URL_KEY] : undefined;
+  const url = metaOf(block, SOURCE_URL_KEY);
   return typeof url === "string" ? referenceHref({ url }) : null;
 }
 
@@ -52,26 +104,44 @@ export function webUrlOf(block) {
  * The `[n]` of each source in list order: `_meta["citelab/number"]` when every link carries a
  * distinct integer ≥ 1 (conversation-wide numbering: a follow-up citing [1] and [3]), else
  * 1..k.
+ * @param {WireBlock[]} links
+ * @returns {number[]}
  */
 function numbersOf(links) {
-  const given = links.map((block) => {
-    const meta = block._meta;
-    return meta && typeof meta === "object" ? meta[SOURCE_NUMBER_KEY] : undefined;
-  });
-  const valid = given.every((number) => Number.isInteger(number) && number >= 1);
-  if (links.length && valid && new Set(given).size === given.length) return given;
+  const given = links.map((block) => metaOf(block, SOURCE_NUMBER_KEY));
+  const valid = given.filter(isCitationNumber);
+  if (links.length && valid.length === given.length && new Set(valid).size === valid.length) {
+    return valid;
+  }
   return links.map((_, index) => index + 1);
 }
 
+/**
+ * @param {unknown} value
+ * @returns {value is number}
+ */
+function isCitationNumber(value) {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1;
+}
+
+/** @param {WireBlock} block */
 function priorityOf(block) {
   const priority = block.annotations?.priority;
   return typeof priority === "number" && Number.isFinite(priority) ? priority : -1;
 }
 
-function readAnchors(block, numberOf) {
-  const raw = block._meta?.[CITATIONS_KEY];
+/**
+ * The anchors of a text block that hold, and how many did not.
+ * @param {WireBlock} block
+ * @param {string} text  the block's text
+ * @param {Map<string, number>} numberOf  source uri → number
+ * @returns {{anchors: Anchor[], rejected: number}}
+ */
+function readAnchors(block, text, numberOf) {
+  const raw = metaOf(block, CITATIONS_KEY);
   if (!Array.isArray(raw)) return { anchors: [], rejected: 0 };
-  const index = codePointIndex(block.text);
+  const index = codePointIndex(text);
+  /** @type {Anchor[]} */
   const anchors = [];
   for (const anchor of raw) {
     const start = toUtf16(index, anchor?.startIndex);
@@ -81,14 +151,18 @@ function readAnchors(block, numberOf) {
       number !== undefined &&
       start >= 0 &&
       end > start &&
-      block.text.slice(start, end) === anchor.citedText;
+      text.slice(start, end) === anchor.citedText;
     if (holds) anchors.push({ start, end, number, order: anchors.length });
   }
   return { anchors, rejected: raw.length - anchors.length };
 }
 
+/**
+ * @param {WireMessage|null|undefined} message
+ * @returns {Reply[]}
+ */
 function readReplies(message) {
-  const raw = message?._meta?.[SUGGESTED_REPLIES_KEY];
+  const raw = metaOf(message, SUGGESTED_REPLIES_KEY);
   if (!Array.isArray(raw)) return [];
   return raw
     .filter((reply) => typeof reply?.label === "string" && reply.label.trim())
@@ -102,25 +176,32 @@ function readReplies(message) {
  * The anchors of an AnswerMessage's text block as `[{start, end, number, order}]` (UTF-16
  * offsets into `text`), numbered by the chat's references (uri → the number the text uses).
  * Anchors that do not hold are left out; none when the message's text is not `text`.
+ * @param {WireMessage|null|undefined} message
+ * @param {string} text
+ * @param {{uri?: unknown, number?: unknown}[]|null|undefined} references
+ * @returns {Anchor[]}
  */
 export function readAnchorsOf(message, text, references) {
-  const block = (Array.isArray(message?.content) ? message.content : []).find(
-    (candidate) => candidate?.type === "text" && typeof candidate.text === "string",
+  const block = blocksOf(message).find(
+    (candidate) => candidate.type === "text" && typeof candidate.text === "string",
   );
   if (!block || block.text !== text || !Array.isArray(references)) return [];
+  /** @type {Map<string, number>} */
   const numberOf = new Map();
   for (const reference of references) {
     if (typeof reference?.uri === "string" && !numberOf.has(reference.uri))
       numberOf.set(reference.uri, Number(reference.number));
   }
-  return readAnchors(block, numberOf).anchors;
+  return readAnchors(block, text, numberOf).anchors;
 }
 
 /**
  * Whether a message's text block has any anchors at all (read them only then).
- * @param {unknown} message
+ * @param {WireMessage|null|undefined} message
  */
 export function hasAnchors(message) {
-  const blocks = Array.isArray(message?.content) ? message.content : [];
-  return blocks.some((block) => block?._meta?.[CITATIONS_KEY]?.length > 0);
+  return blocksOf(message).some((block) => {
+    const anchors = metaOf(block, CITATIONS_KEY);
+    return Array.isArray(anchors) && anchors.length > 0;
+  });
 }

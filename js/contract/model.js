@@ -32,10 +32,29 @@
  * @property {number|null} [turn]         The service's turn number (sent back with feedback).
  * @property {string|null} [trace_id]     The answer's trace id (informational).
  * @property {boolean} [no_answer]        True hides the feedback buttons.
- * @property {object|null} [message]      The AnswerMessage wire dict (copy as JSON, anchors).
- * @property {object|null} [rounds]       Prompt and rounds: {system_prompt, forced, rounds}.
+ * @property {import("./message.js").WireMessage|null} [message]  The AnswerMessage wire
+ *                                        dict (copy as JSON, anchors).
+ * @property {Rounds|null} [rounds]       Prompt and rounds (kernel only).
+ * @property {string[]|null} [pieces]    Live only: the streamed pieces (see store.js).
+ * @property {number} [pieceCount]        Live only: how many of `pieces` this turn holds.
+ *
+ * @typedef {object} Rounds               What the model was shown and wrote, per round.
+ * @property {string} [system_prompt]
+ * @property {ToolCall[]} [forced]
+ * @property {{index?: number, finish_reason?: string, text?: string,
+ *   tool_calls?: ToolCall[]}[]} rounds
+ * @typedef {{name?: string, arguments?: string, error?: string|null,
+ *   message?: string|null}} ToolCall
  *
  * @typedef {{path: string, code: string, message: string}} Violation
+ *
+ * @typedef {object} WidgetModel          What the front end uses of an anywidget model.
+ * @property {(name: string) => unknown} get
+ * @property {(name: string, value: unknown) => void} [set]
+ * @property {(event: string, handler: (...args: any[]) => void) => void} on
+ * @property {(event: string, handler: (...args: any[]) => void) => void} off
+ * @property {(content: object) => void} send
+ * @property {unknown} [widget_manager]   JupyterLab's manager (kernel_watch.js reads it).
  */
 
 export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);
@@ -117,7 +136,13 @@ export function listOf(value) {
   return Array.isArray(value) ? value : [];
 }
 
-/** Read a trait with its default when the model does not have it (older kernels). */
+/**
+ * Read a trait with its default when the model does not have it (older kernels).
+ * @param {WidgetModel} model
+ * @param {string} name
+ * @param {Readonly<Record<string, unknown>>} defaults
+ * @returns {unknown}
+ */
 export function trait(model, name, defaults) {
   const value = model.get(name);
   return value === undefined || value === null ? defaults[name] : value;

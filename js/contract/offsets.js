@@ -7,6 +7,8 @@ const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/;
 /**
  * For `text`, an array mapping each code point index (0..n) to its UTF-16 index; the last
  * entry is `text.length`, so an end-exclusive offset n converts too.
+ * @param {string} text
+ * @returns {number[]}
  */
 export function codePointIndex(text) {
   // Without a surrogate pair every code point is one unit (lone surrogates count one each):
@@ -27,14 +29,25 @@ export function codePointIndex(text) {
   return units;
 }
 
-/** Code point offset → UTF-16 offset, or -1 when out of range. */
+/**
+ * Code point offset → UTF-16 offset, or -1 when out of range.
+ * @param {number[]} index  see codePointIndex
+ * @param {unknown} codePoint
+ * @returns {number}
+ */
 export function toUtf16(index, codePoint) {
-  return Number.isInteger(codePoint) && codePoint >= 0 && codePoint < index.length
+  return typeof codePoint === "number" &&
+    Number.isInteger(codePoint) &&
+    codePoint >= 0 &&
+    codePoint < index.length
     ? index[codePoint]
     : -1;
 }
 
-/** Number of code points in `text`. */
+/**
+ * Number of code points in `text`.
+ * @param {string} text
+ */
 export function codePointLength(text) {
   let count = 0;
   for (const _ of text) count++;

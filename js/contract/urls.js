@@ -10,7 +10,11 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 // class as the Python renderer's, from the allowlists).
 const IGNORED = new RegExp(ALLOWLISTS.url_ignored, "g");
 
-/** True when `url` is http(s), mailto, or (if the allowlists allow it) relative/fragment. */
+/**
+ * True when `url` is http(s), mailto, or (if the allowlists allow it) relative/fragment.
+ * @param {unknown} url
+ * @returns {boolean}
+ */
 export function isAllowedUrl(url) {
   if (typeof url !== "string") return false;
   const match = SCHEME.exec(url.replace(IGNORED, ""));
@@ -22,6 +26,8 @@ export function isAllowedUrl(url) {
  * True when a source's identity (its `uri`) may be its link: an absolute URL with an allowed
  * scheme only, as in the Python renderer. A relative `uri` ("/logout") names a thing, not a
  * page of this site, so it is shown as text, never made a same-origin link.
+ * @param {unknown} url
+ * @returns {boolean}
  */
 export function isAbsoluteAllowedUrl(url) {
   if (typeof url !== "string") return false;
@@ -29,7 +35,11 @@ export function isAbsoluteAllowedUrl(url) {
   return match !== null && SCHEMES.has(match[1].toLowerCase());
 }
 
-/** True for a link that stays on the page (`#…`). */
+/**
+ * True for a link that stays on the page (`#…`).
+ * @param {unknown} url
+ * @returns {boolean}
+ */
 export function isFragmentUrl(url) {
   return typeof url === "string" && url.replace(IGNORED, "").startsWith("#");
 }

@@ -1,7 +1,17 @@
 // The question forms of the chat (question, follow-up, feedback comment).
 import { element, show, uniqueId } from "./nodes.js";
 
-/** A labelled text input inside a form with a submit button. */
+/**
+ * @typedef {{form: HTMLFormElement, input: HTMLInputElement, submit: HTMLButtonElement,
+ *   error: HTMLParagraphElement}} QuestionForm
+ */
+
+/**
+ * A labelled text input inside a form with a submit button.
+ * @param {Document} doc
+ * @param {{className: string, label: string, placeholder?: string, button: string}} options
+ * @returns {QuestionForm}
+ */
 export function questionForm(doc, { className, label, placeholder, button }) {
   const form = element(doc, "form", className);
   form.noValidate = true;
@@ -24,7 +34,11 @@ export function questionForm(doc, { className, label, placeholder, button }) {
   return { form, input, submit, error };
 }
 
-/** Show a form's error line (hidden when `message` is empty). */
+/**
+ * Show a form's error line (hidden when `message` is empty).
+ * @param {{error: HTMLElement}} form
+ * @param {string} message
+ */
 export function showFormError(form, message) {
   form.error.textContent = message;
   show(form.error, Boolean(message));
@@ -35,9 +49,10 @@ export function showFormError(form, message) {
  * in a textarea and does nothing in a one-line input. Browsers do this for a plain <form>, but
  * not inside a JupyterLab output, whose notebook shortcuts take Enter (and Shift+Enter runs
  * the cell): those keys are handled here and go no further.
+ * @param {HTMLInputElement|HTMLTextAreaElement} input
  */
 export function submitOnEnter(input) {
-  input.addEventListener("keydown", (event) => {
+  /** @type {HTMLElement} */ (input).addEventListener("keydown", (event) => {
     if (event.key !== "Enter" || event.isComposing || event.keyCode === 229) return;
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     event.stopPropagation();

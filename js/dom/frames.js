@@ -4,6 +4,9 @@
 /**
  * Run `draw` at most once per animation frame however often `request` is called: tokens can
  * arrive much faster than frames, and each draw has a fixed cost.
+ * @param {() => void} draw
+ * @param {Window|undefined} [win]
+ * @returns {() => void}  request a draw
  */
 export function frameScheduler(draw, win = globalThis.window) {
   const raf = win?.requestAnimationFrame?.bind(win) ?? ((callback) => setTimeout(callback, 16));
@@ -26,12 +29,18 @@ export const SLICE_MS = 2;
  * true; `hasTime()` is true while another step as long as the longest one of the slice so
  * far (the time between two calls) still ends within SLICE_MS, so a slice does not run over
  * by a step. Returns a function that cancels the slices still to come.
+ * @param {(hasTime: () => boolean) => boolean} work
+ * @param {Window|undefined} [win]
+ * @returns {() => void}  cancel
  */
 export function frameSlices(work, win = globalThis.window) {
-  const frames = Boolean(win?.requestAnimationFrame);
-  const next = frames ? (run) => win.requestAnimationFrame(run) : (run) => setTimeout(run, 16);
-  const cancel = frames ? (id) => win.cancelAnimationFrame(id) : clearTimeout;
+  const frames = typeof win?.requestAnimationFrame === "function" ? win : null;
+  /** @type {(run: () => void) => unknown} */
+  const next = frames ? (run) => frames.requestAnimationFrame(run) : (run) => setTimeout(run, 16);
+  /** @type {(id: any) => void} */
+  const cancel = frames ? (id) => frames.cancelAnimationFrame(id) : clearTimeout;
   const clock = win?.performance ?? globalThis.performance;
+  /** @type {unknown} */
   let pending = null;
   const slice = () => {
     let last = clock.now();

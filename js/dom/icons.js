@@ -21,14 +21,22 @@ const PATHS = {
   list: ["M4 7h16", "M4 12h16", "M4 17h10"],
 };
 
-export const ICON_NAMES = Object.freeze(Object.keys(PATHS));
+/** @typedef {keyof typeof PATHS} IconName */
+
+export const ICON_NAMES = Object.freeze(/** @type {IconName[]} */ (Object.keys(PATHS)));
 
 // One prepared icon per document and name; each use is a deep clone of it (cloning is a
 // fraction of the cost of building the element and its paths attribute by attribute, and
 // the Sources cards need several icons each whenever a turn's list is drawn).
+/** @type {WeakMap<Document, Map<string, SVGSVGElement>>} */
 const TEMPLATES = new WeakMap(); // Document → Map(name → svg)
 
-/** A decorative 1em SVG icon by name. */
+/**
+ * A decorative 1em SVG icon by name.
+ * @param {Document} doc
+ * @param {IconName} name
+ * @returns {SVGSVGElement}
+ */
 export function icon(doc, name) {
   let templates = TEMPLATES.get(doc);
   if (!templates) {
@@ -40,9 +48,13 @@ export function icon(doc, name) {
     template = buildIcon(doc, name);
     templates.set(name, template);
   }
-  return template.cloneNode(true);
+  return /** @type {SVGSVGElement} */ (template.cloneNode(true));
 }
 
+/**
+ * @param {Document} doc
+ * @param {IconName} name
+ */
 function buildIcon(doc, name) {
   const paths = Object.hasOwn(PATHS, name) ? PATHS[name] : null;
   if (!paths) throw new Error(`unknown icon ${name}`);
@@ -66,7 +78,14 @@ function buildIcon(doc, name) {
   return svg;
 }
 
-/** A button with an icon and a visible text label. */
+/**
+ * A button with an icon and a visible text label.
+ * @param {Document} doc
+ * @param {IconName} name
+ * @param {string} text
+ * @param {string} className
+ * @returns {HTMLButtonElement}
+ */
 export function iconButton(doc, name, text, className) {
   const button = doc.createElement("button");
   button.type = "button";

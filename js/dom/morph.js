@@ -12,7 +12,11 @@
 const ELEMENT = 1;
 const TEXT = 3;
 
-/** Make the children of `target` equal to those of `source` (a fragment it consumes). */
+/**
+ * Make the children of `target` equal to those of `source` (a fragment it consumes).
+ * @param {Node} target
+ * @param {Node} source
+ */
 export function morphChildren(target, source) {
   let current = target.firstChild;
   for (let next = source.firstChild; next; ) {
@@ -32,6 +36,10 @@ export function morphChildren(target, source) {
   }
 }
 
+/**
+ * @param {Node} a
+ * @param {Node} b
+ */
 function sameKind(a, b) {
   return (
     a.nodeType === b.nodeType &&
@@ -40,8 +48,12 @@ function sameKind(a, b) {
   );
 }
 
+/**
+ * @param {Node} current
+ * @param {Node} next  of the same kind (sameKind)
+ */
 function morphNode(current, next) {
-  if (current.nodeType === TEXT) {
+  if (current instanceof CharacterData && next instanceof CharacterData) {
     const old = current.data;
     if (old === next.data) return;
     // Appending tells the browser the old characters did not change.
@@ -49,16 +61,20 @@ function morphNode(current, next) {
     else current.data = next.data;
     return;
   }
-  syncAttributes(current, next);
+  if (current instanceof Element && next instanceof Element) syncAttributes(current, next);
   morphChildren(current, next);
 }
 
+/**
+ * @param {Element} current
+ * @param {Element} next
+ */
 function syncAttributes(current, next) {
   for (const name of current.getAttributeNames()) {
     if (!next.hasAttribute(name)) current.removeAttribute(name);
   }
   for (const name of next.getAttributeNames()) {
-    const value = next.getAttribute(name);
+    const value = next.getAttribute(name) ?? "";
     if (current.getAttribute(name) !== value) current.setAttribute(name, value);
   }
 }

@@ -13,19 +13,24 @@ const TAG = "citelab-presence";
 
 // Every bundle (chat, sources, message view, page) may define the element; the first one
 // wins, so the class only forwards to a callback each instance carries.
+/**
+ * @typedef {HTMLElement & {citelabPresence?: ((onPage: boolean) => void)|null}} Sentinel
+ */
+
+/** @param {(Window & typeof globalThis)|null} win */
 function defineSentinel(win) {
   const registry = win?.customElements;
-  if (!registry || !win.HTMLElement) return false;
+  if (!win || !registry || !win.HTMLElement) return false;
   if (!registry.get(TAG)) {
     registry.define(
       TAG,
       class extends win.HTMLElement {
         connectedCallback() {
-          this.citelabPresence?.(true);
+          /** @type {Sentinel} */ (this).citelabPresence?.(true);
         }
 
         disconnectedCallback() {
-          this.citelabPresence?.(false);
+          /** @type {Sentinel} */ (this).citelabPresence?.(false);
         }
       },
     );
@@ -37,11 +42,14 @@ function defineSentinel(win) {
  * Call `onChange(onPage)` whenever `root` is attached to or detached from its document.
  * Returns the function that stops watching. Where custom elements are not available it never
  * calls back; `hasLeft` still tells a view on its next update.
+ * @param {HTMLElement} root
+ * @param {(onPage: boolean) => void} onChange
+ * @returns {() => void}
  */
 export function watchPresence(root, onChange) {
   const doc = root.ownerDocument;
   if (!defineSentinel(doc.defaultView)) return () => {};
-  const sentinel = doc.createElement(TAG);
+  const sentinel = /** @type {Sentinel} */ (doc.createElement(TAG));
   sentinel.hidden = true;
   sentinel.setAttribute("aria-hidden", "true");
   sentinel.citelabPresence = (onPage) => onChange(onPage);
@@ -57,6 +65,7 @@ export function watchPresence(root, onChange) {
  * attached is detached (a root rendered before it is attached has not left).
  */
 export class PresenceTracker {
+  /** @param {HTMLElement} root */
   constructor(root) {
     this.root = root;
     this.seen = root.isConnected;
@@ -75,15 +84,22 @@ export class PresenceTracker {
  * Subscribe to `store` while `root` is on the page: `requestDraw()` on every change, nothing
  * while the root is detached, and one redraw when it comes back. `listen()` adds what else the
  * view listens to while on the page and returns what removes it. Returns `{following, close()}`.
+ * @param {HTMLElement} root
+ * @param {{subscribe: (listener: () => void) => () => void}} store
+ * @param {() => void} requestDraw
+ * @param {() => () => void} [listen]
+ * @returns {{readonly following: boolean, close: () => void}}
  */
 export function subscribeWhileOnPage(root, store, requestDraw, listen = () => () => {}) {
   const tracker = new PresenceTracker(root);
+  /** @type {(() => void)|null} */
   let unsubscribe = null;
   let closed = false;
   const onChange = () => {
     if (tracker.hasLeft()) pause(); // no custom elements here: notice it on the next change
     else requestDraw();
   };
+  /** @type {(() => void)|null} */
   let unlisten = null;
   const follow = () => {
     unsubscribe = store.subscribe(onChange);
@@ -92,7 +108,7 @@ export function subscribeWhileOnPage(root, store, requestDraw, listen = () => ()
   const pause = () => {
     if (unsubscribe === null) return;
     unsubscribe();
-    unlisten();
+    unlisten?.();
     unsubscribe = unlisten = null;
   };
   const resume = () => {

@@ -4,27 +4,45 @@
 // footnote link after each span in the message view). Long answers are marked in slices.
 import { element } from "../dom/nodes.js";
 
+/** @typedef {import("../contract/message.js").Anchor} Anchor */
+/** @typedef {{node: Text, positions: Int32Array}} Aligned  a text node, and per character
+ *   its position in the source (-1: none) */
+/** @typedef {{readonly set: readonly Anchor[], readonly key: string}} Cover  the anchors
+ *   covering a source position, and their orders as a key */
+/** @typedef {{entry: Aligned, k: number, position: number}} LastChar */
+
 const NEAR = 64; // how far a short piece of text may be from the previous one in the source
 
 /**
  * Map every character of every text node under `root` to its UTF-16 position in `source`
  * (or -1). Rendered text is, nearly, the source with the Markdown syntax taken out, so the
  * pieces are found in order; entities and escapes fall back to character by character.
+ * @param {Node} root
+ * @param {string} source
+ * @returns {Aligned[]}
  */
 export function alignText(root, source) {
+  /** @type {Aligned[]} */
   const aligned = [];
   const steps = alignSteps(root, source, aligned);
   while (!steps.next().done);
   return aligned;
 }
 
-// alignText one text node at a time (a step per node), into `aligned`.
+/**
+ * alignText one text node at a time (a step per node), into `aligned`.
+ * @param {Node} root
+ * @param {string} source
+ * @param {Aligned[]} aligned
+ * @returns {Generator<void, void>}
+ */
 function* alignSteps(root, source, aligned) {
-  const doc = root.ownerDocument;
-  const walker = doc.createTreeWalker(root, doc.defaultView.NodeFilter.SHOW_TEXT);
+  const doc = /** @type {Document} */ (root.ownerDocument);
+  const SHOW_TEXT = 4; // NodeFilter.SHOW_TEXT
+  const walker = doc.createTreeWalker(root, SHOW_TEXT);
   let cursor = 0;
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const text = node.data;
+    const text = /** @type {Text} */ (node).data;
     if (!text.trim()) continue; // renderer newlines between tags have no place in the source
     const positions = new Int32Array(text.length).fill(-1);
     const found = source.indexOf(text, cursor);
@@ -41,7 +59,7 @@ function* alignSteps(root, source, aligned) {
         }
       }
     }
-    aligned.push({ node, positions });
+    aligned.push({ node: /** @type {Text} */ (node), positions });
     yield;
   }
 }
@@ -50,6 +68,10 @@ function* alignSteps(root, source, aligned) {
  * Wrap the spans `anchors` cite in `<mark class="citelab-cited" data-sources="n …">`. With
  * `sourceIds` (number → card id) each span is followed by a footnote link; with null (the
  * chat, whose text has its own markers) it is not. Returns how many anchors were placed.
+ * @param {Node} root
+ * @param {string} source
+ * @param {Anchor[]} anchors
+ * @param {Map<number, string>|null} sourceIds
  */
 export function highlightAnchors(root, source, anchors, sourceIds) {
   const marking = new AnchorMarking(root, source, anchors, sourceIds);
@@ -65,16 +87,28 @@ export function highlightAnchors(root, source, anchors, sourceIds) {
  * under `root`: a caller that redraws it cancels the marking first (and may start again).
  */
 export class AnchorMarking {
+  /**
+   * @param {Node} root
+   * @param {string} source
+   * @param {Anchor[]} anchors
+   * @param {Map<number, string>|null} sourceIds
+   */
   constructor(root, source, anchors, sourceIds) {
     this.placed = 0;
     this.done = anchors.length === 0;
+    /** @type {HTMLElement[]} */
     this.added = [];
     this.steps = this.done ? null : markingSteps(this, root, source, anchors, sourceIds);
   }
 
+  /**
+   * @param {() => boolean} [hasTime]
+   * @returns {HTMLElement[]}  the marks this step added
+   */
   step(hasTime = () => true) {
+    /** @type {HTMLElement[]} */
     const added = (this.added = []);
-    while (!this.done) {
+    while (!this.done && this.steps) {
       const next = this.steps.next();
       if (next.done) {
         this.done = true;
@@ -87,11 +121,21 @@ export class AnchorMarking {
 
 // Align the text, sweep the anchors into coverage, find where each ends, then wrap the runs
 // of each text node: a step per text node (twice) or per stretch of the coverage.
+/**
+ * @param {AnchorMarking} marking
+ * @param {Node} root
+ * @param {string} source
+ * @param {Anchor[]} anchors
+ * @param {Map<number, string>|null} sourceIds
+ * @returns {Generator<void, number>}  the number of anchors placed
+ */
 function* markingSteps(marking, root, source, anchors, sourceIds) {
+  /** @type {Aligned[]} */
   const aligned = [];
   yield* alignSteps(root, source, aligned);
   const cover = yield* coverageSteps(anchors, source.length);
-  const lastChar = new Map(); // anchor → {entry, k, position}
+  /** @type {Map<Anchor, LastChar>} */
+  const lastChar = new Map();
   for (const entry of aligned) {
     findLastCharacters(entry, cover, lastChar);
     yield;
@@ -103,16 +147,21 @@ function* markingSteps(marking, root, source, anchors, sourceIds) {
   return lastChar.size;
 }
 
-/** Take the cited-span marks out of `root` again (their text stays, in one text node). */
+/**
+ * Take the cited-span marks out of `root` again (their text stays, in one text node).
+ * @param {ParentNode} root
+ */
 export function unmarkCitedSpans(root) {
+  /** @type {Set<Node>} */
   const parents = new Set();
   for (const mark of root.querySelectorAll("mark.citelab-cited")) {
-    parents.add(mark.parentNode);
+    if (mark.parentNode) parents.add(mark.parentNode);
     mark.replaceWith(...mark.childNodes);
   }
   for (const parent of parents) parent.normalize();
 }
 
+/** @type {Cover} */
 const UNCOVERED = Object.freeze({ set: Object.freeze([]), key: "" });
 const COVERAGE_STEP = 4096; // source positions per step
 
@@ -120,15 +169,25 @@ const COVERAGE_STEP = 4096; // source positions per step
 // their orders): one shared entry per stretch where the set does not change. A sweep over
 // the anchors' starts and ends, so the cost is the text's length plus the anchors', not
 // their product (an answer with an anchor per sentence has hundreds).
+/**
+ * @param {Anchor[]} anchors
+ * @param {number} length  of the source
+ * @returns {Generator<void, Cover[]>}
+ */
 function* coverageSteps(anchors, length) {
+  /** @type {Map<number, Anchor[]>} */
   const edges = new Map(); // position → anchors starting there (ends are found by filter)
+  /** @type {Set<number>} */
   const stops = new Set();
   for (const anchor of anchors) {
-    if (!edges.has(anchor.start)) edges.set(anchor.start, []);
-    edges.get(anchor.start).push(anchor);
+    const starting = edges.get(anchor.start);
+    if (starting) starting.push(anchor);
+    else edges.set(anchor.start, [anchor]);
     stops.add(anchor.end);
   }
+  /** @type {Cover[]} */
   const at = new Array(length);
+  /** @type {Cover} */
   let current = UNCOVERED;
   for (let position = 0; position < length; position++) {
     const starting = edges.get(position);
@@ -146,6 +205,11 @@ function* coverageSteps(anchors, length) {
 
 // For each anchor, the (node, character) that ends it in the rendered text, so far: one
 // text node's share (its entry of the alignment) into `last`.
+/**
+ * @param {Aligned} entry
+ * @param {Cover[]} cover
+ * @param {Map<Anchor, LastChar>} last
+ */
 function findLastCharacters(entry, cover, last) {
   const { positions } = entry;
   for (let k = 0; k < positions.length; k++) {
@@ -158,16 +222,26 @@ function findLastCharacters(entry, cover, last) {
   }
 }
 
+/**
+ * @param {Aligned} entry
+ * @param {Cover[]} cover
+ * @param {Map<Anchor, LastChar>} lastChar
+ * @param {Map<number, string>|null} sourceIds
+ * @param {HTMLElement[]} added  the marks made are added here
+ */
 function wrapRuns(entry, cover, lastChar, sourceIds, added) {
   const { node, positions } = entry;
+  /** @type {{key: string, set: readonly Anchor[], start: number, end: number}[]} */
   const runs = [];
   for (let k = 0; k < positions.length; k++) {
     const { set, key } = positions[k] < 0 ? UNCOVERED : (cover[positions[k]] ?? UNCOVERED);
-    if (runs.length && runs.at(-1).key === key) runs.at(-1).end = k + 1;
+    const last = runs[runs.length - 1];
+    if (last?.key === key) last.end = k + 1;
     else runs.push({ key, set, start: k, end: k + 1 });
   }
   if (runs.every((run) => run.set.length === 0)) return;
   const doc = node.ownerDocument;
+  /** @type {(Text|HTMLElement)[]} */
   const pieces = [];
   for (const run of runs) {
     const text = node.data.slice(run.start, run.end);
@@ -181,21 +255,25 @@ function wrapRuns(entry, cover, lastChar, sourceIds, added) {
     pieces.push(mark);
     added.push(mark);
     for (const anchor of sourceIds ? run.set : []) {
-      if (!sourceIds.has(anchor.number)) continue; // its marker is in the text already
+      const id = sourceIds?.get(anchor.number);
+      if (id === undefined) continue; // its marker is in the text already
       const end = lastChar.get(anchor);
       if (end?.entry === entry && end.k >= run.start && end.k < run.end) {
-        pieces.push(footnote(doc, anchor.number, sourceIds.get(anchor.number)));
+        pieces.push(footnote(doc, anchor.number, id));
       }
     }
   }
   node.replaceWith(...pieces);
-  for (const piece of pieces) if (piece.classList?.contains("citelab-footnote")) hoist(piece);
+  for (const piece of pieces) {
+    if ("classList" in piece && piece.classList.contains("citelab-footnote")) hoist(piece);
+  }
 }
 
 const INLINE = new Set(["strong", "em", "code", "a"]);
 
 // A footnote that ends an inline element goes after it: not bold, not inside a code span,
 // and never an <a> inside an <a>.
+/** @param {HTMLElement} footnoteElement */
 function hoist(footnoteElement) {
   let parent = footnoteElement.parentElement;
   while (parent && INLINE.has(parent.localName) && footnoteElement.nextSibling === null) {
@@ -207,6 +285,11 @@ function hoist(footnoteElement) {
   if (link) link.after(footnoteElement);
 }
 
+/**
+ * @param {Document} doc
+ * @param {number} number
+ * @param {string} id  the source item's element id
+ */
 function footnote(doc, number, id) {
   const marker = element(doc, "sup", "citelab-footnote");
   const link = element(doc, "a", "", String(number));

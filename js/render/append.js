@@ -33,6 +33,8 @@ const TEXT_CONTAINERS = new Set([
   "td",
   "th",
 ]);
+/** @typedef {{text: string, path: string[]}} Appended */
+
 const CLOSING_TAG = /<\/([a-z][a-z0-9]*)>\n?$/;
 const NOT_PLAIN = /[<&\0\r]/;
 
@@ -40,9 +42,13 @@ const NOT_PLAIN = /[<&\0\r]/;
  * If `after` is `before` with plain text inserted before some closing tags at its end,
  * returns `{text, path}`: the text, and the tag names from the outermost element of the
  * block down to the one that gets it. Otherwise null.
+ * @param {string|null} before
+ * @param {string} after
+ * @returns {Appended|null}
  */
 export function appendedText(before, after) {
   if (typeof before !== "string" || after.length <= before.length) return null;
+  /** @type {string[]} */
   const path = [];
   let end = before.length; // `before.slice(end)` is a run of closing tags
   for (;;) {
@@ -56,6 +62,11 @@ export function appendedText(before, after) {
   }
 }
 
+/**
+ * @param {string} before
+ * @param {string} after
+ * @param {number} at
+ */
 function insertion(before, after, at) {
   const added = after.length - before.length;
   if (!after.startsWith(before.slice(0, at)) || !after.endsWith(before.slice(at))) return null;
@@ -66,15 +77,18 @@ function insertion(before, after, at) {
 /**
  * Append `appended.text` inside `block` (a block wrapper showing the old HTML) at
  * `appended.path`. Returns false, changing nothing, when the block's DOM has no such place.
+ * @param {Element} block
+ * @param {Appended} appended
  */
 export function appendToBlock(block, { text, path }) {
   let node = block;
   for (const tag of path) {
-    node = node.lastElementChild;
-    if (!node || node.localName !== tag) return false;
+    const child = node.lastElementChild;
+    if (!child || child.localName !== tag) return false;
+    node = child;
   }
   const last = node.lastChild;
-  if (last?.nodeType === TEXT_NODE) last.appendData(text);
+  if (last?.nodeType === TEXT_NODE) /** @type {Text} */ (last).appendData(text);
   else node.append(node.ownerDocument.createTextNode(text));
   return true;
 }

@@ -18,11 +18,15 @@ import { sanitizeBlock } from "./sanitize.js";
 
 const CHUNK = 16;
 
+/** @typedef {{element: HTMLDivElement, html: string|null, untouched: boolean}} Item */
+
 export class BlockView {
   /** @param {HTMLElement} container */
   constructor(container) {
     this.container = container;
-    this.items = []; // {element, html, untouched}
+    /** @type {Item[]} */
+    this.items = [];
+    /** @type {HTMLDivElement[]} */
     this.chunks = [];
     this.stats = { appended: 0 }; // updates done by appending text (tests, benchmarks)
   }
@@ -32,8 +36,12 @@ export class BlockView {
    * change a block's sanitized content before it is shown (citation links): done before the
    * morph, an unchanged link is then left alone. Returns the wrapper elements whose content
    * changed.
+   * @param {{html: string}[]} blocks
+   * @param {((fragment: DocumentFragment) => void)|null} [prepare]
+   * @returns {HTMLDivElement[]}
    */
   update(blocks, prepare = null) {
+    /** @type {HTMLDivElement[]} */
     const changed = [];
     blocks.forEach(({ html }, index) => {
       const item = this.items[index] ?? this.addItem();
@@ -53,6 +61,10 @@ export class BlockView {
 
   // The block only grew by plain text at its end: append it (see append.js), no sanitize.
   // `prepare` has nothing to do then: plain text holds no link.
+  /**
+   * @param {Item} item
+   * @param {string} html
+   */
   appendText(item, html) {
     if (!item.untouched) return false;
     const appended = appendedText(item.html, html);
@@ -77,15 +89,16 @@ export class BlockView {
     }
     const element = doc.createElement("div");
     element.className = "citelab-block";
-    this.chunks.at(-1).append(element);
+    this.chunks[this.chunks.length - 1].append(element);
+    /** @type {Item} */
     const item = { element, html: null, untouched: false };
     this.items.push(item);
     return item;
   }
 
   removeItem() {
-    this.items.pop().element.remove();
-    if (this.items.length % CHUNK === 0) this.chunks.pop().remove();
+    this.items.pop()?.element.remove();
+    if (this.items.length % CHUNK === 0) this.chunks.pop()?.remove();
   }
 
   clear() {

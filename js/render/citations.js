@@ -9,6 +9,11 @@
 // The href is provisional: the view points it at the reference card (possibly an earlier
 // turn's card for a repeated source) once it knows the references.
 
+/** @typedef {import("markdown-it").StateInline} StateInline */
+/** @typedef {import("markdown-it").Token} Token */
+/** @typedef {{number?: number, text: string}} MarkerPart  a number, or the text between */
+/** @typedef {{end: number, parts: MarkerPart[], numbers: number[]}} MarkerGroup */
+
 export const MAX_RANGE = 50;
 const MAX_DIGITS = 4;
 const OPEN = 0x5b; // [
@@ -17,10 +22,16 @@ const CLOSE = 0x5d; // ]
 /**
  * Parse a marker group starting at `pos` (which must be "["). Returns
  * `{end, parts, numbers}` or null. `parts` keeps the raw text: numbers and separators.
+ * @param {string} src
+ * @param {number} pos
+ * @param {number} [max]
+ * @returns {MarkerGroup|null}
  */
 export function parseMarkerGroup(src, pos, max = src.length) {
   if (src.charCodeAt(pos) !== OPEN) return null;
+  /** @type {MarkerPart[]} */
   const parts = [];
+  /** @type {number[]} */
   const numbers = [];
   let i = pos + 1;
   for (;;) {
@@ -45,6 +56,11 @@ export function parseMarkerGroup(src, pos, max = src.length) {
   }
 }
 
+/**
+ * @param {string} src
+ * @param {number} pos
+ * @param {number} max
+ */
 function readNumber(src, pos, max) {
   let end = pos;
   while (end < max && end - pos <= MAX_DIGITS && isDigit(src.charCodeAt(end))) end++;
@@ -54,6 +70,12 @@ function readNumber(src, pos, max) {
 }
 
 // null: no range here; false: a malformed or too large range (the group is no marker).
+/**
+ * @param {string} src
+ * @param {number} pos
+ * @param {number} max
+ * @param {number} low
+ */
 function readRangeEnd(src, pos, max, low) {
   const dash = /^\s*[-–]\s*/.exec(src.slice(pos, Math.min(max, pos + 8)));
   if (!dash) return null;
@@ -62,10 +84,17 @@ function readRangeEnd(src, pos, max, low) {
   return { dash: dash[0], value: high.value, text: high.text, end: high.end };
 }
 
+/**
+ * @param {number} code
+ */
 function isDigit(code) {
   return code >= 0x30 && code <= 0x39;
 }
 
+/**
+ * @param {StateInline} state
+ * @param {boolean} silent
+ */
 function citationRule(state, silent) {
   const { src, pos, posMax } = state;
   // Silent mode only serves link-label scanning: there a marker must count as the plain
@@ -85,19 +114,29 @@ function citationRule(state, silent) {
   return true;
 }
 
-/** The href a marker gets before the view knows where the card is. */
+/**
+ * The href a marker gets before the view knows where the card is.
+ * @param {string} turn
+ * @param {number} number
+ */
 export function provisionalHref(turn, number) {
   return `#cite-${turn}-${number}`;
 }
 
-/** Keep a client-side turn id safe inside an id, an href fragment and an attribute. */
+/**
+ * Keep a client-side turn id safe inside an id, an href fragment and an attribute.
+ * @param {unknown} turn
+ */
 export function safeTurnId(turn) {
   return String(turn ?? "").replace(/[^A-Za-z0-9_-]/g, "_");
 }
 
+/**
+ * @type {import("markdown-it").RendererRule}
+ */
 function renderCitation(tokens, idx, _options, env) {
-  const turn = safeTurnId(env?.citelabTurn ?? "");
-  const inner = tokens[idx].meta.parts
+  const turn = safeTurnId(/** @type {{citelabTurn?: string}|undefined} */ (env)?.citelabTurn ?? "");
+  const inner = /** @type {MarkerPart[]} */ (tokens[idx].meta?.parts ?? [])
     .map((part) =>
       part.number === undefined
         ? escapeText(part.text)
@@ -108,11 +147,17 @@ function renderCitation(tokens, idx, _options, env) {
   return `[${inner}]`;
 }
 
+/**
+ * @param {string} text
+ */
 function escapeText(text) {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-/** markdown-it plugin: `md.use(citationMarkers)`. */
+/**
+ * markdown-it plugin: `md.use(citationMarkers)`.
+ * @param {import("markdown-it").MarkdownIt} md
+ */
 export function citationMarkers(md) {
   md.inline.ruler.before("link", "citation", citationRule);
   md.renderer.rules.citation = renderCitation;

@@ -6,6 +6,7 @@ import ALLOWLISTS from "../contract/allowlists.json";
 import { allowedUriRegExp, isAllowedUrl, isFragmentUrl } from "../contract/urls.js";
 
 const PER_TAG = new Map(Object.entries(ALLOWLISTS.attributes).map(([t, a]) => [t, new Set(a)]));
+/** @type {Record<string, Record<string, string[]>>} */
 const PER_VALUE = ALLOWLISTS.attribute_values;
 // Whole-value patterns (id, class…): the same ASCII expressions nh3's filter uses in Python.
 const PER_PATTERN = new Map(
@@ -34,6 +35,7 @@ export const PURIFY_CONFIG = Object.freeze({
   KEEP_CONTENT: true,
 });
 
+/** @type {import("dompurify").DOMPurify|null} */
 let instance = null;
 
 function purifier() {
@@ -49,6 +51,9 @@ function purifier() {
 }
 
 // DOMPurify's ALLOWED_ATTR is one global list; the allowlists are per tag (and per value).
+/**
+ * @type {import("dompurify").UponSanitizeAttributeHook}
+ */
 function keepAllowedAttribute(node, data) {
   const tag = node.nodeName.toLowerCase();
   const values = PER_VALUE[tag]?.[data.attrName];
@@ -65,6 +70,9 @@ function keepAllowedAttribute(node, data) {
 
 // Every link gets the allowlists' rel; a link that leaves the page opens in a new tab, so
 // following it never navigates the notebook or the answer page away.
+/**
+ * @param {Element} node
+ */
 function finishLink(node) {
   if (node.nodeName.toLowerCase() !== "a") return;
   node.setAttribute("rel", ALLOWLISTS.link_rel); // on every link, as nh3 writes it
@@ -77,29 +85,50 @@ function finishLink(node) {
   else node.setAttribute("target", "_blank");
 }
 
-/** Sanitize an HTML string into a DocumentFragment of the current document. */
+/**
+ * Sanitize an HTML string into a DocumentFragment of the current document.
+ * @param {string} html
+ */
 export function sanitizeToFragment(html) {
-  return purifier().sanitize(html);
+  return asFragment(purifier().sanitize(html));
+}
+
+/**
+ * What sanitize returns under our configuration (RETURN_DOM_FRAGMENT, set once with
+ * setConfig, which DOMPurify's types cannot follow: they type a call without a config as a
+ * string).
+ * @param {unknown} result
+ */
+function asFragment(result) {
+  return /** @type {DocumentFragment} */ (result);
 }
 
 /**
  * Sanitize one block's HTML: `{fragment, untouched}`, where `untouched` says the sanitizer
  * removed nothing (no element, no attribute), so the fragment is exactly what the HTML parses
  * to, plus the link attributes every link gets. Streaming relies on it (see append.js).
+ * @param {string} html
+ * @returns {{fragment: DocumentFragment, untouched: boolean}}
  */
 export function sanitizeBlock(html) {
   const instance = purifier();
-  const fragment = instance.sanitize(html);
+  const fragment = asFragment(instance.sanitize(html));
   return { fragment, untouched: instance.removed.every(isWalkRoot) };
 }
 
 // DOMPurify parses a string into a new document and walks from its <body>, which it then
 // lists as removed (its children are what it returns). Any other entry is a real removal.
+/**
+ * @param {import("dompurify").RemovedElement|import("dompurify").RemovedAttribute} entry
+ */
 function isWalkRoot(entry) {
-  return entry.element?.nodeName === "BODY" && !entry.attribute;
+  return "element" in entry && entry.element?.nodeName === "BODY";
 }
 
-/** Sanitize an HTML string into an HTML string. */
+/**
+ * Sanitize an HTML string into an HTML string.
+ * @param {string} html
+ */
 export function sanitizeToString(html) {
   const box = globalThis.document.createElement("div");
   box.append(sanitizeToFragment(html));

@@ -12,8 +12,20 @@ import { markdown, parseBlocks, referenceValueKey } from "./markdown.js";
 
 const BLANK_LINE = /^[ \t]*$/;
 
+/** @typedef {import("./markdown.js").Block} Block */
+/** @typedef {import("./markdown.js").Definition} Definition */
+/** @typedef {import("./markdown.js").LinkReference} LinkReference */
+/**
+ * @typedef {object} ParsedTail
+ * @property {string} src
+ * @property {Block[]} blocks
+ * @property {Definition[]} definitions
+ * @property {Record<string, LinkReference>} references
+ * @property {Map<string, string>} lookups
+ */
+
 export class BlockStream {
-  /** @param {{turn?: string, md?: object}} options */
+  /** @param {{turn?: string, md?: import("markdown-it").MarkdownIt}} options */
   constructor({ turn = "", md = markdown() } = {}) {
     this.md = md;
     this.turn = turn;
@@ -22,15 +34,23 @@ export class BlockStream {
   }
 
   reset() {
+    /** @type {string} */
     this.raw = ""; // the text as given (kept by reference: it is the caller's string)
     // The unsettled tail only, normalized like markdown-it does (\r\n and \r → \n, NUL →
     // U+FFFD): settled text is never looked at again, so it is not kept or copied.
+    /** @type {string} */
     this.tailText = "";
+    /** @type {boolean} */
     this.endsWithCR = false;
+    /** @type {number} */
     this.settledLength = 0; // normalized characters settled so far
+    /** @type {{html: string}[]} */
     this.settled = [];
+    /** @type {Record<string, LinkReference>} */
     this.settledReferences = Object.create(null);
+    /** @type {Map<string, string>} */
     this.settledLookups = new Map();
+    /** @type {{html: string}[]} */
     this.tail = [];
   }
 
@@ -39,7 +59,10 @@ export class BlockStream {
     return this.settled.concat(this.tail);
   }
 
-  /** Show `text` (normally the previous text plus new tokens). Returns the blocks. */
+  /**
+   * Show `text` (normally the previous text plus new tokens). Returns the blocks.
+   * @param {string} text
+   */
   update(text) {
     if (text.length < this.raw.length || !text.startsWith(this.raw)) this.reset();
     this.append(text.slice(this.raw.length));
@@ -54,6 +77,7 @@ export class BlockStream {
    * costs time in proportion to its length (in Chromium, about 40 µs per update on average
    * over a 25,000-character answer, twice that at its end), while the rest of an update does
    * not grow with the answer.
+   * @param {string} piece
    */
   extend(piece) {
     this.append(piece);
@@ -62,6 +86,7 @@ export class BlockStream {
     return this.blocks;
   }
 
+  /** @param {string} piece */
   append(piece) {
     if (!piece) return;
     let normalized = piece.replace(/\0/g, "\ufffd");
@@ -84,8 +109,11 @@ export class BlockStream {
     this.settle(parsed);
   }
 
+  /** @returns {ParsedTail} */
   parseTail() {
     const src = this.tailText;
+    /** @type {{citelabTurn: string, citelabLookups: Map<string, string>,
+     *   references: Record<string, LinkReference>}} */
     const env = {
       citelabTurn: this.turn,
       citelabLookups: new Map(),
@@ -97,6 +125,7 @@ export class BlockStream {
     return { src, blocks, definitions, references: env.references, lookups: env.citelabLookups };
   }
 
+  /** @param {Record<string, LinkReference>} references */
   settledLookupsChanged(references) {
     for (const [label, seen] of this.settledLookups) {
       if (referenceValueKey(references[label]) !== seen) return true;
@@ -104,21 +133,22 @@ export class BlockStream {
     return false;
   }
 
+  /** @param {ParsedTail} parsed */
   settle({ src, blocks, definitions, references, lookups }) {
     const lines = lineStarts(src);
     let first = 0; // index of the first block that stays unsettled
     for (let i = blocks.length - 1; i > 0; i--) {
-      if (startsSettledRun(src, lines, blocks[i].map[0])) {
+      if (startsSettledRun(src, lines, blocks[i].map?.[0] ?? -1)) {
         first = i;
         break;
       }
     }
     this.tail = blocks.slice(first).map(({ html }) => ({ html }));
     if (first === 0) return;
-    const boundary = blocks[first].map[0];
+    const boundary = blocks[first].map?.[0] ?? 0;
     for (const { html } of blocks.slice(0, first)) this.settled.push({ html });
     for (const { label, map } of definitions) {
-      if (map[1] <= boundary && !(label in this.settledReferences)) {
+      if (map !== null && map[1] <= boundary && !(label in this.settledReferences)) {
         this.settledReferences[label] = references[label];
       }
     }
@@ -132,12 +162,18 @@ export class BlockStream {
 
 // Block starting at `line` closes everything before it: a blank line precedes it and its
 // own first line is complete.
+/**
+ * @param {string} src
+ * @param {number[]} lines  see lineStarts
+ * @param {number} line
+ */
 function startsSettledRun(src, lines, line) {
   if (line < 1 || line + 1 >= lines.length) return false;
   return BLANK_LINE.test(src.slice(lines[line - 1], lines[line] - 1));
 }
 
 // Offsets where each line starts; the last entry is for the (possibly empty) last line.
+/** @param {string} src */
 function lineStarts(src) {
   const starts = [0];
   for (let i = src.indexOf("\n"); i !== -1; i = src.indexOf("\n", i + 1)) starts.push(i + 1);
