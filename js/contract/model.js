@@ -48,6 +48,31 @@
  *
  * @typedef {{path: string, code: string, message: string}} Violation
  *
+ * The kernel → front end messages (PROTOCOL.md); the page's SSE events take the same shapes.
+ * @typedef {{type: "turn_start", turn_id: string, question?: string, followup?: boolean}}
+ *   TurnStartMessage
+ * @typedef {{type: "references", turn_id: string, references?: Reference[]}} ReferencesMessage
+ * @typedef {{type: "token", turn_id: string, text?: string}} TokenMessage
+ * @typedef {object} DoneMessage
+ * @property {"done"} type
+ * @property {string} turn_id
+ * @property {string} [text]
+ * @property {Reference[]} [references]
+ * @property {SuggestedReply[]} [suggested_replies]
+ * @property {import("./message.js").WireMessage|null} [message]
+ * @property {string|null} [conversation_id]
+ * @property {number|null} [turn]
+ * @property {string|null} [log_id]
+ * @property {string|null} [trace_id]
+ * @property {boolean} [no_answer]
+ * @property {Rounds|null} [rounds]
+ * @typedef {{type: "error", turn_id: string, code?: string, message?: string}} ErrorMessage
+ * @typedef {TurnStartMessage|ReferencesMessage|TokenMessage|DoneMessage|ErrorMessage}
+ *   TurnEvent
+ * @typedef {{type: "ack", request_id: string, error?: string, document?: unknown}} AckMessage
+ * @typedef {{type: "reset"}} ResetMessage
+ * @typedef {TurnEvent|AckMessage|ResetMessage} KernelMessage
+ *
  * @typedef {object} WidgetModel          What the front end uses of an anywidget model.
  * @property {(name: string) => unknown} get
  * @property {(name: string, value: unknown) => void} [set]

@@ -53,15 +53,17 @@ function sameKind(a, b) {
  * @param {Node} next  of the same kind (sameKind)
  */
 function morphNode(current, next) {
-  if (current instanceof CharacterData && next instanceof CharacterData) {
-    const old = current.data;
-    if (old === next.data) return;
+  if (current.nodeType === TEXT) {
+    const text = /** @type {Text} */ (current);
+    const nextText = /** @type {Text} */ (next);
+    const old = text.data;
+    if (old === nextText.data) return;
     // Appending tells the browser the old characters did not change.
-    if (next.data.startsWith(old)) current.appendData(next.data.slice(old.length));
-    else current.data = next.data;
+    if (nextText.data.startsWith(old)) text.appendData(nextText.data.slice(old.length));
+    else text.data = nextText.data;
     return;
   }
-  if (current instanceof Element && next instanceof Element) syncAttributes(current, next);
+  syncAttributes(/** @type {Element} */ (current), /** @type {Element} */ (next));
   morphChildren(current, next);
 }
 

@@ -72,3 +72,12 @@ export function setAttributeIfChanged(node, name, value) {
 export function removeAttributeIfSet(node, name) {
   if (node.hasAttribute(name)) node.removeAttribute(name);
 }
+
+/**
+ * An HTML element (it has a dataset), whichever window made it.
+ * @param {Element} node
+ * @returns {node is HTMLElement}
+ */
+export function isHtml(node) {
+  return "dataset" in node;
+}

@@ -13,7 +13,7 @@ const PLACES = 6; // ancestors remembered, to tell which view stands where the o
 export class QuestionBoxes {
   /**
    * @param {HTMLElement} root  the view's root
-   * @param {{ui: {drafts: object, focus: object|null}}} store
+   * @param {{ui: import("./store.js").ViewMemory}} store
    * @param {Record<string, HTMLInputElement|HTMLTextAreaElement>} inputs  by name
    */
   constructor(root, store, inputs) {
@@ -32,17 +32,26 @@ export class QuestionBoxes {
     }
   }
 
-  /** Set a box's text and its remembered draft. */
+  /**
+   * Set a box's text and its remembered draft.
+   * @param {HTMLInputElement|HTMLTextAreaElement} input
+   * @param {string} value
+   */
   setDraft(input, value) {
     input.value = value;
     const name = Object.keys(this.inputs).find((key) => this.inputs[key] === input);
     if (name !== undefined) this.memory.drafts[name] = value;
   }
 
+  /** @param {string} name */
   remember(name) {
     this.memory.focus = { name, root: this.root, places: ancestors(this.root) };
   }
 
+  /**
+   * @param {string} name
+   * @param {HTMLInputElement|HTMLTextAreaElement} input
+   */
   noticeBlur(name, input) {
     const focus = this.memory.focus;
     if (focus?.name !== name || focus.root !== this.root) return;
@@ -53,7 +62,8 @@ export class QuestionBoxes {
   /** Give the focus back to the box that had it, when nothing else has taken it. */
   restoreFocus() {
     const focus = this.memory.focus;
-    let input = focus ? this.inputs[focus.name] : undefined;
+    if (!focus) return;
+    let input = this.inputs[focus.name];
     if (input && isHidden(input) && focus.name === "ask" && this.inputs.followup) {
       const next = this.inputs.followup;
       if (!isHidden(next) && this.doc.activeElement !== input) {
@@ -72,7 +82,12 @@ export class QuestionBoxes {
   }
 }
 
+/**
+ * @param {HTMLElement} node
+ * @returns {HTMLElement[]}
+ */
 function ancestors(node) {
+  /** @type {HTMLElement[]} */
   const found = [];
   for (let parent = node.parentElement; parent && found.length < PLACES; ) {
     found.push(parent);
@@ -83,11 +98,16 @@ function ancestors(node) {
 
 // The nearest remembered ancestor still on the page holds this root: another view of the same
 // chat elsewhere in the notebook does not take the focus.
+/**
+ * @param {HTMLElement} root
+ * @param {HTMLElement[]} places
+ */
 function standsWhere(root, places) {
   const nearest = places.find((place) => place.isConnected);
   return nearest === undefined || nearest.contains(root);
 }
 
+/** @param {HTMLElement} input */
 function isHidden(input) {
   return input.closest("[hidden]") !== null;
 }

@@ -24,13 +24,56 @@ import { CITE_EVENT } from "./references/links.js";
 import { ReferencesSection } from "./references/section.js";
 import { TurnView } from "./turn_view.js";
 
+/** @typedef {import("../contract/model.js").Turn} Turn */
+/** @typedef {import("../contract/model.js").Reference} Reference */
+/** @typedef {import("../state/store.js").Ack} Ack */
+/** @typedef {import("../dom/forms.js").QuestionForm} QuestionForm */
+/**
+ * What the chat reads at every draw.
+ * @typedef {{feedbackEnabled: boolean, placeholder: string, showSources: boolean,
+ *   starters?: string[]}} ChatSettings
+ *
+ * The corpus document a card's Read button shows (PROTOCOL.md, `document`).
+ * @typedef {{uri?: string, title?: string, content?: string, url?: string|null,
+ *   langcode?: string, fields?: Record<string, unknown>}} SourceDocument
+ *
+ * What the chat acts through: the kernel (entries/widget_chat.js) or the page's client.
+ * @typedef {object} ChatHost
+ * @property {(question: string, followup: boolean) => Promise<Ack>} ask
+ * @property {(turn: Turn, value: "up"|"down", comment?: string) => Promise<Ack>} feedback
+ * @property {() => ChatSettings} settings
+ * @property {() => Promise<Ack>} [stop]            the Stop button
+ * @property {() => Promise<Ack>} [newConversation] the New conversation button
+ * @property {(text: string) => Promise<void>} [copy] the clipboard (default: navigator's)
+ * @property {(reference: Reference) => Promise<{document?: SourceDocument, error?: string}>}
+ *   [document]                                    entity: documents (the Read button)
+ *
+ * @typedef {(work: (hasTime: () => boolean) => boolean) => () => void} Slices
+ */
+
 export class ChatView {
+  // Set by build():
+  /** @type {QuestionForm} */ askForm;
+  /** @type {QuestionForm} */ followupForm;
+  /** @type {HTMLDivElement} */ turnsElement;
+  /** @type {HTMLDivElement} */ starters;
+  /** @type {{element: HTMLDivElement, stop: HTMLButtonElement,
+   *   fresh: HTMLButtonElement, status: HTMLSpanElement}} */ controls;
+  /** @type {HTMLParagraphElement} */ notice;
+  /** @type {DocumentView|null} */ documents;
+  /** @type {ReferencesSection[]} */ sections;
+  /** @type {ReferencesController[]} */ controllers;
+  /** @type {QuestionBoxes} */ boxes;
+  /** @type {HoverCard} */ hoverCard;
+  /** @type {string|undefined} */ shownStarters;
+  /** @type {boolean|undefined} */ wasDisconnected;
+
   /**
    * @param {HTMLElement} root
    * @param {import("../state/store.js").ChatStore} store
-   * @param {object} host
+   * @param {ChatHost} host
    * @param {{schedule?: (draw: () => void) => () => void, sections?: HTMLElement[],
-   *   slices?: (work: (hasTime: () => boolean) => boolean) => () => void}} options
+   *   slices?: Slices}} [options]
    *   `sections`: more elements to fill with the shared Sources list (page panels).
    *   `slices`: runs deferred work in slices until it returns true (marking a done turn's
    *   cited spans); returns a cancel function. Default: about 2 ms per animation frame.
@@ -46,6 +89,7 @@ export class ChatView {
     this.store = store;
     this.host = host;
     this.doc = root.ownerDocument;
+    /** @type {Map<string, TurnView>} */
     this.turnViews = new Map();
     this.closed = false;
     this.build(sections);
@@ -54,6 +98,7 @@ export class ChatView {
     this.draw();
   }
 
+  /** @param {HTMLElement[]} extraSections */
   build(extraSections) {
     const { doc, root } = this;
     const settings = this.host.settings();
@@ -99,8 +144,11 @@ export class ChatView {
     );
     const sectionRoots = settings.showSources ? [ownSection, ...extraSections] : extraSections;
     if (!settings.showSources) ownSection.remove();
-    this.documents = this.host.document ? new DocumentView(root, this.host) : null;
-    const onDocument = this.documents ? (reference) => this.documents.open(reference) : null;
+    const read = this.host.document;
+    const documents = read ? new DocumentView(root, { document: read }) : null;
+    this.documents = documents;
+    /** @type {((reference: Reference) => void)|null} */
+    const onDocument = documents ? (reference) => documents.open(reference) : null;
     this.sections = sectionRoots.map((node) => new ReferencesSection(node, { onDocument }));
     this.controllers = this.sections.map((section) => new ReferencesController(section));
     root.addEventListener("click", (event) => this.followCitation(event));
@@ -126,6 +174,12 @@ export class ChatView {
     return { element: bar, stop, fresh, status };
   }
 
+  /**
+   * Run one of the host's control actions, saying so while it runs and what went wrong.
+   * @param {(() => Promise<Ack>)|undefined} action
+   * @param {string} busy
+   * @returns {Promise<Ack>}
+   */
   async act(action, busy) {
     if (!action) return {};
     this.controls.status.textContent = busy;
@@ -145,13 +199,25 @@ export class ChatView {
     });
   }
 
-  /** What a marker link cites: `{reference, retrieved, number}` from its turn, or null. */
+  /**
+   * The turn view a node of the chat is in, if any.
+   * @param {Element} node
+   */
+  turnOf(node) {
+    const id = /** @type {HTMLElement|null} */ (node.closest("[data-turn-id]"))?.dataset.turnId;
+    return id === undefined ? undefined : this.turnViews.get(id);
+  }
+
+  /**
+   * What a marker link cites: `{reference, retrieved, number}` from its turn, or null.
+   * @param {HTMLAnchorElement} link
+   * @returns {import("./hover_card.js").Cited|null}
+   */
   citedBy(link) {
-    const turnView = this.turnViews.get(link.closest("[data-turn-id]")?.dataset.turnId);
-    const turn = turnView?.turn;
+    const turn = this.turnOf(link)?.turn;
     const number = Number(link.dataset.refIndex);
     const reference = turn?.references?.find((candidate) => Number(candidate.number) === number);
-    if (!reference) return null;
+    if (!turn || !reference) return null;
     return { reference, retrieved: isOpen(turn.status), number };
   }
 
@@ -206,10 +272,13 @@ export class ChatView {
     this.boxes.restoreFocus();
   }
 
-  // The agent's starter questions, offered until the first question is asked.
+  /**
+   * The agent's starter questions, offered until the first question is asked.
+   * @param {unknown} starters
+   */
   drawStarters(starters) {
     const list = Array.isArray(starters)
-      ? starters.filter((text) => typeof text === "string" && text.trim())
+      ? starters.filter((text) => typeof text === "string" && Boolean(text.trim()))
       : [];
     const key = list.join("\u0000");
     if (this.shownStarters !== key) {
@@ -227,6 +296,7 @@ export class ChatView {
 
   // After a kernel restart (or when the widget lost its kernel) nothing can answer: say so
   // and disable every control that would ask, instead of swallowing questions.
+  /** @param {string|null} message */
   drawDisconnected(message) {
     // Connected before and now: nothing to do (this runs on every streamed frame).
     if (!message && !this.wasDisconnected) return;
@@ -234,15 +304,23 @@ export class ChatView {
     setIfChanged(this.notice, "textContent", message ?? "");
     show(this.notice, Boolean(message));
     this.root.classList.toggle("citelab-disconnected", Boolean(message));
-    const controls = this.root.querySelectorAll(
+    const controls = /** @type {NodeListOf<HTMLButtonElement|HTMLInputElement>} */ (
+      this.root.querySelectorAll(
       ".citelab-ask input, .citelab-ask button, .citelab-followup input, " +
         ".citelab-followup button, .citelab-controls button, .citelab-chip, .citelab-thumb, " +
         ".citelab-ask-again, .citelab-feedback-comment input, .citelab-feedback-comment button",
+      )
     );
     for (const control of controls) setIfChanged(control, "disabled", Boolean(message));
   }
 
-  /** The element citation [number] of a turn points at (the first Sources list's card). */
+  /**
+   * The element citation [number] of a turn points at (the first Sources list's card).
+   * @param {string} turn
+   * @param {number} number
+   * @param {Reference[]|null} references
+   * @returns {{id: string}|null}
+   */
   resolve(turn, number, references) {
     const section = this.sections[0];
     if (section) return section.target(turn, number);
@@ -254,6 +332,7 @@ export class ChatView {
   /**
    * What the citation links of `turn` are given (see resolve), as one string: while it
    * stays the same, links already drawn need no relinking.
+   * @param {Turn} turn
    */
   linkTargets(turn) {
     const section = this.sections[0];
@@ -262,6 +341,11 @@ export class ChatView {
     return [...new Set(numbers)].sort((a, b) => a - b).join(" ");
   }
 
+  /**
+   * @param {Event} event
+   * @param {QuestionForm} form
+   * @param {boolean} followup
+   */
   async submit(event, form, followup) {
     event.preventDefault();
     const question = form.input.value.trim();
@@ -278,24 +362,33 @@ export class ChatView {
     }
   }
 
+  /**
+   * @param {string} question
+   * @param {boolean} followup
+   */
   ask(question, followup) {
     return this.host.ask(question, followup);
   }
 
+  /** @param {MouseEvent} event */
   followCitation(event) {
-    const link = event.target.closest?.("a[data-ref-index]");
+    const target = /** @type {Element|null} */ (event.target);
+    const link = /** @type {HTMLAnchorElement|null|undefined} */ (
+      target?.closest?.("a[data-ref-index]")
+    );
     if (!link || !this.root.contains(link) || !link.hasAttribute("href")) return;
     event.preventDefault();
-    const card = this.doc.getElementById(link.getAttribute("href").slice(1));
+    const card = this.doc.getElementById((link.getAttribute("href") ?? "").slice(1));
     if (card) {
       card.scrollIntoView?.({ block: "nearest" });
       card.focus();
       card.classList.add("citelab-source-target");
       setTimeout(() => card.classList.remove("citelab-source-target"), 1500);
     }
-    const turnView = this.turnViews.get(link.closest("[data-turn-id]")?.dataset.turnId);
+    const turnView = this.turnOf(link);
+    const win = /** @type {Window & typeof globalThis} */ (this.doc.defaultView);
     this.root.dispatchEvent(
-      new this.doc.defaultView.CustomEvent(CITE_EVENT, {
+      new win.CustomEvent(CITE_EVENT, {
         bubbles: true,
         detail: {
           turnId: link.dataset.refTurn,

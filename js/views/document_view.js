@@ -7,15 +7,19 @@ import { passageOf, referenceHref } from "../contract/reference.js";
 import { iconButton } from "../dom/icons.js";
 import { element, show, uniqueId } from "../dom/nodes.js";
 
+/** @typedef {import("../contract/model.js").Reference} Reference */
+/** @typedef {import("./chat_view.js").SourceDocument} SourceDocument */
+
 export class DocumentView {
   /**
    * @param {HTMLElement} root  the chat root
-   * @param {{document: (reference: object) => Promise<{document?: object, error?: string}>}} host
+   * @param {{document: NonNullable<import("./chat_view.js").ChatHost["document"]>}} host
    */
   constructor(root, host) {
     const doc = root.ownerDocument;
     this.doc = doc;
     this.host = host;
+    /** @type {Element|null} */
     this.opener = null;
     this.asked = 0;
     this.element = element(doc, "section", "citelab-document");
@@ -40,6 +44,7 @@ export class DocumentView {
     root.append(this.element);
   }
 
+  /** @param {Reference} reference */
   async open(reference) {
     const ask = ++this.asked;
     this.opener = this.doc.activeElement;
@@ -51,11 +56,13 @@ export class DocumentView {
     show(this.element, true);
     this.heading.focus({ preventScroll: true });
     this.element.scrollIntoView?.({ block: "nearest" });
+    /** @type {{document?: SourceDocument, error?: string}} */
     let result;
     try {
       result = (await this.host.document(reference)) ?? {};
     } catch (error) {
-      result = { error: error?.message || "The document could not be loaded." };
+      const message = /** @type {{message?: string}|null|undefined} */ (error)?.message;
+      result = { error: message || "The document could not be loaded." };
     }
     if (ask !== this.asked) return; // another document was opened meanwhile
     if (result.error || !result.document) {
@@ -65,6 +72,10 @@ export class DocumentView {
     this.fill(reference, result.document);
   }
 
+  /**
+   * @param {Reference} reference
+   * @param {SourceDocument} document
+   */
   fill(reference, document) {
     const { doc } = this;
     if (typeof document.title === "string" && document.title) {
@@ -89,8 +100,9 @@ export class DocumentView {
       link.setAttribute("href", href);
       link.setAttribute("target", "_blank");
       link.setAttribute("rel", "noopener noreferrer");
-      parts.push(element(doc, "p", "", ""));
-      parts.at(-1).append(link);
+      const line = element(doc, "p", "", "");
+      line.append(link);
+      parts.push(line);
     }
     this.body.replaceChildren(...parts);
     this.body.querySelector(".citelab-document-passage")?.scrollIntoView?.({ block: "nearest" });
@@ -101,6 +113,6 @@ export class DocumentView {
     this.asked++;
     const opener = this.opener;
     this.opener = null;
-    if (opener?.isConnected) opener.focus({ preventScroll: true });
+    if (opener?.isConnected) /** @type {HTMLElement} */ (opener).focus({ preventScroll: true });
   }
 }

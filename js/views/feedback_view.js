@@ -3,12 +3,19 @@ import { questionForm, showFormError } from "../dom/forms.js";
 import { iconButton } from "../dom/icons.js";
 import { element, show } from "../dom/nodes.js";
 
+/** @typedef {import("../contract/model.js").Turn} Turn */
+
+/** @type {{value: "up"|"down", icon: import("../dom/icons.js").IconName, text: string}[]} */
 const THUMBS = [
   { value: "up", icon: "thumbUp", text: "Helpful" },
   { value: "down", icon: "thumbDown", text: "Not helpful" },
 ];
 
 export class FeedbackView {
+  /**
+   * @param {import("./chat_view.js").ChatView} chat
+   * @param {import("./turn_view.js").TurnView} turnView
+   */
   constructor(chat, turnView) {
     const doc = chat.doc;
     this.chat = chat;
@@ -39,14 +46,20 @@ export class FeedbackView {
     this.status.setAttribute("role", "status");
     this.element.append(...this.buttons, this.status, this.comment.form);
     this.element.hidden = true;
+    /** @type {"up"|"down"|null} */
     this.value = null;
   }
 
+  /**
+   * @param {Turn} turn
+   * @param {boolean} enabled
+   */
   update(turn, enabled) {
     show(this.element, Boolean(enabled && turn.status === "done" && !turn.no_answer));
     if (turn.feedback?.value && this.value === null) this.press(turn.feedback.value);
   }
 
+  /** @param {"up"|"down"} value */
   press(value) {
     this.value = value;
     for (const button of this.buttons) {
@@ -57,14 +70,16 @@ export class FeedbackView {
 
   /**
    * Send a rating (and a comment). Resolves with the host's `{error?}`.
-   * @param {string|null} value
+   * @param {"up"|"down"|null} value
    * @param {string} [comment]
+   * @returns {Promise<import("../state/store.js").Ack>}
    */
   async send(value, comment) {
-    if (!value) return { error: "no rating" };
+    const turn = this.turnView.turn;
+    if (!value || !turn) return { error: "no rating" };
     this.press(value);
     this.status.textContent = "Sending…";
-    const result = (await this.chat.host.feedback(this.turnView.turn, value, comment || undefined)) ?? {};
+    const result = (await this.chat.host.feedback(turn, value, comment || undefined)) ?? {};
     const what = comment ? "Comment" : "Feedback";
     this.status.textContent = result.error
       ? `${what} not saved: ${result.error}`

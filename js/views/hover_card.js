@@ -8,20 +8,28 @@ import { passageOf, sourceLabel, whereOf } from "../contract/reference.js";
 import { element, uniqueId } from "../dom/nodes.js";
 import { cardBadges } from "./references/cards.js";
 
+/**
+ * What a marker points at: its turn's reference, whether it is only retrieved so far, and
+ * the number the marker shows.
+ * @typedef {{reference: import("../contract/model.js").Reference, retrieved: boolean,
+ *   number: number}} Cited
+ */
+
 const HIDE_DELAY_MS = 200;
 const MARKER = "a[data-ref-index][href]";
 
 export class HoverCard {
   /**
    * @param {HTMLElement} root  the chat root (the card is placed inside it)
-   * @param {(link: HTMLAnchorElement) => ({reference: object, retrieved: boolean,
-   *   number: number} | null)} resolve  what a marker link points at
+   * @param {(link: HTMLAnchorElement) => Cited|null} resolve  what a marker link points at
    */
   constructor(root, resolve) {
     this.root = root;
     this.doc = root.ownerDocument;
     this.resolve = resolve;
+    /** @type {HTMLAnchorElement|null} */
     this.link = null;
+    /** @type {ReturnType<typeof setTimeout>|null} */
     this.timer = null;
     this.card = element(this.doc, "div", "citelab-hovercard");
     this.card.id = uniqueId("citelab-hovercard");
@@ -40,32 +48,40 @@ export class HoverCard {
     });
   }
 
+  /** @param {Event} event */
   pointerOver(event) {
-    if (this.card.contains(event.target)) {
+    const target = /** @type {Element|null} */ (event.target);
+    if (this.card.contains(target)) {
       this.cancelHide();
       return;
     }
-    const link = event.target.closest?.(MARKER);
+    const link = markerAt(target);
     if (link && this.root.contains(link)) this.show(link);
   }
 
+  /** @param {MouseEvent} event */
   pointerOut(event) {
-    const to = event.relatedTarget;
+    const to = /** @type {Node|null} */ (event.relatedTarget);
     if (to && (this.card.contains(to) || (this.link && this.link.contains(to)))) return;
     if (this.link && this.doc.activeElement === this.link) return; // the keyboard holds it
     this.scheduleHide();
   }
 
+  /** @param {Event} event */
   focusIn(event) {
-    const link = event.target.closest?.(MARKER);
+    const link = markerAt(/** @type {Element|null} */ (event.target));
     if (link && this.root.contains(link)) this.show(link);
   }
 
+  /** @param {Event} event */
   focusOut(event) {
     if (this.link && event.target === this.link) this.hide();
   }
 
-  /** Show the card for a marker link (no-op when the marker resolves to no source). */
+  /**
+   * Show the card for a marker link (no-op when the marker resolves to no source).
+   * @param {HTMLAnchorElement} link
+   */
   show(link) {
     this.cancelHide();
     const found = this.resolve(link);
@@ -105,6 +121,7 @@ export class HoverCard {
     this.timer = null;
   }
 
+  /** @param {Cited} cited */
   fill({ reference, retrieved, number }) {
     const doc = this.doc;
     const head = element(doc, "p", "citelab-hovercard-title");
@@ -113,6 +130,7 @@ export class HoverCard {
       " ",
       element(doc, "strong", "", sourceLabel(reference)),
     );
+    /** @type {HTMLElement[]} */
     const parts = [head];
     const badges = cardBadges(doc, reference, retrieved);
     if (badges.length) {
@@ -128,6 +146,7 @@ export class HoverCard {
   }
 
   // Below the marker, inside the chat's box (the root is the positioning context).
+  /** @param {HTMLAnchorElement} link */
   place(link) {
     const rootBox = this.root.getBoundingClientRect();
     const box = link.getBoundingClientRect();
@@ -138,11 +157,14 @@ export class HoverCard {
     this.card.style.top = `${box.bottom - rootBox.top + 4}px`;
   }
 
-  /** Marks made while the card shows (spans marked in slices): highlight the ones it cites. */
+  /**
+   * Marks made while the card shows (spans marked in slices): highlight the ones it cites.
+   * @param {HTMLElement[]} marks
+   */
   highlightAdded(marks) {
     if (!this.link || !marks.length) return;
     const turn = this.link.closest("[data-turn-id]");
-    const number = this.link.dataset.refIndex;
+    const number = this.link.dataset.refIndex ?? "";
     for (const mark of marks) {
       const cites = mark.dataset.sources?.split(" ").includes(number);
       if (cites && turn?.contains(mark)) mark.classList.add("citelab-cited-active");
@@ -150,6 +172,10 @@ export class HoverCard {
   }
 
   // The span the marker cites (marks of its turn that name the number), and its card.
+  /**
+   * @param {HTMLAnchorElement} link
+   * @param {boolean} on
+   */
   highlight(link, on) {
     const turn = link.closest("[data-turn-id]");
     const number = link.dataset.refIndex;
@@ -160,4 +186,13 @@ export class HoverCard {
     const card = href?.startsWith("#") ? this.doc.getElementById(href.slice(1)) : null;
     card?.classList.toggle("citelab-source-hover", on);
   }
+}
+
+/**
+ * The marker link at (or around) an event's target, if any.
+ * @param {Element|null} target
+ * @returns {HTMLAnchorElement|null}
+ */
+function markerAt(target) {
+  return /** @type {HTMLAnchorElement|null} */ (target?.closest?.(MARKER) ?? null);
 }

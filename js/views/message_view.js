@@ -9,7 +9,7 @@
 import { readMessage } from "../contract/message.js";
 import { sourceLabel } from "../contract/reference.js";
 import { icon } from "../dom/icons.js";
-import { element, show, uniqueId } from "../dom/nodes.js";
+import { element, isHtml, show, uniqueId } from "../dom/nodes.js";
 import { highlightAnchors } from "../render/anchors.js";
 import { renderBlocks } from "../render/markdown.js";
 import { sanitizeToFragment } from "../render/sanitize.js";
@@ -19,6 +19,10 @@ import { openLinksInNewTab, sourceTitle } from "./references/cards.js";
  * Render `message` into `root` (replacing its content). `onReply(text)` is called when a
  * chip is clicked; `violations` (`[{path, code, message}]`, untrusted text) are listed under
  * a warning that opens and closes. Returns `{placed, ignored}` anchor counts.
+ * @param {HTMLElement} root
+ * @param {import("../contract/message.js").WireMessage|null|undefined} message
+ * @param {{onReply?: (text: string) => void, violations?: unknown}} [options]
+ * @returns {{placed: number, ignored: number}}
  */
 export function renderMessage(root, message, { onReply = () => {}, violations = [] } = {}) {
   const doc = root.ownerDocument;
@@ -62,13 +66,22 @@ export function renderMessage(root, message, { onReply = () => {}, violations = 
 
 // The contract violations the kernel found, first (they say why the rest may look wrong).
 // Closed by default; a redraw of the same view keeps it open or closed as the person left it.
+/**
+ * @param {Document} doc
+ * @param {unknown} violations  Violation[] (model.js), if it is one
+ * @param {HTMLElement} root
+ */
 function violationList(doc, violations, root) {
+  /** @type {Partial<import("../contract/model.js").Violation>[]} */
   const problems = (Array.isArray(violations) ? violations : []).filter(
     (violation) => violation && typeof violation === "object",
   );
   if (!problems.length) return null;
   const details = element(doc, "details", "citelab-violations");
-  details.open = root.querySelector(":scope > .citelab-violations")?.open ?? false;
+  const shown = /** @type {HTMLDetailsElement|null} */ (
+    root.querySelector(":scope > .citelab-violations")
+  );
+  details.open = shown?.open ?? false;
   const count = problems.length;
   const summary = element(
     doc,
@@ -94,10 +107,14 @@ function violationList(doc, violations, root) {
   return details;
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {MouseEvent} event
+ */
 function followInside(root, event) {
-  const link = event.target.closest?.("a[href^='#']");
+  const link = /** @type {Element|null} */ (event.target)?.closest?.("a[href^='#']");
   if (!link || !root.contains(link)) return;
-  const target = root.ownerDocument.getElementById(link.getAttribute("href").slice(1));
+  const target = root.ownerDocument.getElementById((link.getAttribute("href") ?? "").slice(1));
   if (!target || !root.contains(target)) return;
   event.preventDefault();
   target.scrollIntoView?.({ block: "nearest" });
@@ -107,9 +124,16 @@ function followInside(root, event) {
 // `[n]` in the text names the n-th source of the list (the contract numbers sources in
 // first-citation order, which is also their priority order).
 // Returns the numbers the text has markers of.
+/**
+ * @param {ParentNode} root
+ * @param {Map<number, string>} sourceIds
+ * @returns {Set<number>}
+ */
 function linkMarkers(root, sourceIds) {
+  /** @type {Set<number>} */
   const marked = new Set();
   for (const link of root.querySelectorAll("a[data-ref-index]")) {
+    if (!isHtml(link)) continue;
     const number = Number(link.dataset.refIndex);
     const id = sourceIds.get(number);
     marked.add(number);
@@ -122,6 +146,11 @@ function linkMarkers(root, sourceIds) {
   return marked;
 }
 
+/**
+ * @param {Document} doc
+ * @param {import("../contract/message.js").Source[]} sources
+ * @param {Map<number, string>} sourceIds
+ */
 function sourceList(doc, sources, sourceIds) {
   const section = element(doc, "section", "citelab-sources");
   const heading = element(doc, "h3", "citelab-sources-heading", "Sources");
@@ -131,7 +160,7 @@ function sourceList(doc, sources, sourceIds) {
   const labels = sources.map((source) => sourceLabel(source));
   for (const [index, source] of sources.entries()) {
     const item = element(doc, "li", "citelab-source");
-    item.id = sourceIds.get(source.number);
+    item.id = sourceIds.get(source.number) ?? "";
     item.tabIndex = -1;
     item.dataset.source = String(source.number);
     const { title, name, uri, webUrl } = source;
@@ -156,9 +185,19 @@ function sourceList(doc, sources, sourceIds) {
   return section;
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {HTMLElement} section
+ */
 function wireHover(root, section) {
+  /**
+   * @param {Event} event
+   * @param {boolean} on
+   */
   const toggle = (event, on) => {
-    const item = event.target.closest?.("li[data-source]");
+    const item = /** @type {HTMLElement|null|undefined} */ (
+      /** @type {Element|null} */ (event.target)?.closest?.("li[data-source]")
+    );
     if (!item) return;
     const selector = `mark[data-sources~="${item.dataset.source}"]`;
     for (const mark of root.querySelectorAll(selector))

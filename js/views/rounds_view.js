@@ -6,15 +6,25 @@
 import { listOf } from "../contract/model.js";
 import { element, show } from "../dom/nodes.js";
 
+/** @typedef {import("../contract/model.js").Rounds} Rounds */
+/** @typedef {import("../contract/model.js").ToolCall} ToolCall */
+
 export class RoundsView {
+  /**
+   * @param {Document} doc
+   */
   constructor(doc) {
     this.doc = doc;
     this.element = element(doc, "details", "citelab-rounds");
     this.element.hidden = true;
+    /** @type {Rounds|null|undefined} */
     this.shown = undefined;
   }
 
-  /** `rounds`: `{system_prompt, forced, rounds: [...]}` or null (nothing to show). */
+  /**
+   * `rounds`: `{system_prompt, forced, rounds: [...]}` or null (nothing to show).
+   * @param {Rounds|null|undefined} rounds
+   */
   update(rounds) {
     if (this.shown === rounds) return;
     this.shown = rounds;
@@ -53,6 +63,11 @@ export class RoundsView {
   }
 }
 
+/**
+ * @param {Document} doc
+ * @param {ToolCall} call
+ * @param {string} label
+ */
 function callView(doc, call, label) {
   const box = element(doc, "div", "citelab-round-call");
   const name = typeof call?.name === "string" ? call.name : "?";
@@ -67,12 +82,21 @@ function callView(doc, call, label) {
   return box;
 }
 
+/**
+ * @param {Document} doc
+ * @param {string} label
+ * @param {string} text
+ */
 function section(doc, label, text) {
   const box = element(doc, "div", "citelab-round-part");
   box.append(element(doc, "p", "citelab-round-label", label), pre(doc, text));
   return box;
 }
 
+/**
+ * @param {Document} doc
+ * @param {string} text
+ */
 function pre(doc, text) {
   const node = element(doc, "pre", "citelab-round-text");
   node.textContent = text;

@@ -12,7 +12,7 @@ export class SourcesView {
   /**
    * @param {HTMLElement} root
    * @param {import("../state/store.js").ChatStore} store
-   * @param {{heading?: string, schedule?: Function}} options
+   * @param {{heading?: string, schedule?: (draw: () => void) => () => void}} [options]
    */
   constructor(root, store, { heading = "Sources", schedule = frameScheduler } = {}) {
     this.root = root;
@@ -23,7 +23,8 @@ export class SourcesView {
     this.closed = false;
     this.requestDraw = schedule(() => this.draw());
     const doc = root.ownerDocument;
-    const onCite = (event) => this.showCited(event.detail ?? {});
+    /** @param {Event} event */
+    const onCite = (event) => this.showCited(/** @type {CustomEvent} */ (event).detail ?? {});
     const listen = () => {
       doc.addEventListener(CITE_EVENT, onCite);
       return () => doc.removeEventListener(CITE_EVENT, onCite);
@@ -38,12 +39,16 @@ export class SourcesView {
     this.controller.sync(this.store.turns());
   }
 
+  /**
+   * Show the card a followed citation link points at (the chat's cite event).
+   * @param {{turnId?: string, number?: number, conversationId?: string|null}} cited
+   */
   showCited({ turnId, number, conversationId }) {
     const turns = this.store.turns();
     const turn = turns.find((candidate) => safeTurnId(candidate.turn_id) === turnId);
     if (!turn) return;
     if (conversationId && turn.conversation_id && conversationId !== turn.conversation_id) return;
-    const card = this.section.target(turnId, number);
+    const card = this.section.target(turn.turn_id, Number(number));
     if (!card) return;
     card.scrollIntoView?.({ block: "nearest" });
     card.classList.add("citelab-source-target");

@@ -4,12 +4,18 @@ import { detailOf, referenceHref, sourceLabel } from "../contract/reference.js";
 import { iconButton } from "../dom/icons.js";
 import { element, show } from "../dom/nodes.js";
 
+/** @typedef {import("../contract/model.js").Turn} Turn */
+
 const COPIED_MS = 2000;
 
 // Copy the answer as Markdown (its text, markers as written, then its sources numbered as
 // the text numbers them) or as JSON (the AnswerMessage: MCP content blocks with `_meta`), for
 // a done turn.
 export class TurnActions {
+  /**
+   * @param {import("./chat_view.js").ChatView} chat
+   * @param {import("./turn_view.js").TurnView} turnView
+   */
   constructor(chat, turnView) {
     const doc = chat.doc;
     this.chat = chat;
@@ -25,21 +31,31 @@ export class TurnActions {
     this.json.addEventListener("click", () => this.copy("JSON", jsonOf));
     this.element.append(this.markdown, this.json, this.status);
     this.element.hidden = true;
+    /** @type {ReturnType<typeof setTimeout>|undefined} */
+    this.timer = undefined;
   }
 
+  /** @param {Turn} turn */
   update(turn) {
     show(this.element, turn.status === "done");
     show(this.json, Boolean(turn.message));
   }
 
+  /**
+   * @param {string} what
+   * @param {(turn: Turn) => string} format
+   */
   async copy(what, format) {
-    const text = format(this.turnView.turn);
+    const turn = this.turnView.turn;
+    if (!turn) return;
+    const text = format(turn);
     try {
       await (this.chat.host.copy ? this.chat.host.copy(text) : clipboardWrite(this.chat.doc, text));
       this.status.textContent = `Copied as ${what}.`;
       this.status.dataset.state = "copied";
     } catch (error) {
-      this.status.textContent = `Could not copy: ${error?.message || "the clipboard refused."}`;
+      const message = /** @type {{message?: string}|null|undefined} */ (error)?.message;
+      this.status.textContent = `Could not copy: ${message || "the clipboard refused."}`;
       this.status.dataset.state = "error";
     }
     clearTimeout(this.timer);
@@ -49,6 +65,7 @@ export class TurnActions {
   }
 }
 
+/** @param {Turn} turn */
 function markdownOf(turn) {
   return answerMarkdown(turn);
 }
@@ -91,7 +108,10 @@ function escapeMarkdown(text) {
   return text.replace(/\s+/g, " ").trim().replace(/[\\`*_[\]<>~|&]/g, "\\$&");
 }
 
-/** `text` as one code span: fenced by more backticks than any run inside it. */
+/**
+ * `text` as one code span: fenced by more backticks than any run inside it.
+ * @param {string} text
+ */
 function codeSpan(text) {
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longest + 1);
@@ -99,10 +119,15 @@ function codeSpan(text) {
   return `${fence}${pad}${text}${pad}${fence}`;
 }
 
+/** @param {Turn} turn */
 function jsonOf(turn) {
   return JSON.stringify(turn.message, null, 2);
 }
 
+/**
+ * @param {Document} doc
+ * @param {string} text
+ */
 async function clipboardWrite(doc, text) {
   const clipboard = doc.defaultView?.navigator?.clipboard;
   if (!clipboard?.writeText) throw new Error("this browser gives no clipboard access here.");

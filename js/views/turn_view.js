@@ -13,6 +13,12 @@ import { linkCitations } from "./references/links.js";
 import { RoundsView } from "./rounds_view.js";
 import { TurnActions } from "./turn_actions.js";
 
+/** @typedef {import("../contract/model.js").Turn} Turn */
+/** @typedef {import("../contract/model.js").SuggestedReply} SuggestedReply */
+/** @typedef {import("./chat_view.js").ChatView} ChatView */
+/** @typedef {import("./chat_view.js").ChatSettings} ChatSettings */
+
+/** @type {readonly SuggestedReply[]} */
 const NO_REPLIES = Object.freeze([]);
 
 // Error codes of a turn someone stopped (the page's Stop; the kernel's cancel): not errors.
@@ -27,9 +33,14 @@ export function wasStopped(turn) {
 }
 
 export class TurnView {
+  /**
+   * @param {ChatView} chat
+   * @param {string} turnId
+   */
   constructor(chat, turnId) {
     const doc = chat.doc;
     this.chat = chat;
+    /** @type {Turn|null} */
     this.turn = null;
     this.element = element(doc, "article", "citelab-turn");
     this.element.dataset.turnId = turnId;
@@ -60,11 +71,21 @@ export class TurnView {
     );
     this.stream = new BlockStream({ turn: safeTurnId(turnId) });
     this.blocks = new BlockView(this.answer);
+    /** @type {unknown[]|null} */
     this.marked = null; // [text, message, references] the marks were made for
+    /** @type {string|undefined} */
     this.linkedTargets = undefined; // what the markers were linked to (ChatView.linkTargets)
     this.stopMarking = () => {};
+    /** @type {{list: string[]|null, count: number}|undefined} */
+    this.drawnPieces = undefined;
+    /** @type {readonly SuggestedReply[]|undefined} */
+    this.shownReplies = undefined;
   }
 
+  /**
+   * @param {Turn} turn
+   * @param {{isLast: boolean, settings: ChatSettings, relink: boolean}} options
+   */
   update(turn, { isLast, settings, relink }) {
     const previous = this.turn;
     this.turn = turn;
@@ -97,6 +118,7 @@ export class TurnView {
   }
 
   // A stopped turn says so plainly (a status, not an alert) and offers its question again.
+  /** @param {Document} doc */
   buildStopped(doc) {
     const box = element(doc, "p", "citelab-stopped");
     box.setAttribute("role", "status");
@@ -112,6 +134,10 @@ export class TurnView {
     return { element: box, text, again };
   }
 
+  /**
+   * @param {Turn} turn
+   * @param {boolean} stopped
+   */
   drawStopped(turn, stopped) {
     const text = !stopped
       ? ""
@@ -127,6 +153,7 @@ export class TurnView {
   // Hundreds of spans take longer than a frame should, so they are marked in slices, one per
   // frame (the chat's `slices`); the hover card highlights the marks a slice adds for the
   // marker it shows. Relinking leaves marks alone; new anchors or references replace them.
+  /** @param {Turn} turn */
   markCitedSpans(turn) {
     if (turn.status !== "done") return;
     const key = [turn.text, turn.message, turn.references];
@@ -136,6 +163,7 @@ export class TurnView {
     if (!hasAnchors(turn.message)) return;
     // Reading the anchors (offsets checked against a long text) is the first slice's work,
     // not the turn's end's.
+    /** @type {AnchorMarking|null} */
     let marking = null;
     this.stopMarking = this.chat.slices((hasTime) => {
       marking ??= new AnchorMarking(
@@ -158,6 +186,10 @@ export class TurnView {
     unmarkCitedSpans(this.answer);
   }
 
+  /**
+   * @param {Turn} turn
+   * @param {boolean} relink
+   */
   renderText(turn, relink) {
     const blocks = this.streamed(turn);
     this.drawnPieces = { list: turn.pieces ?? null, count: turn.pieceCount ?? 0 };
@@ -171,27 +203,35 @@ export class TurnView {
 
   // Tokens since the last draw are only new pieces of the same list: give the stream those,
   // not the whole text (reading it costs more the longer the answer; see BlockStream.extend).
+  /** @param {Turn} turn */
   streamed(turn) {
     const drawn = this.drawnPieces;
-    if (drawn?.list && turn.pieces === drawn.list && turn.pieceCount >= drawn.count) {
-      return this.stream.extend(turn.pieces.slice(drawn.count, turn.pieceCount).join(""));
+    const count = turn.pieceCount ?? 0;
+    if (drawn?.list && turn.pieces === drawn.list && count >= drawn.count) {
+      return this.stream.extend(drawn.list.slice(drawn.count, count).join(""));
     }
     return this.stream.update(turn.text);
   }
 
+  /** @param {ParentNode} root */
   link(root) {
     const { turn } = this;
+    if (!turn) return;
     linkCitations(root, turn.turn_id, (id, number) =>
       this.chat.resolve(id, number, turn.references),
     );
   }
 
+  /**
+   * @param {Turn} turn
+   * @param {boolean} isLast
+   */
   renderChips(turn, isLast) {
     const replies = turn.status === "done" && isLast ? turn.suggested_replies : NO_REPLIES;
     if (this.shownReplies === replies) return;
     this.shownReplies = replies;
     const buttons = replies
-      .filter((reply) => typeof reply?.label === "string" && reply.label.trim())
+      .filter((reply) => typeof reply?.label === "string" && Boolean(reply.label.trim()))
       .map((reply) => {
         const button = element(this.chat.doc, "button", "citelab-chip", reply.label);
         button.type = "button";

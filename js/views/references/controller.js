@@ -8,13 +8,25 @@ import { isOpen } from "../../contract/model.js";
  * Keeps a section in step with a list of turns, re-rendering from the first turn whose
  * references changed (normally only the last one, which is the current turn).
  */
+/**
+ * One turn as the section shows it.
+ * @typedef {{turnId: string, references: Turn["references"], pending: boolean,
+ *   retrieved: boolean, answer: number}} Rendering
+ */
+
 export class ReferencesController {
+  /** @param {ReferencesSection} section */
   constructor(section) {
     this.section = section;
-    this.rendered = []; // [{turnId, references, pending}]
+    /** @type {Rendering[]} */
+    this.rendered = [];
   }
 
-  /** Returns the turn ids whose elements were re-rendered. */
+  /**
+   * Returns the turn ids whose elements were re-rendered.
+   * @param {Turn[]} turns
+   * @returns {string[]}
+   */
   sync(turns) {
     const wanted = turns.map((turn, index) => ({
       turnId: turn.turn_id,
@@ -49,6 +61,10 @@ export class ReferencesController {
   }
 }
 
+/**
+ * @param {Rendering} a
+ * @param {Rendering|undefined} b
+ */
 function sameRendering(a, b) {
   return (
     b !== undefined &&

@@ -14,7 +14,7 @@ const TEXT_NODE = 3;
 export class ReferencesSection {
   /**
    * @param {HTMLElement} root  an element to fill (a heading and a list)
-   * @param {{heading?: string, onDocument?: (reference: object) => void}} options
+   * @param {{heading?: string, onDocument?: ((reference: Reference) => void)|null}} [options]
    *   `onDocument`: opens the local document view of an `entity:` source; without it a
    *   card has no "Read" button.
    */
@@ -34,9 +34,13 @@ export class ReferencesSection {
     this.list.className = "citelab-sources-list";
     this.list.setAttribute("aria-labelledby", title.id);
     root.replaceChildren(title, this.list);
+    /** @type {Map<string, HTMLElement>} */
     this.seen = new Map(); // referenceKey → card element (first turn that showed it)
+    /** @type {Map<string, HTMLElement>} */
     this.targets = new Map(); // "turn number" → card element
+    /** @type {WeakMap<Element, {reference: Reference, retrieved: boolean}>} */
     this.details = new WeakMap(); // card → {reference, retrieved}
+    /** @type {WeakMap<Element, string>} */
     this.looks = new WeakMap(); // card → what it shows (cardLook)
     this.updateVisibility();
   }
@@ -52,6 +56,8 @@ export class ReferencesSection {
   /**
    * Remove one turn's cards and placeholders (and forget the sources it introduced); the
    * cards in `keep` stay in the list (showReferences reuses them).
+   * @param {string} turnId
+   * @param {Set<Element>|null} [keep]
    */
   removeTurn(turnId, keep = null) {
     const turn = safeTurnId(turnId);
@@ -62,7 +68,10 @@ export class ReferencesSection {
     this.updateVisibility();
   }
 
-  /** Show a placeholder while the turn's sources are not known yet. */
+  /**
+   * Show a placeholder while the turn's sources are not known yet.
+   * @param {string} turnId
+   */
   showPending(turnId) {
     this.removeTurn(turnId);
     const item = this.root.ownerDocument.createElement("li");
@@ -79,18 +88,24 @@ export class ReferencesSection {
    * these are the retrieved sources, not the cited ones (dimmed and labelled until `done`).
    * `answer`: the turn's position in the conversation (1-based), named when a number would
    * otherwise be ambiguous (per-turn numbering repeats numbers).
+   * @param {string} turnId
+   * @param {Reference[]} references
+   * @param {{retrieved?: boolean, answer?: number|null}} [options]
    */
   showReferences(turnId, references, { retrieved = false, answer = null } = {}) {
     const turn = safeTurnId(turnId);
     // The turn's cards as drawn, by what they show: a card that would be built the same
     // again is kept (a turn's end redraws its list; rebuilding every card cost ~6 ms).
+    /** @type {Map<string, HTMLElement>} */
     const drawn = new Map();
     for (const element of this.turnElements(turn)) {
       const look = this.looks.get(element);
       if (look !== undefined) drawn.set(look, element);
     }
     this.removeTurn(turnId, new Set(drawn.values()));
+    /** @type {HTMLElement[]} */
     const cards = [];
+    /** @type {Set<number>} */
     const numbers = new Set(); // the numbers this turn's own cards show so far
     for (const reference of references) {
       const number = Number(reference.number);
@@ -123,9 +138,11 @@ export class ReferencesSection {
     }
     for (const unused of drawn.values()) unused.remove();
     // The turn's cards end the list, in order; a kept card already in its place stays put.
+    /** @type {HTMLElement|null} */
     let next = null;
     for (let index = cards.length - 1; index >= 0; index--) {
       const card = cards[index];
+      /** @type {Element|null} */
       const placed = next === null ? this.list.lastElementChild : next.previousElementSibling;
       if (placed !== card) this.list.insertBefore(card, next);
       next = card;
@@ -136,6 +153,7 @@ export class ReferencesSection {
   /**
    * What citation links of `turnId` are given, as one string: each number with its card's
    * id and title. Links drawn while it stays the same need no relinking.
+   * @param {string} turnId
    */
   linkTargets(turnId) {
     const prefix = `${safeTurnId(turnId)} `;
@@ -148,35 +166,57 @@ export class ReferencesSection {
     return parts.join("\u0001");
   }
 
-  /** The card citation `[number]` of `turnId` points at, if any. */
+  /**
+   * The card citation `[number]` of `turnId` points at, if any.
+   * @param {string} turnId
+   * @param {number} number
+   */
   target(turnId, number) {
     return this.targets.get(`${safeTurnId(turnId)} ${number}`) ?? null;
   }
 
-  /** What a card shows: `{reference, retrieved}` (for the hover card), or null. */
+  /**
+   * What a card shows: `{reference, retrieved}` (for the hover card), or null.
+   * @param {Element} card
+   */
   detailsOf(card) {
     return this.details.get(card) ?? null;
   }
 
+  /**
+   * @param {string} turn
+   * @returns {HTMLElement[]}
+   */
   turnElements(turn) {
-    return [...this.list.children].filter((element) => element.dataset.refTurn === turn);
+    return this.items().filter((element) => element.dataset.refTurn === turn);
   }
 
-  // Whether a card of another turn shows `number`.
+  /** The list's items (cards, placeholders). */
+  items() {
+    return /** @type {HTMLElement[]} */ ([...this.list.children]);
+  }
+
+  /**
+   * Whether a card of another turn shows `number`.
+   * @param {number} number
+   * @param {string} turn
+   */
   numberShown(number, turn) {
     const shown = String(number);
-    return [...this.list.children].some(
+    return this.items().some(
       (card) => card.dataset.number === shown && card.dataset.refTurn !== turn,
     );
   }
 
+  /** @param {HTMLElement} card */
   markCited(card) {
     card.dataset.state = "cited";
     card.classList.remove("citelab-source-retrieved");
     const state = card.querySelector(".citelab-source-state");
     // The badge and the space before it, as a card built cited has neither.
-    if (state?.previousSibling?.nodeType === TEXT_NODE && state.previousSibling.data === " ") {
-      state.previousSibling.remove();
+    const before = state?.previousSibling;
+    if (before?.nodeType === TEXT_NODE && /** @type {Text} */ (before).data === " ") {
+      before.remove();
     }
     state?.remove();
     const details = this.details.get(card);
@@ -185,6 +225,12 @@ export class ReferencesSection {
 
   // A source cited again under another number (per-turn numbering): the card says so, so
   // the list never shows a number that disagrees with the text it belongs to.
+  /**
+   * @param {HTMLElement} card
+   * @param {string} turn
+   * @param {number} number
+   * @param {number|null} answer
+   */
   addAlias(card, turn, number, answer) {
     const doc = this.root.ownerDocument;
     const alias = doc.createElement("span");
