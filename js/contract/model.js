@@ -80,6 +80,11 @@
  * @property {(event: string, handler: (...args: any[]) => void) => void} off
  * @property {(content: object) => void} send
  * @property {unknown} [widget_manager]   JupyterLab's manager (kernel_watch.js reads it).
+ *
+ * What anywidget hands a widget's `initialize` and `render` (each a different proxy of the
+ * model: see kernel/widget_store.js).
+ * @typedef {{model: WidgetModel}} InitializeProps
+ * @typedef {{model: WidgetModel, el: HTMLElement}} RenderProps
  */
 
 export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);

@@ -14,6 +14,9 @@ export { DISCONNECTED_MESSAGE } from "../kernel/kernel_watch.js";
 
 // The listener for a lost kernel lives here too, so a chat with no view on the page yet
 // (or scrolled out of sight) still learns it: see kernel_watch.js for what JupyterLab does.
+/** @typedef {import("../contract/model.js").RenderProps} RenderProps */
+
+/** @param {import("../contract/model.js").InitializeProps} props */
 function initialize({ model }) {
   const cleanup = connectStore(model);
   const store = storeOf(model);
@@ -27,12 +30,16 @@ function initialize({ model }) {
 }
 
 // Per store, the check that asks the kernel whether it is still the one holding the chat.
+/** @type {WeakMap<import("../state/store.js").ChatStore, () => Promise<void>>} */
 const kernelChecks = new WeakMap();
 
+/** @param {RenderProps} props */
 function render({ model, el }) {
   hideStaticCopies(el.ownerDocument, modelKey(model));
   const store = storeOf(model);
+  /** @param {object} message */
   const send = (message) => model.send(message);
+  /** @type {import("../views/chat_view.js").ChatHost} */
   const host = {
     // Read at every draw; the store redraws its views when one of these traits changes.
     settings: () => ({

@@ -9,10 +9,12 @@ import { hideStaticCopies } from "../kernel/static_copy.js";
 import { connectState, modelKey, stateOf } from "../kernel/widget_store.js";
 import { renderMessage } from "../views/message_view.js";
 
+/** @param {import("../contract/model.js").InitializeProps} props */
 function initialize({ model }) {
   return connectState(model, createState, wireState);
 }
 
+/** @param {import("../contract/model.js").RenderProps} props */
 function render({ model, el }) {
   hideStaticCopies(el.ownerDocument, modelKey(model)); // a live view shows it: see static_copy.js
   const state = stateOf(model, createState, wireState);
@@ -20,6 +22,7 @@ function render({ model, el }) {
   // that watches whether the view is on the page stays.
   const content = el.ownerDocument.createElement("div");
   el.replaceChildren(content);
+  /** @type {ReturnType<typeof subscribeWhileOnPage>|null} */
   let subscription = null;
   const draw = () => {
     if (subscription?.following === false) return;

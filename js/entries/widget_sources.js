@@ -5,10 +5,12 @@ import { SourcesView } from "../views/sources_view.js";
 import { hideStaticCopies } from "../kernel/static_copy.js";
 import { connectStore, modelKey, storeOf } from "../kernel/widget_store.js";
 
+/** @param {import("../contract/model.js").InitializeProps} props */
 function initialize({ model }) {
   return connectStore(model); // listen from the start: no event is lost before a view
 }
 
+/** @param {import("../contract/model.js").RenderProps} props */
 function render({ model, el }) {
   hideStaticCopies(el.ownerDocument, modelKey(model)); // a live view shows it: see static_copy.js
   const view = new SourcesView(el, storeOf(model), {

@@ -33,8 +33,28 @@ export const KERNEL_SESSION_TRAIT = "_kernel_session";
 /** How long a kernel-info check waits before a new check may ask again. */
 export const CHECK_TIMEOUT_MS = 3000;
 
+/**
+ * What the watch reads of JupyterLab's objects: not an anywidget promise, so every step is
+ * checked when it runs, and these types only name what is looked for.
+ * @typedef {(sender: unknown, value: unknown) => void} Slot
+ * @typedef {{connect: (slot: Slot) => void, disconnect: (slot: Slot) => void}} Signal
+ * @typedef {{header?: {session?: string}, parent_header?: object}} KernelMessageLike
+ * @typedef {{id?: string, requestKernelInfo?: () => unknown, statusChanged?: unknown}}
+ *   KernelLike
+ * @typedef {{iopubMessage?: unknown, statusChanged?: unknown, kernelChanged?: unknown,
+ *   session?: {kernel?: KernelLike|null}|null}} SessionContextLike
+ * @typedef {{context?: {sessionContext?: SessionContextLike}, kernel?: KernelLike}}
+ *   ManagerLike
+ */
+
+/**
+ * @param {unknown} value
+ * @returns {value is Signal}
+ */
 function isSignal(value) {
-  return Boolean(value) && typeof value.connect === "function" && typeof value.disconnect === "function";
+  if (!value || typeof value !== "object") return false;
+  const signal = /** @type {Partial<Signal>} */ (value);
+  return typeof signal.connect === "function" && typeof signal.disconnect === "function";
 }
 
 /**
@@ -42,6 +62,9 @@ function isSignal(value) {
  * Returns `{ stop, check }`: `stop()` ends the watch; `check()` asks the kernel for its info
  * (one request at a time: a check while one waits for its reply, up to CHECK_TIMEOUT_MS,
  * joins it) and resolves once the reply has been looked at or that wait is over.
+ * @param {import("../contract/model.js").WidgetModel} model
+ * @param {() => void} onLost
+ * @returns {{stop: () => void, check: () => Promise<void>}}
  */
 export function watchKernel(model, onLost) {
   let lost = false;
@@ -50,26 +73,34 @@ export function watchKernel(model, onLost) {
     lost = true;
     onLost();
   };
+  /** @type {(() => void)[]} */
   const stops = [];
   for (const name of LOST_EVENTS) {
     model.on(name, lose);
     stops.push(() => model.off(name, lose));
   }
+  /**
+   * @param {Signal} signal
+   * @param {Slot} slot
+   */
   const connect = (signal, slot) => {
     signal.connect(slot);
     stops.push(() => signal.disconnect(slot));
   };
-  const manager = model.widget_manager;
+  const manager = /** @type {ManagerLike|undefined} */ (model.widget_manager);
   const session = manager?.context?.sessionContext;
+  /** @type {Slot} */
   const onStatus = (_, status) => {
-    if (LOST_STATUSES.has(status)) lose();
+    if (typeof status === "string" && LOST_STATUSES.has(status)) lose();
   };
   // Messages from the kernel process's session; a message from another one after that means
   // another process. (Messages the server makes itself, such as its own status reports,
   // answer no request: only messages with a parent header count.)
   const expected = String(trait(model, KERNEL_SESSION_TRAIT, CHAT_TRAITS));
   let confirmed = false;
-  const onMessage = (msg) => {
+  /** @param {unknown} received */
+  const onMessage = (received) => {
+    const msg = /** @type {KernelMessageLike|null|undefined} */ (received);
     const from = msg?.header?.session;
     const parent = msg?.parent_header;
     if (!expected || !from || !parent || Object.keys(parent).length === 0) return;
@@ -79,13 +110,16 @@ export function watchKernel(model, onLost) {
   if (session && isSignal(session.iopubMessage)) {
     connect(session.iopubMessage, (_, msg) => onMessage(msg));
   }
+  /** @type {Promise<void>|null} */
   let pending = null;
-  const ask = async (kernel) => {
+  /** @param {() => unknown} requestKernelInfo */
+  const ask = async (requestKernelInfo) => {
     // A request sent as the old process goes can be lost with it: after CHECK_TIMEOUT_MS the
     // next check asks again (a reply that comes later is still looked at).
-    const reply = Promise.resolve(kernel.requestKernelInfo()).then(onMessage, () => {
+    const reply = Promise.resolve(requestKernelInfo()).then(onMessage, () => {
       // A kernel that goes mid-request: its status or comm says so.
     });
+    /** @type {ReturnType<typeof setTimeout>|undefined} */
     let timer;
     const waited = new Promise((resolve) => {
       timer = setTimeout(resolve, CHECK_TIMEOUT_MS);
@@ -99,10 +133,11 @@ export function watchKernel(model, onLost) {
   };
   const check = () => {
     const kernel = session?.session?.kernel ?? manager?.kernel;
-    if (lost || !expected || typeof kernel?.requestKernelInfo !== "function") {
+    const request = kernel?.requestKernelInfo;
+    if (lost || !expected || !kernel || typeof request !== "function") {
       return Promise.resolve();
     }
-    pending ??= ask(kernel);
+    pending ??= ask(() => request.call(kernel));
     return pending;
   };
   if (session && isSignal(session.statusChanged)) {
@@ -111,11 +146,13 @@ export function watchKernel(model, onLost) {
     connect(session.statusChanged, onStatus);
     if (isSignal(session.kernelChanged)) {
       connect(session.kernelChanged, (_, change) => {
-        if ((change?.newValue?.id ?? null) !== kernelId) lose();
+        const next = /** @type {{newValue?: {id?: string}|null}|null|undefined} */ (change);
+        if ((next?.newValue?.id ?? null) !== kernelId) lose();
       });
     }
-  } else if (isSignal(manager?.kernel?.statusChanged)) {
-    connect(manager.kernel.statusChanged, onStatus); // a manager bound to one kernel
+  } else {
+    const statusChanged = manager?.kernel?.statusChanged;
+    if (isSignal(statusChanged)) connect(statusChanged, onStatus); // bound to one kernel
   }
   return {
     stop: () => {
@@ -132,13 +169,17 @@ export const DISCONNECTED_MESSAGE =
 
 // JupyterLab's widget manager marks a view whose model lost its kernel (a restart, a shut
 // down kernel) with the class `jupyter-widgets-disconnected` on the view's element.
+/**
+ * @param {HTMLElement} el
+ * @param {import("../state/store.js").ChatStore} store
+ */
 export function watchConnection(el, store) {
   const check = () => {
     if (el.classList.contains("jupyter-widgets-disconnected")) {
       store.setDisconnected(DISCONNECTED_MESSAGE);
     }
   };
-  const win = el.ownerDocument.defaultView;
+  const win = /** @type {Window & typeof globalThis} */ (el.ownerDocument.defaultView);
   const observer = new win.MutationObserver(check);
   observer.observe(el, { attributes: true, attributeFilter: ["class"] });
   check();

@@ -8,7 +8,11 @@
 
 const MODEL_KEY = /^[0-9a-f]{32}$/; // uuid4().hex, and nothing that could break out of CSS
 
-/** Hide the static copies of the widget model `modelKey` in `doc`. Returns whether it did. */
+/**
+ * Hide the static copies of the widget model `modelKey` in `doc`. Returns whether it did.
+ * @param {Document} doc
+ * @param {string|null} modelKey
+ */
 export function hideStaticCopies(doc, modelKey) {
   if (typeof modelKey !== "string" || !MODEL_KEY.test(modelKey)) return false;
   const name = `citelab-static-${modelKey}`;

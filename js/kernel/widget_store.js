@@ -7,26 +7,46 @@
 import { COMMON_TRAITS, trait } from "../contract/model.js";
 import { ChatStore } from "../state/store.js";
 
+/** @typedef {import("../contract/model.js").WidgetModel} WidgetModel */
+/** @typedef {{state: unknown, unwire: (() => void)|null}} Entry */
+
+/** @type {Map<string, Entry>} */
 const byKey = new Map(); // _model_key → entry; an entry leaves when its model's cleanup runs
+/** @type {WeakMap<WidgetModel, Entry>} */
 const byModel = new WeakMap(); // model object → entry, for models without a key
 
-/** The `_model_key` of a model, or null when it has none. */
+/**
+ * The `_model_key` of a model, or null when it has none.
+ * @param {WidgetModel} model
+ * @returns {string|null}
+ */
 export function modelKey(model) {
   const key = trait(model, "_model_key", COMMON_TRAITS);
   return typeof key === "string" && key !== "" ? key : null;
 }
 
+/**
+ * @param {WidgetModel} model
+ */
 function lookup(model) {
   const key = modelKey(model);
   return key === null ? byModel.get(model) : byKey.get(key);
 }
 
+/**
+ * @param {WidgetModel} model
+ * @param {Entry} entry
+ */
 function remember(model, entry) {
   const key = modelKey(model);
   if (key === null) byModel.set(model, entry);
   else byKey.set(key, entry);
 }
 
+/**
+ * @param {WidgetModel} model
+ * @param {Entry} entry
+ */
 function forget(model, entry) {
   const key = modelKey(model);
   if (key === null) {
@@ -40,31 +60,48 @@ function forget(model, entry) {
  * Called from initialize(); called again for the same model (anywidget re-initializes after a
  * module reload) it moves the listeners to the new proxy and keeps the state. Returns the
  * cleanup: stop listening and drop the state.
+ * @template S
+ * @param {WidgetModel} model
+ * @param {(model: WidgetModel) => S} create
+ * @param {(model: WidgetModel, state: S) => () => void} wire
+ * @returns {() => void}
  */
 export function connectState(model, create, wire) {
+  /** @type {Entry|undefined} */
   let entry = lookup(model);
   if (!entry) {
     entry = { state: create(model), unwire: null };
     remember(model, entry);
   }
-  entry.unwire?.();
-  const unwire = wire(model, entry.state);
-  entry.unwire = unwire;
+  const held = entry;
+  held.unwire?.();
+  const unwire = wire(model, /** @type {S} */ (held.state));
+  held.unwire = unwire;
   return () => {
-    if (entry.unwire !== unwire) return; // a later connection took over
+    if (held.unwire !== unwire) return; // a later connection took over
     unwire();
-    entry.unwire = null;
-    forget(model, entry);
+    held.unwire = null;
+    forget(model, held);
   };
 }
 
-/** The state of `model`, connecting it when initialize() did not (a host without it). */
+/**
+ * The state of `model`, connecting it when initialize() did not (a host without it).
+ * @template S
+ * @param {WidgetModel} model
+ * @param {(model: WidgetModel) => S} create
+ * @param {(model: WidgetModel, state: S) => () => void} wire
+ * @returns {S}
+ */
 export function stateOf(model, create, wire) {
   if (!lookup(model)) connectState(model, create, wire);
-  return lookup(model).state;
+  return /** @type {S} */ (/** @type {Entry} */ (lookup(model)).state);
 }
 
-/** A chat's (or a Sources panel's) store, fed by its custom messages and `turns` trait. */
+/**
+ * A chat's (or a Sources panel's) store, fed by its custom messages and `turns` trait.
+ * @param {WidgetModel} model
+ */
 function createChatStore(model) {
   const store = new ChatStore();
   store.setSnapshot(model.get("turns"));
@@ -75,7 +112,12 @@ function createChatStore(model) {
 // subscription to drop when it leaves the page.
 const SETTINGS_EVENTS = ["change:feedback_enabled", "change:placeholder"];
 
+/**
+ * @param {WidgetModel} model
+ * @param {ChatStore} store
+ */
 function wireChatStore(model, store) {
+  /** @param {unknown} message */
   const onMessage = (message) => store.receive(message);
   const onTurns = () => store.setSnapshot(model.get("turns"));
   const onSettings = () => store.changed();
@@ -89,12 +131,18 @@ function wireChatStore(model, store) {
   };
 }
 
-/** Listen to a chat or panel model (from initialize). Returns the cleanup. */
+/**
+ * Listen to a chat or panel model (from initialize). Returns the cleanup.
+ * @param {WidgetModel} model
+ */
 export function connectStore(model) {
   return connectState(model, createChatStore, wireChatStore);
 }
 
-/** The store of a chat or panel model. */
+/**
+ * The store of a chat or panel model.
+ * @param {WidgetModel} model
+ */
 export function storeOf(model) {
   return stateOf(model, createChatStore, wireChatStore);
 }

@@ -4,16 +4,36 @@
 import { ChatStore } from "../state/store.js";
 import { readSse } from "./sse.js";
 
+/** @typedef {import("../contract/model.js").Turn} Turn */
+/** @typedef {import("../contract/model.js").Reference} Reference */
+/** @typedef {import("../state/store.js").Ack} Ack */
+/** @typedef {AbortController & {why?: string}} Stream  a request's controller, and why it
+ *   was aborted ("stopped": the Stop button; else cancelled) */
+/**
+ * @typedef {object} ClientOptions
+ * @property {string} [apiBase]
+ * @property {string} [agent]
+ * @property {string} [csrfToken]
+ * @property {typeof fetch} [fetch]
+ * @property {Pick<Storage, "getItem"|"setItem"|"removeItem">|null} [storage]  (default:
+ *   the tab's sessionStorage)
+ */
+
 const EVENTS = new Set(["references", "token", "done", "error"]);
 const STORAGE_VERSION = 1;
 const MAX_STORED_TURNS = 50;
 
-/** The sessionStorage key of one agent's conversation on one API base. */
+/**
+ * The sessionStorage key of one agent's conversation on one API base.
+ * @param {string} apiBase
+ * @param {string} agent
+ */
 export function storageKey(apiBase, agent) {
   return `citelab:page:${apiBase}:${agent}`;
 }
 
 export class PageClient {
+  /** @param {ClientOptions} [options] */
   constructor({
     apiBase = "",
     agent = "default",
@@ -29,8 +49,12 @@ export class PageClient {
     this.key = storageKey(this.apiBase, agent);
     this.store = new ChatStore();
     this.turns = 0;
+    /** @type {Set<Stream>} */
     this.inFlight = new Set();
+    /** @type {string|null} */
     this.saved = null;
+    /** @type {((message: string) => void)|undefined} */
+    this.onSessionGone = undefined;
     this.unsubscribe = this.store.subscribe(() => this.save());
   }
 
@@ -80,7 +104,12 @@ export class PageClient {
     return Promise.resolve({});
   }
 
-  /** The local document view's document: POST {apiBase}/api/document. */
+  /**
+   * The local document view's document: POST {apiBase}/api/document.
+   * @param {Reference} reference
+   * @returns {Promise<{document?: import("../views/chat_view.js").SourceDocument,
+   *   error?: string}>}
+   */
   async document(reference) {
     try {
       const body = { agent: this.conversationAgent(), uri: reference.uri };
@@ -96,7 +125,12 @@ export class PageClient {
     return this.agent;
   }
 
-  /** Start a turn; resolves at once (the answer streams into the store). */
+  /**
+   * Start a turn; resolves at once (the answer streams into the store).
+   * @param {string} question
+   * @param {boolean} followup
+   * @returns {Promise<Ack>}
+   */
   ask(question, followup) {
     const conversationId = followup ? this.conversationId() : null;
     if (!conversationId) this.abortAll(); // a new question: nothing of the old one matters
@@ -107,6 +141,7 @@ export class PageClient {
       question,
       followup: Boolean(conversationId),
     });
+    /** @type {{agent: string, question: string, conversation_id?: string}} */
     const body = { agent: this.agent, question };
     if (conversationId) body.conversation_id = conversationId;
     this.stream(turnId, body);
@@ -120,7 +155,12 @@ export class PageClient {
     return null;
   }
 
+  /**
+   * @param {string} turnId
+   * @param {object} body
+   */
   async stream(turnId, body) {
+    /** @type {Stream} */
     const controller = new AbortController();
     this.inFlight.add(controller);
     try {
@@ -136,6 +176,7 @@ export class PageClient {
         this.fail(turnId, error);
         return;
       }
+      if (!response.body) throw new Error("no body");
       await readSse(response.body, (event) => this.dispatch(turnId, event));
       const turn = this.store.turns().find((candidate) => candidate.turn_id === turnId);
       if (turn && (turn.status === "pending" || turn.status === "streaming")) {
@@ -159,6 +200,10 @@ export class PageClient {
     }
   }
 
+  /**
+   * @param {string} turnId
+   * @param {import("./sse.js").SseEvent} event
+   */
   dispatch(turnId, { event, data }) {
     if (!EVENTS.has(event)) return;
     let payload;
@@ -171,11 +216,23 @@ export class PageClient {
     this.store.receive({ ...payload, type: event, turn_id: turnId });
   }
 
+  /**
+   * @param {string} turnId
+   * @param {{code: string, message: string}} error
+   */
   fail(turnId, { code, message }) {
     this.store.receive({ type: "error", turn_id: turnId, code, message });
   }
 
+  /**
+   * @param {Turn} turn
+   * @param {"up"|"down"} value
+   * @param {string} [comment]
+   * @returns {Promise<Ack>}
+   */
   async feedback(turn, value, comment) {
+    /** @type {{conversation_id: string|null, turn: number|null|undefined, value: string,
+     *   comment?: string}} */
     const body = { conversation_id: turn.conversation_id, turn: turn.turn, value };
     if (comment) body.comment = comment;
     try {
@@ -189,6 +246,12 @@ export class PageClient {
     }
   }
 
+  /**
+   * @param {string} path
+   * @param {object} body
+   * @param {string} accept
+   * @param {AbortSignal} [signal]
+   */
   post(path, body, accept, signal) {
     return this.fetch(`${this.apiBase}${path}`, {
       method: "POST",
@@ -203,6 +266,7 @@ export class PageClient {
     });
   }
 
+  /** @param {string} [why] */
   abortAll(why = "cancelled") {
     for (const controller of this.inFlight) {
       controller.why = why;
@@ -213,6 +277,10 @@ export class PageClient {
 }
 
 // Error bodies are {error: {code, message}}; anything else gets a generic message.
+/**
+ * @param {Response} response
+ * @returns {Promise<{code: string, message: string}>}
+ */
 async function errorOf(response) {
   try {
     const { error } = await response.json();

@@ -2,11 +2,16 @@
 // the HTML spec's parsing: lines end in \n, \r\n or \r; "data:" lines join with \n; a blank
 // line dispatches; lines starting with ":" are comments.
 
+/** @typedef {{event: string, data: string}} SseEvent */
+
 /** Parse SSE text incrementally: `push(chunk)` returns the events completed by it. */
 export class SseParser {
   constructor() {
     this.buffer = "";
-    this.reset();
+    /** @type {string} */
+    this.eventName = "";
+    /** @type {string[]} */
+    this.data = [];
   }
 
   reset() {
@@ -14,8 +19,13 @@ export class SseParser {
     this.data = [];
   }
 
+  /**
+   * @param {string} chunk
+   * @returns {SseEvent[]}
+   */
   push(chunk) {
     this.buffer += chunk;
+    /** @type {SseEvent[]} */
     const events = [];
     const newline = /\r\n|\r|\n/g;
     let start = 0;
@@ -37,6 +47,7 @@ export class SseParser {
   /**
    * End of stream: a final lone \r still ends its line; an event without its blank line is
    * dropped, as the spec says. Returns the events the final line ending completed.
+   * @returns {SseEvent[]}
    */
   finish() {
     const events = this.buffer.endsWith("\r") ? this.push("\n") : [];
@@ -45,6 +56,10 @@ export class SseParser {
     return events;
   }
 
+  /**
+   * @param {string} line
+   * @returns {SseEvent|null}
+   */
   line(line) {
     if (line === "") {
       if (!this.data.length) {
@@ -66,7 +81,11 @@ export class SseParser {
   }
 }
 
-/** Read a fetch Response body as SSE, calling `onEvent({event, data})` for each. */
+/**
+ * Read a fetch Response body as SSE, calling `onEvent({event, data})` for each.
+ * @param {ReadableStream<Uint8Array>} body
+ * @param {(event: SseEvent) => void} onEvent
+ */
 export async function readSse(body, onEvent) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
