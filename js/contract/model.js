@@ -76,8 +76,8 @@
  * @typedef {object} WidgetModel          What the front end uses of an anywidget model.
  * @property {(name: string) => unknown} get
  * @property {(name: string, value: unknown) => void} [set]
- * @property {(event: string, handler: (...args: any[]) => void) => void} on
- * @property {(event: string, handler: (...args: any[]) => void) => void} off
+ * @property {(event: string, handler: (...args: never[]) => void) => void} on
+ * @property {(event: string, handler: (...args: never[]) => void) => void} off
  * @property {(content: object) => void} send
  * @property {unknown} [widget_manager]   JupyterLab's manager (kernel_watch.js reads it).
  *

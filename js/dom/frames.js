@@ -37,8 +37,10 @@ export function frameSlices(work, win = globalThis.window) {
   const frames = typeof win?.requestAnimationFrame === "function" ? win : null;
   /** @type {(run: () => void) => unknown} */
   const next = frames ? (run) => frames.requestAnimationFrame(run) : (run) => setTimeout(run, 16);
-  /** @type {(id: any) => void} */
-  const cancel = frames ? (id) => frames.cancelAnimationFrame(id) : clearTimeout;
+  /** @type {(id: unknown) => void} */
+  const cancel = frames
+    ? (id) => frames.cancelAnimationFrame(/** @type {number} */ (id))
+    : (id) => clearTimeout(/** @type {ReturnType<typeof setTimeout>} */ (id));
   const clock = win?.performance ?? globalThis.performance;
   /** @type {unknown} */
   let pending = null;

@@ -13,10 +13,16 @@
 // needed. Every string in the data is untrusted (model output, source titles, URIs) and
 // reaches the page as text, except the answer, which goes through the message view's
 // Markdown + DOMPurify path. The page makes no request.
-import { element } from "../dom/nodes.js";
+import { listOf } from "../contract/model.js";
+import { element, isHtml } from "../dom/nodes.js";
 import { CaseView } from "./case_view.js";
 import { Details } from "./details.js";
 import { clip, swatch } from "./parts.js";
+
+/** @typedef {import("./data.js").ReportData} ReportData */
+/** @typedef {import("./data.js").CaseEntry} CaseEntry */
+/** @typedef {import("./details.js").Source} DetailsSource */
+/** @typedef {import("./details.js").Packing} Packing */
 
 // Rows drawn at once: a few screens of the list. The next ones are drawn when the list is
 // scrolled to its end (or "Show more" is pressed): a long list costs no layout up front.
@@ -29,6 +35,10 @@ const PAGE = 50;
  * only when a turn is first opened). With `packing` `{ encoding: "gzip+base64", block: n }`
  * the text is blocks of `n` lines, each gzip-compressed and base64-encoded, one a line.
  * Only an opened entry's line is parsed (and only its block decompressed).
+ * @param {HTMLElement} root
+ * @param {unknown} data  ReportData, as the page holds it
+ * @param {DetailsSource} [details]
+ * @param {Packing|(() => Packing)|null} [packing]
  */
 export function mountCaseBrowser(root, data, details = null, packing = null) {
   const browser = new CaseBrowser(root, normalize(data), new Details(details, packing));
@@ -36,25 +46,44 @@ export function mountCaseBrowser(root, data, details = null, packing = null) {
   return browser;
 }
 
+/**
+ * @param {unknown} data
+ * @returns {ReportData}
+ */
 function normalize(data) {
-  const safe = data && typeof data === "object" ? data : {};
+  const safe = /** @type {Partial<Record<keyof ReportData, unknown>>} */ (
+    data && typeof data === "object" ? data : {}
+  );
   return {
-    variants: Array.isArray(safe.variants) ? safe.variants : [],
+    variants: listOf(safe.variants),
     baseline: typeof safe.baseline === "string" ? safe.baseline : null,
-    metrics: Array.isArray(safe.metrics) ? safe.metrics : [],
-    sources: Array.isArray(safe.sources) ? safe.sources : [],
-    texts: Array.isArray(safe.texts) ? safe.texts : [],
-    cases: Array.isArray(safe.cases) ? safe.cases : [],
+    metrics: listOf(safe.metrics),
+    sources: listOf(safe.sources),
+    texts: listOf(safe.texts),
+    cases: listOf(safe.cases),
   };
 }
 
 class CaseBrowser {
+  // Set by build():
+  /** @type {HTMLParagraphElement} */ count;
+  /** @type {HTMLTableElement} */ table;
+  /** @type {HTMLTableSectionElement} */ body;
+  /** @type {HTMLButtonElement} */ more;
+  /** @type {HTMLElement} */ detail;
+
+  /**
+   * @param {HTMLElement} root
+   * @param {ReportData} data
+   * @param {Details} details
+   */
   constructor(root, data, details) {
     this.root = root;
     this.doc = root.ownerDocument;
     this.data = data;
     this.details = details;
     this.filters = { variant: "", model: "", dataset: "", metric: "", differs: false, text: "" };
+    /** @type {number[]} */
     this.matching = [];
     this.drawn = 0;
     this.selected = -1;
@@ -95,7 +124,7 @@ class CaseBrowser {
       head.append(element(doc, "th", "", label));
     this.body = element(doc, "tbody");
     this.table.append(element(doc, "thead"), this.body);
-    this.table.tHead.append(head);
+    this.table.tHead?.append(head);
     this.table.addEventListener("click", (event) => this.clicked(event));
     this.table.addEventListener("keydown", (event) => {
       if (event.key === "Enter" || event.key === " ") this.clicked(event);
@@ -113,7 +142,7 @@ class CaseBrowser {
     const View = doc.defaultView?.IntersectionObserver;
     if (typeof View === "function") {
       const seen = new View(
-        (changes) => {
+        (/** @type {IntersectionObserverEntry[]} */ changes) => {
           if (changes.some((change) => change.isIntersecting) && !this.more.hidden)
             this.drawMore();
         },
@@ -123,6 +152,11 @@ class CaseBrowser {
     }
   }
 
+  /**
+   * @param {"variant"|"model"|"dataset"|"metric"} name
+   * @param {string} label
+   * @param {string[][]} options  [value, text]
+   */
   select(name, label, options) {
     const doc = this.doc;
     const wrap = element(doc, "label", "citelab-case-filter");
@@ -136,6 +170,10 @@ class CaseBrowser {
     return wrap;
   }
 
+  /**
+   * @param {"differs"} name
+   * @param {string} label
+   */
   checkbox(name, label) {
     const wrap = element(this.doc, "label", "citelab-case-filter");
     const box = element(this.doc, "input");
@@ -158,11 +196,17 @@ class CaseBrowser {
     return wrap;
   }
 
+  /**
+   * @template {keyof CaseBrowser["filters"]} K
+   * @param {K} name
+   * @param {CaseBrowser["filters"][K]} value
+   */
   filter(name, value) {
     this.filters[name] = value;
     this.drawList();
   }
 
+  /** @param {CaseEntry} entry */
   matches(entry) {
     const f = this.filters;
     if (f.variant !== "" && String(entry.v) !== f.variant) return false;
@@ -185,6 +229,7 @@ class CaseBrowser {
   }
 
   drawList() {
+    /** @type {number[]} */
     this.matching = [];
     this.data.cases.forEach((entry, index) => {
       if (this.matches(entry)) this.matching.push(index);
@@ -206,6 +251,7 @@ class CaseBrowser {
     this.more.hidden = this.drawn >= matching;
   }
 
+  /** @param {number} index */
   row(index) {
     const doc = this.doc;
     const entry = this.data.cases[index];
@@ -230,14 +276,20 @@ class CaseBrowser {
     return row;
   }
 
+  /** @param {Event} event */
   clicked(event) {
-    const row = event.target.closest?.("tr.citelab-case-row");
+    const row = /** @type {HTMLElement|null|undefined} */ (
+      /** @type {Element|null} */ (event.target)?.closest?.("tr.citelab-case-row")
+    );
     if (!row || !this.body.contains(row)) return;
     event.preventDefault?.();
     this.open(Number(row.dataset.index));
   }
 
-  /** Open the case at `index` of the data's cases; the promise settles once it is shown. */
+  /**
+   * Open the case at `index` of the data's cases; the promise settles once it is shown.
+   * @param {number} index
+   */
   open(index) {
     this.selected = index;
     for (const row of this.body.querySelectorAll("tr[aria-selected]"))
@@ -249,7 +301,8 @@ class CaseBrowser {
   }
 
   /** Draw the selected case: at once when its details are at hand, else once its block is
-   * decompressed (unless another case was chosen meanwhile). */
+   * decompressed (unless another case was chosen meanwhile).
+   * @returns {Promise<void>} */
   drawDetail() {
     const index = this.selected;
     const listed = this.data.cases[index];
@@ -260,7 +313,7 @@ class CaseBrowser {
       return Promise.resolve();
     }
     const entry = this.details.of(listed, index);
-    if (typeof entry?.then !== "function") {
+    if (!(entry instanceof Promise)) {
       this.show(entry);
       return Promise.resolve();
     }
@@ -271,25 +324,36 @@ class CaseBrowser {
     });
   }
 
+  /** @param {CaseEntry} entry */
   show(entry) {
     this.detail.removeAttribute("aria-busy");
     this.detail.replaceChildren(...new CaseView(this.doc, this.data, entry).parts());
   }
 }
 
-/** Everything about one scored turn, as a list of DOM parts. */
+/**
+ * @param {string[]} values
+ * @returns {string[]}
+ */
 function unique(values) {
   return [...new Set(values)].sort();
 }
 
 /** The details script of a page, which may not be parsed yet when the list is drawn. */
 export class Later {
+  /**
+   * @param {Document} doc
+   * @param {string} id
+   */
   constructor(doc, id) {
     this.doc = doc;
     this.id = id;
   }
 
-  /** The script's text, or the promise of it while the page is still being parsed. */
+  /**
+   * The script's text, or the promise of it while the page is still being parsed.
+   * @returns {string|null|Promise<string|null>}
+   */
   text() {
     const script = this.doc.getElementById(this.id);
     if (script) return script.textContent;
@@ -310,6 +374,7 @@ export class Later {
     });
   }
 
+  /** @returns {Packing} */
   packing() {
     const script = this.doc.getElementById(this.id);
     return script?.dataset.encoding
@@ -320,14 +385,18 @@ export class Later {
 
 /** Mount every `[data-citelab-cases]` element from the JSON script its value names. */
 export function mountAll(doc = globalThis.document) {
+  /** @type {CaseBrowser[]} */
   const browsers = [];
   for (const root of doc.querySelectorAll("[data-citelab-cases]")) {
-    const source = doc.getElementById(root.dataset.citelabCases);
+    if (!isHtml(root)) continue;
+    const source = doc.getElementById(root.dataset.citelabCases ?? "");
+    /** @type {unknown} */
     let data = {};
     try {
       data = JSON.parse(source?.textContent ?? "{}");
     } catch (error) {
-      root.textContent = `The case data could not be read: ${error.message}`;
+      const message = /** @type {{message?: string}} */ (error).message;
+      root.textContent = `The case data could not be read: ${message}`;
       continue;
     }
     const id = root.dataset.citelabCaseDetails;

@@ -6,13 +6,23 @@ import { element } from "../dom/nodes.js";
 import { renderMessage } from "../views/message_view.js";
 import { clip, swatch } from "./parts.js";
 
+/** @typedef {import("./data.js").ReportData} ReportData */
+/** @typedef {import("./data.js").CaseEntry} CaseEntry */
+
+/** Everything about one scored turn, as a list of DOM parts. */
 export class CaseView {
+  /**
+   * @param {Document} doc
+   * @param {ReportData} data
+   * @param {CaseEntry} entry
+   */
   constructor(doc, data, entry) {
     this.doc = doc;
     this.data = data;
     this.entry = entry;
   }
 
+  /** @returns {HTMLElement[]} */
   parts() {
     const doc = this.doc;
     const entry = this.entry;
@@ -22,6 +32,7 @@ export class CaseView {
       swatch(doc, variant.color),
       `${variant.name} · ${entry.m} · ${entry.d}/${entry.c} · turn ${Number(entry.t) + 1}`,
     );
+    /** @type {HTMLElement[]} */
     const parts = [title];
     if (variant.description) parts.push(element(doc, "p", "citelab-muted", variant.description));
     parts.push(this.heading("Question"), element(doc, "p", "citelab-case-q", String(entry.q)));
@@ -34,10 +45,12 @@ export class CaseView {
     return parts;
   }
 
+  /** @param {string} text */
   heading(text) {
     return element(this.doc, "h4", "citelab-case-heading", text);
   }
 
+  /** @param {number} index */
   source(index) {
     const raw = this.data.sources[index];
     return Array.isArray(raw)
@@ -61,6 +74,7 @@ export class CaseView {
     const doc = this.doc;
     const held = Array.isArray(this.entry.held) ? this.entry.held : [];
     if (!held.length) return element(doc, "p", "citelab-muted", "The turn held no sources.");
+    /** @type {Map<number, number>} */
     const cited = new Map((this.entry.cited ?? []).map(([number, index]) => [index, number]));
     const table = element(doc, "table", "citelab-case-sources");
     table.append(headRow(doc, ["held as", "final", "title", "uri", "text the model was given"]));
@@ -137,6 +151,7 @@ export class CaseView {
 
   rounds() {
     const doc = this.doc;
+    /** @type {import("./data.js").Round[]} */
     const rounds = Array.isArray(this.entry.rounds) ? this.entry.rounds : [];
     const list = element(doc, "ol", "citelab-case-rounds");
     if (this.entry.fs) {
@@ -171,8 +186,14 @@ export class CaseView {
 }
 
 // One detail row of a scorer: "✔/✘ key: value; …" (a value `[i]` is the i-th long text).
+/**
+ * @param {Document} doc
+ * @param {import("./data.js").Reason} reason
+ * @param {string[]} texts
+ */
 function reasonLine(doc, reason, texts) {
   const line = element(doc, "div", reason.hit ? "citelab-hit" : "citelab-miss");
+  /** @param {unknown} value */
   const text = (value) => {
     if (Array.isArray(value) && value.length === 1 && Number.isInteger(value[0]))
       return String(texts[value[0]] ?? "");
@@ -185,12 +206,20 @@ function reasonLine(doc, reason, texts) {
   return line;
 }
 
+/**
+ * @param {Document} doc
+ * @param {string[]} labels
+ */
 function headRow(doc, labels) {
   const row = element(doc, "tr");
   for (const label of labels) row.append(element(doc, "th", "", label));
   return row;
 }
 
+/**
+ * @param {Document} doc
+ * @param {string} text
+ */
 function details(doc, text) {
   const cell = element(doc, "td");
   if (!text) return cell;
@@ -200,6 +229,9 @@ function details(doc, text) {
   return cell;
 }
 
+/**
+ * @param {unknown} value
+ */
 function fmt(value) {
   const number = Number(value);
   return Number.isInteger(number) ? String(number) : number.toFixed(2);

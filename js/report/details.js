@@ -1,50 +1,76 @@
 // The rest of each case of the browser: one JSON line per turn, optionally packed in
 // gzip-compressed base64 blocks, read only when a turn is first opened (see case_browser.js).
 
+/** @typedef {import("./data.js").CaseEntry} CaseEntry */
+/**
+ * The details: their text, or a function giving it (or the promise of it, while the page is
+ * still being read).
+ * @typedef {string|null|(() => string|null|Promise<string|null>)} Source
+ * @typedef {{encoding?: string, block?: unknown}|null} Packing
+ */
+
 const UNREADABLE = "the details of this turn could not be read";
 
 export class Details {
   // `source`: the text, or a function giving it (or the promise of it); `packing`: the
   // packing, or a function giving it (both are read when a turn is first opened).
+  /**
+   * @param {Source} source
+   * @param {Packing|(() => Packing)} packing
+   */
   constructor(source, packing) {
     this.source = source;
     this.packing = packing;
+    /** @type {string[]|null} */
     this.lines = null; // the plain lines, or the packed blocks
+    /** @type {Map<number, string[]|Promise<string[]>>} */
     this.blocks = new Map(); // block number → its lines, or the promise of them
+    /** @type {Promise<void>|undefined} */
+    this.waiting = undefined;
+    this.packed = false;
+    this.unknown = "";
+    this.block = 1;
   }
 
-  /** The entry at `index` with its details: now when they are at hand (or there are none),
-   * else a promise of it (the page is still being read, or its block decompressed). */
+  /**
+   * The entry at `index` with its details: now when they are at hand (or there are none),
+   * else a promise of it (the page is still being read, or its block decompressed).
+   * @param {CaseEntry} entry
+   * @param {number} index
+   * @returns {CaseEntry|Promise<CaseEntry>}
+   */
   of(entry, index) {
     if (this.lines === null) {
+      /** @type {string|null|Promise<string|null>} */
       let text;
       try {
         text = typeof this.source === "function" ? this.source() : this.source;
       } catch (error) {
-        return failed(entry, error.message);
+        return failed(entry, messageOf(error));
       }
-      if (typeof text?.then === "function") {
+      if (typeof (/** @type {{then?: unknown}|null} */ (text)?.then) === "function") {
         // Still on its way (the page is being parsed): read it once it is there.
-        this.waiting ??= text.then((arrived) => {
+        this.waiting ??= /** @type {Promise<string|null>} */ (text).then((arrived) => {
           this.source = arrived;
         });
         return this.waiting.then(
           () => this.of(entry, index),
-          (error) => failed(entry, error.message),
+          (error) => failed(entry, messageOf(error)),
         );
       }
       if (typeof text !== "string") return entry;
       this.read(text);
     }
+    const lines = /** @type {string[]} */ (this.lines);
     if (this.unknown) return failed(entry, `unknown encoding ${this.unknown}`);
-    if (!this.packed) return merged(entry, this.lines[index]);
+    if (!this.packed) return merged(entry, lines[index]);
     const number = Math.floor(index / this.block);
     const offset = index - number * this.block;
     const known = this.blocks.get(number);
     if (Array.isArray(known)) return merged(entry, known[offset]);
     let pending = known;
     if (pending === undefined) {
-      pending = gunzip(this.lines[number] ?? "").then((text) => {
+      pending = gunzip(lines[number] ?? "").then((text) => {
         const lines = text.split("\n");
         this.blocks.set(number, lines);
         return lines;
@@ -52,11 +78,12 @@ export class Details {
       this.blocks.set(number, pending);
     }
     return pending.then(
-      (lines) => merged(entry, lines[offset]),
-      (error) => failed(entry, error.message),
+      (blockLines) => merged(entry, blockLines[offset]),
+      (error) => failed(entry, messageOf(error)),
     );
   }
 
+  /** @param {string} text */
   read(text) {
     const packing = typeof this.packing === "function" ? this.packing() : this.packing;
     const encoding = packing?.encoding ?? "";
@@ -67,10 +94,28 @@ export class Details {
   }
 }
 
+/**
+ * @param {unknown} error
+ * @returns {string}
+ */
+function messageOf(error) {
+  return String(/** @type {{message?: unknown}|null|undefined} */ (error)?.message);
+}
+
+/**
+ * @param {CaseEntry} entry
+ * @param {string} why
+ * @returns {CaseEntry}
+ */
 function failed(entry, why) {
   return { ...entry, e: entry.e ?? `${UNREADABLE} (${why})` };
 }
 
+/**
+ * @param {CaseEntry} entry
+ * @param {string|undefined} line
+ * @returns {CaseEntry}
+ */
 function merged(entry, line) {
   try {
     return { ...JSON.parse(line ?? "{}"), ...entry };
@@ -79,7 +124,11 @@ function merged(entry, line) {
   }
 }
 
-/** The text of base64 `encoded` gzip data, decompressed by the browser's own stream. */
+/**
+ * The text of base64 `encoded` gzip data, decompressed by the browser's own stream.
+ * @param {string} encoded
+ * @returns {Promise<string>}
+ */
 async function gunzip(encoded) {
   if (typeof DecompressionStream !== "function")
     throw new Error("this browser has no DecompressionStream to unpack them");
