@@ -27,8 +27,10 @@ class Question(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: str = Field(default="default", min_length=1, max_length=200)
-    """The agent that answers (follow-ups are pinned to the conversation's agent)."""
+    agent: str | None = Field(default=None, min_length=1, max_length=200)
+    """The agent that answers (follow-ups are pinned to the conversation's agent); omitted,
+    the transport's default agent (``citelab serve``: its ``--agent``, else ``default`` when
+    configured, else the first agent, e.g. the agent of ``--corpus``)."""
     question: str = Field(max_length=20_000, json_schema_extra={"minLength": 1, "pattern": r"\S"})
     """The question text; empty or whitespace-only is rejected by the service (the schema
     says so: at least one character that is not white space)."""

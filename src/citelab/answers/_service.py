@@ -47,7 +47,14 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from citelab._errors import CitelabError, Conflict, InvalidInput, ModelTimeout, NotFound
+from citelab._errors import (
+    CitelabError,
+    ConfigError,
+    Conflict,
+    InvalidInput,
+    ModelTimeout,
+    NotFound,
+)
 from citelab._paths import cache_dir
 from citelab.agent import (
     AgentConfig,
@@ -324,6 +331,20 @@ class AnswerService:
             prepare = getattr(runtime.model, "prepare", None)  # optional, as aclose is
             if prepare is not None:
                 await prepare()
+
+    def check_corpora(self, agents: Iterable[str] | None = None) -> None:
+        """Load the corpus of ``agents`` (default: every one that can answer) now: a missing
+        or malformed corpus is a :class:`~citelab.ConfigError` naming the file, the line and
+        what is wrong, before a server listens (``citelab serve`` and ``citelab mcp`` call
+        it), not an error on the first question. Search indexes are left to
+        :meth:`prepare` or the first question."""
+        if agents is None:
+            agents = [n for n, c in self.agents.items() if c.enabled and c.retrieval is not None]
+        for name in agents:
+            try:
+                self._runtimes.corpus(self._gate(name).corpus)
+            except ConfigError as exc:
+                raise ConfigError(f"agent {name!r}: {exc}") from exc
 
     def check_storage(self) -> None:
         """Open the SQLite file the service keeps its stores in, and try a write: a path that

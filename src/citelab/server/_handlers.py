@@ -54,13 +54,16 @@ class Handlers:
         """``POST /api/question``: SSE when the client accepts it, else one JSON answer."""
         where = "POST /api/question"
         try:
-            asked = await read_body(request, Question)
+            asked = self._with_agent(await read_body(request, Question))
             if wants_event_stream(request.headers.get("accept", "")):
                 return await self._stream(asked, request, where)
             answer = await until_disconnected(
                 request,
                 self.service.answer(
-                    asked.agent, asked.question, asked.conversation_id, reader_of(request)
+                    asked.agent or self.default_agent,
+                    asked.question,
+                    asked.conversation_id,
+                    reader_of(request),
                 ),
             )
         except Exception as exc:
@@ -69,6 +72,12 @@ class Handlers:
             return Response(status_code=_CLIENT_GONE)
         body = answer.to_done_event().model_dump_json()
         return Response(body, media_type="application/json", headers=_NO_STORE)
+
+    def _with_agent(self, asked: Question) -> Question:
+        """The question with the server's default agent when it names none."""
+        if asked.agent is not None:
+            return asked
+        return asked.model_copy(update={"agent": self.default_agent})
 
     async def _stream(self, asked: Question, request: Request, where: str) -> Response:
         stream = AnswerStream(self.service, asked, reader_of(request))
