@@ -61,7 +61,8 @@ def test_source_quotes_carry_the_supporting_sentence_with_its_offsets() -> None:
     quotes = source_quotes(anchors, [source])
     assert [q.text for q in quotes] == ["The semester fee is 312 euros.", "Teaching is in English."]
     for quote in quotes:
-        assert quote.start_index is not None and quote.end_index is not None
+        assert quote.start_index is not None
+        assert quote.end_index is not None
         assert document[quote.start_index : quote.end_index] == quote.text
     unplaced = source.model_copy(update={"passage_start": None, "passage_end": None})
     [first, _] = source_quotes(anchors, [unplaced])
