@@ -19,6 +19,12 @@ from citelab.answers._feedback import (
     FeedbackValue,
     with_feedback,
 )
+from citelab.answers._history import (
+    ConversationList,
+    ConversationSummary,
+    History,
+    HistoryTurn,
+)
 from citelab.answers._logs import (
     LogEntry,
     LogStore,
@@ -50,11 +56,15 @@ __all__ = [
     "MAX_QUESTION_CHARS",
     "Answer",
     "AnswerService",
+    "ConversationList",
     "ConversationRecord",
     "ConversationStore",
+    "ConversationSummary",
     "DanglingMarker",
     "FeedbackLogger",
     "FeedbackValue",
+    "History",
+    "HistoryTurn",
     "LangfuseScorer",
     "LogEntry",
     "LogStore",
