@@ -44,6 +44,7 @@ def test_wheel_holds_bundles_fixtures_suites_and_agents(wheel: Path) -> None:
     ]:
         assert needed in names, needed
     assert not any(".index/" in name for name in names), "built indexes must not ship"
+    assert "citelab/_browser.py" not in names, "the tests' chromium launcher must not ship"
 
 
 def test_every_bundled_corpus_and_dataset_is_in_the_wheel(wheel: Path) -> None:
