@@ -39,7 +39,7 @@ def test_wheel_holds_bundles_fixtures_suites_and_agents(wheel: Path) -> None:
         "citelab/_fixtures/corpora/university.jsonl",
         "citelab/_fixtures/datasets/university.jsonl",
         "citelab/_suites/default.toml",
-        "citelab/agents/default.toml",
+        "citelab/agent/default_agents.toml",
         "citelab/py.typed",
     ]:
         assert needed in names, needed

@@ -1,7 +1,8 @@
 """The agent loop: an agent's configuration, its per-run context, hooks and rounds.
 
 - :class:`AgentConfig` / :func:`load_agents` / :func:`default_agents`: agents described as
-  data (TOML or YAML), so ablations are configuration.
+  data (TOML or YAML), so ablations are configuration; the bundled ones are
+  ``default_agents.toml`` in this package.
 - :func:`register_template` / :func:`contract_template`: the citation contract templates the
   system-prompt hook appends (placeholders ``$sources`` and ``$guidance``).
 - :class:`RunContext` / :func:`run_scope` / :func:`current_run`: one run's state, bound with
