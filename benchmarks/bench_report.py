@@ -268,7 +268,7 @@ def main() -> int:
     parser.add_argument("--no-browser", action="store_true", help="measure the writing only")
     args = parser.parse_args()
     sizes = (500, 2_000) if args.quick else (2_000, 10_000)
-    from citelab._browser import chromium_executable, launched_chromium
+    from _browser import chromium_executable, launched_chromium
 
     if not args.no_browser and chromium_executable() is None:
         print("chromium is not installed (apt-get install chromium)", file=sys.stderr)

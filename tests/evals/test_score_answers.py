@@ -310,33 +310,6 @@ def test_the_command_imports_only_what_scoring_uses(tmp_path: Path) -> None:
     assert [name for name in _UNUSED if name in out["modules"]] == []
 
 
-_COLLECTIONS = """
-import contextlib, gc, io, json, sys
-from citelab.cli import main
-during = []
-
-def seen(phase, info):
-    # A collection while the command scores or prints (score_answers alone resumes collection
-    # when it returns, so a collection then would walk every record still alive).
-    frame = sys._getframe(1)
-    while phase == "start" and frame is not None:
-        if frame.f_code.co_name in {"score_answers", "summary_json", "_run"}:
-            during.append(info["generation"])
-        frame = frame.f_back
-
-gc.callbacks.append(seen)
-with contextlib.redirect_stdout(io.StringIO()):
-    code = main(["score", sys.argv[1], "--json"])
-print(json.dumps({"code": code, "during": during, "enabled": gc.isenabled()}))
-"""
-
-
-def test_the_command_scores_and_prints_with_collection_paused(tmp_path: Path) -> None:
-    item = ALCE["data"][0]
-    path = write(tmp_path, "results.json", {"data": [dict(item, id=str(n)) for n in range(2000)]})
-    assert _run_script(_COLLECTIONS, path) == {"code": 0, "during": [], "enabled": True}
-
-
 def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:
     from citelab.evals import load_suite
     from citelab.evals._runner import _scorer_specs

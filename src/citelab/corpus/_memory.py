@@ -1,4 +1,9 @@
-"""Bulk loading and indexing create millions of small containers at once."""
+"""A pause of the cyclic garbage collector, used by the evaluations' bulk steps only.
+
+Corpus loading and index building no longer pause the collector (see docs/performance.md,
+"Retired"); the evaluations' call sites are to be measured against a user-facing figure and
+then kept (moved to one private module) or dropped.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +16,10 @@ __all__ = ["paused_garbage_collection"]
 
 @contextmanager
 def paused_garbage_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a bulk build, restoring its state afterwards.
+    """Pause the cyclic garbage collector for a bulk step, restoring its state afterwards.
 
-    Loading or indexing a million chunks allocates millions of lists and dicts that all stay
-    alive; each generation-2 collection then walks all of them for nothing, which made an
-    index build over a million chunks about half again as slow. Reference counting still
-    frees everything as usual; only cycle detection waits until the block ends.
+    Reference counting still frees everything as usual; only cycle detection waits until
+    the block ends, so it does not walk the many objects the step creates and keeps alive.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -6,12 +6,18 @@ recorded stream of deltas, replayed as is. A call is stored only once its stream
 so an interrupted run leaves no half answers behind.
 
 A model whose answers come from code rather than from a vendor declares a ``code_version``
-(citelab's extractive, scripted and perturbed models do: a digest of the code that decides
-their answers, see :func:`citelab.models.source_version`); it is part of the key, so once that
-code changes the old answers are no longer replayed. A model without one (the OpenAI and
-Anthropic adapters, user models that declare none) keeps the key it always had, so existing
-caches of vendor answers stay valid. A user model may declare one: a non-empty string, or a
-method taking no arguments that returns one.
+(citelab's extractive, scripted and perturbed models do: their module and citelab's version,
+see :func:`citelab.models.source_version`); it is part of the key, so answers recorded by
+another citelab release are not replayed. A model without one (the OpenAI and Anthropic
+adapters, user models that declare none) keeps the key it always had, so existing caches of
+vendor answers stay valid. A user model may declare one: a non-empty string, or a method
+taking no arguments that returns one.
+
+When to clear a cache (delete its folder, or run with ``--no-cache``): the key knows the
+request, the model's name or namespace and its declared ``code_version``, nothing else. So
+clear it after changing a model's code without changing its ``code_version`` (editing
+citelab's models in a checkout, where citelab's version stays the same; a user model whose
+declared version was not bumped), or after a vendor changed what a model name answers.
 """
 
 from __future__ import annotations

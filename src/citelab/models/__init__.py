@@ -7,8 +7,8 @@
 * :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
 * :class:`ScriptedModel` — replays given rounds and records what it saw.
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
-* :func:`source_version` — a digest of a model's code, for its ``code_version`` (the
-  model-call cache keys by it).
+* :func:`source_version` — a module and its package's version, for a model's
+  ``code_version`` (the model-call cache keys by it).
 * :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…).
 * :func:`build_app` / :func:`serve_in_thread` — serve a model as an OpenAI-compatible endpoint
   (``citelab serve-model``).

@@ -95,7 +95,7 @@ class ScriptedModel:
 
     @property
     def code_version(self) -> str:
-        """A digest of the code that plays its rounds (see :mod:`citelab.models._version`)."""
+        """Its module and citelab's version (see :mod:`citelab.models._version`)."""
         return source_version(__name__)
 
     @property

@@ -11,7 +11,8 @@ temp files in a folder of the caller's (crash reports otherwise land in ``$HOME`
         ...
         assert left == [], f"requests left loopback: {left}"
 
-Used by the real-browser tests and benchmarks; Playwright (a development dependency) is
+Used by the real-browser tests and, through ``benchmarks/_browser.py``, the benchmarks; it is
+development tooling, not part of the package. Playwright (a development dependency) is
 imported only by :func:`launched_chromium`.
 """
 
