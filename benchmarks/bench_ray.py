@@ -41,7 +41,7 @@ from typing import Any
 
 from _common import served_model
 from bench_evals import _questions, ideal_seconds
-from citelab.corpus._memory import paused_garbage_collection
+from citelab._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
 from citelab.evals._executors import Executor, LocalExecutor
 from citelab.evals._ray import RayExecutor

@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab.corpus._memory import paused_garbage_collection
+    from citelab._memory import paused_garbage_collection
 
     # The whole command runs with cyclic collection paused, its imports included: what it
     # builds lives until it has printed and the process ends, so a collection walks all of it

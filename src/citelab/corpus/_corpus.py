@@ -8,7 +8,7 @@ from pathlib import Path
 
 from citelab._errors import InvalidInput
 from citelab._jsonl import JsonlRows, load_jsonl
-from citelab.corpus._memory import paused_garbage_collection
+from citelab._memory import paused_garbage_collection
 from citelab.corpus._model import Document
 
 __all__ = ["EXAMPLE_LINE", "Corpus", "load_corpus"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from citelab._errors import ConfigError
-from citelab.corpus._memory import paused_garbage_collection
+from citelab._memory import paused_garbage_collection
 from citelab.evals._dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
-from citelab.corpus._memory import paused_garbage_collection
+from citelab._memory import paused_garbage_collection
 from citelab.evals._judge_calls import concurrent_judges, score_records_concurrently
 from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRows, score_rows

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citelab._errors import CitelabError, ConfigError, MissingDependency
-from citelab.corpus._memory import paused_garbage_collection
+from citelab._memory import paused_garbage_collection
 from citelab.evals._judge_calls import concurrent_judges, score_deferring
 from citelab.evals._judges import Judge, build_judge
 from citelab.evals._records import CaseRecord

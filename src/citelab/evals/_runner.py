@@ -40,10 +40,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from citelab._errors import CitelabError, ConfigError
+from citelab._memory import paused_garbage_collection
 from citelab.agent import AgentConfig, default_agents, load_agents, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.corpus import Corpus, Reader, load_corpus
-from citelab.corpus._memory import paused_garbage_collection
 from citelab.evals._cache import CachedModel
 from citelab.evals._dataset import Case, Dataset, load_dataset
 from citelab.evals._executors import Executor, LocalExecutor, RecordsFile, get_executor

@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citelab._errors import InvalidInput
+from citelab._memory import paused_garbage_collection
 from citelab.corpus import (
     CHUNKING_VERSION,
     Access,
@@ -53,7 +54,6 @@ from citelab.corpus import (
     chunk_spans,
     load_corpus,
 )
-from citelab.corpus._memory import paused_garbage_collection
 from citelab.retrieval._tokenize import Tokenizer
 
 __all__ = ["INDEX_FORMAT_VERSION", "SearchHit", "SearchIndex", "index_directory", "open_index"]

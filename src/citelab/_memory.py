@@ -1,4 +1,4 @@
-"""Bulk loading and indexing create millions of small containers at once."""
+"""Bulk loading, indexing and scoring create millions of small containers at once."""
 
 from __future__ import annotations
 
