@@ -26,9 +26,8 @@ from citelab.evals import LLMJudge, load_suite, plan_run, rescore, run
 from citelab.evals._executors import LocalExecutor, get_executor
 from citelab.evals._judge_model import JudgeModel
 from citelab.evals._ray import _batch_starts, _judge_groups, _lines, _rebuilt_scorers, _scorer_specs
-from citelab.evals._records import CaseRecord
 from citelab.evals._results import result_of
-from citelab.evals._runner import _read_records_file
+from citelab.evals.records import CaseRecord, read_records_file
 from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
 from citelab.models._server import serve_app_in_thread
 
@@ -371,7 +370,7 @@ def test_workers_read_the_records_file_or_are_sent_the_records(
     out = tmp_path / "run"
     run("default", out_dir=out, progress=False)
     plan = plan_run(load_suite("default"))
-    recorded, source = _read_records_file(out / "records.jsonl")
+    recorded, source = read_records_file(out / "records.jsonl")
     assert source is not None
     records = [recorded[unit.key] for unit in plan.units if unit.key in recorded][::-1]
     expected = result_of(LocalExecutor().score(plan, records), records, plan.cases, plan.scorers)
@@ -395,7 +394,7 @@ def test_records_are_sent_as_their_lines_in_the_file_while_it_is_unchanged(
     out = tmp_path / "run"
     run("default", out_dir=out, progress=False, limit=2)
     path = out / "records.jsonl"
-    recorded, source = _read_records_file(path)
+    recorded, source = read_records_file(path)
     assert source is not None
     records = list(recorded.values())
     written = path.read_bytes().splitlines()

@@ -41,15 +41,6 @@ from citelab.evals._citation_scorers import (
     claim_recall,
 )
 from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
-from citelab.evals._dataset import (
-    Case,
-    Dataset,
-    GoldClaim,
-    GoldTurn,
-    ReaderSpec,
-    check_dataset,
-    load_dataset,
-)
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals._formats import (
     ANSWER_FORMATS,
@@ -96,13 +87,6 @@ from citelab.evals._pipeline_scorers import (
     written_citations,
 )
 from citelab.evals._punkt import sent_tokenize
-from citelab.evals._records import (
-    CaseRecord,
-    RestrictedEntity,
-    RoundRecord,
-    SourceRecord,
-    TurnRecord,
-)
 from citelab.evals._report import ReportView, render_html, write_outputs
 from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
 from citelab.evals._scoring import (
@@ -122,6 +106,22 @@ from citelab.evals._statements import (
     split_statements_alce,
 )
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
+from citelab.evals.dataset import (
+    Case,
+    Dataset,
+    GoldClaim,
+    GoldTurn,
+    ReaderSpec,
+    check_dataset,
+    load_dataset,
+)
+from citelab.evals.records import (
+    CaseRecord,
+    RestrictedEntity,
+    RoundRecord,
+    SourceRecord,
+    TurnRecord,
+)
 
 if TYPE_CHECKING:
     from citelab.evals._cache import CachedModel

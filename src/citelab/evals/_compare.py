@@ -24,10 +24,10 @@ from typing import Any
 import pandas as pd
 
 from citelab._errors import CitelabError, InvalidInput
-from citelab.evals._dataset import Case
-from citelab.evals._records import CaseRecord
 from citelab.evals._results import EvalResult
 from citelab.evals._scoring import Aggregate, DetailLevel, Score, Scorer, build_scorers
+from citelab.evals.dataset import Case
+from citelab.evals.records import CaseRecord, read_records
 
 __all__ = ["Comparison", "compare_runs", "load_run", "write_comparison"]
 
@@ -93,10 +93,8 @@ def _turns(table: pd.DataFrame) -> pd.DataFrame:
 
 def _records(out: Path, turns: pd.DataFrame) -> list[CaseRecord]:
     """The last record written for each unit the tables hold (older lines are stale)."""
-    from citelab.evals._runner import _read_records
-
     latest: dict[tuple[str, str, str, str], CaseRecord] = {}
-    for record in _read_records(out / "records.jsonl").values():
+    for record in read_records(out / "records.jsonl").values():
         latest[(record.variant, record.model, record.dataset, record.case_id)] = record
     wanted = turns[["variant", "model", "dataset", "case_id"]].drop_duplicates()
     return [latest[key] for key in map(tuple, wanted.itertuples(index=False)) if key in latest]

@@ -14,37 +14,22 @@ other, on Ray where the answers are. Either way the scored rows come back as one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
 from citelab._memory import paused_garbage_collection
 from citelab.evals._judge_calls import concurrent_judges, score_records_concurrently
-from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRows, score_rows
+from citelab.evals.records import CaseRecord, RecordsFile
 
 if TYPE_CHECKING:
     from citelab.evals._runner import RunPlan, _Executor, _Unit
 
-__all__ = ["Executor", "ExecutorName", "LocalExecutor", "RecordsFile", "get_executor"]
+__all__ = ["Executor", "ExecutorName", "LocalExecutor", "get_executor"]
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[ExecutorName, ...] = ("local", "ray")
-
-
-@dataclass(frozen=True)
-class RecordsFile:
-    """Where records were read from (``records.jsonl``): each record's line as a byte span,
-    and the file's size and modification time then. A Ray worker that can read the very same
-    file (a local cluster; on a real one, an output folder on a shared file system) reads the
-    records it scores from it instead of being sent them (:meth:`Executor.score`)."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    spans: Mapping[str, tuple[int, int]]
-    """Record key → ``(start, stop)``: the bytes of its line (the last valid one)."""
 
 
 class Executor(Protocol):

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from citelab._errors import CitelabError, InvalidInput
-from citelab.evals._records import SourceRecord
+from citelab.evals.records import SourceRecord
 
 if TYPE_CHECKING:  # imported where a vendor or citelab answer is read (ALCE files need none)
     from citelab.contract import AnswerMessage

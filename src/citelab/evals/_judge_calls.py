@@ -22,10 +22,10 @@ import contextvars
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from citelab.evals._dataset import Case
-from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRows, score_record
 from citelab.evals._scoring import Scorer
+from citelab.evals.dataset import Case
+from citelab.evals.records import CaseRecord
 
 __all__ = [
     "DeferringJudge",

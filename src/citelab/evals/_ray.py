@@ -51,12 +51,11 @@ from citelab._errors import CitelabError, ConfigError, MissingDependency
 from citelab._memory import paused_garbage_collection
 from citelab.evals._judge_calls import concurrent_judges, score_deferring
 from citelab.evals._judges import Judge, build_judge
-from citelab.evals._records import CaseRecord
 from citelab.evals._results import ScoredRows, score_record, score_rows
 from citelab.evals._scoring import Scorer, build_scorers
+from citelab.evals.records import CaseRecord, RecordsFile
 
 if TYPE_CHECKING:
-    from citelab.evals._executors import RecordsFile
     from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit
 
 __all__ = ["RETRIES", "RayExecutor", "WorkerLost"]

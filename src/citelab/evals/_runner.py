@@ -40,27 +40,28 @@ from typing import Any
 from pydantic import ValidationError
 
 from citelab._errors import CitelabError, ConfigError
-from citelab._memory import paused_garbage_collection
 from citelab.agent import AgentConfig, default_agents, load_agents, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._cache import CachedModel
-from citelab.evals._dataset import Case, Dataset, load_dataset
-from citelab.evals._executors import Executor, LocalExecutor, RecordsFile, get_executor
+from citelab.evals._executors import Executor, LocalExecutor, get_executor
 from citelab.evals._glossary import variant_notes
 from citelab.evals._judges import build_judge
-from citelab.evals._records import (
-    CaseRecord,
-    RestrictedEntity,
-    RoundRecord,
-    SourceRecord,
-    TurnRecord,
-)
 from citelab.evals._report import write_outputs
 from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.evals._versions import versions as _versions
+from citelab.evals.dataset import Case, Dataset, load_dataset
+from citelab.evals.records import (
+    CaseRecord,
+    RestrictedEntity,
+    RoundRecord,
+    SourceRecord,
+    TurnRecord,
+    read_records,
+    read_records_file,
+)
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
 __all__ = [
@@ -321,7 +322,7 @@ def rescore(
     backend = get_executor(executor, address=address, workers=workers)
     try:
         backend.prepare(plan)  # Ray's workers start while the records are read
-        recorded, source = _read_records_file(out / _RECORDS)
+        recorded, source = read_records_file(out / _RECORDS)
         # In the plan's order, as a run gives them: the tables and intervals come out the same.
         records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
         scored = backend.score(plan, records, source)
@@ -524,7 +525,7 @@ class _Executor:
     async def run(self) -> list[CaseRecord]:
         from tqdm.auto import tqdm
 
-        self.resume = resume_units(self.plan.units, _read_records(self.out / _RECORDS), self.policy)
+        self.resume = resume_units(self.plan.units, read_records(self.out / _RECORDS), self.policy)
         done, pending = self.resume.done, self.resume.pending
         if not pending:
             return [done[unit.key] for unit in self.plan.units]
@@ -883,39 +884,6 @@ def _readable_text(corpus: Corpus, reader: Reader) -> str:
         for t in doc.translations.values()
     ]
     return "\n".join(parts).casefold()
-
-
-def _read_records(path: Path) -> dict[str, CaseRecord]:
-    """Records already written; a torn last line (an interrupted write) is ignored."""
-    return _read_records_file(path)[0]
-
-
-def _read_records_file(path: Path) -> tuple[dict[str, CaseRecord], RecordsFile | None]:
-    """:func:`_read_records`, and where each record's line is in the file (None: no file)."""
-    if not path.is_file():
-        return {}, None
-    stat = path.stat()
-    data = path.read_bytes()
-    records: dict[str, CaseRecord] = {}
-    spans: dict[str, tuple[int, int]] = {}
-    # Every record read stays alive: collections while they pile up walked all of them for
-    # nothing (more than half of the reading time of 4,000 records, measured).
-    with paused_garbage_collection():
-        start = 0
-        while start < len(data):
-            end = data.find(b"\n", start)
-            stop = len(data) if end < 0 else end
-            line = data[start:stop]
-            if line.strip():
-                try:
-                    record = CaseRecord.model_validate_json(line)
-                except ValidationError:
-                    pass
-                else:
-                    records[record.key] = record
-                    spans[record.key] = (start, stop)
-            start = stop + 1
-    return records, RecordsFile(str(path.resolve()), len(data), stat.st_mtime_ns, spans)
 
 
 # --- the run's log -------------------------------------------------------------------------

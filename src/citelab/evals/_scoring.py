@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from citelab._errors import ConfigError
-from citelab.evals._dataset import GoldTurn
-from citelab.evals._records import TurnRecord
+from citelab.evals.dataset import GoldTurn
+from citelab.evals.records import TurnRecord
 
 __all__ = [
     "Aggregate",
