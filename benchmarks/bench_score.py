@@ -17,7 +17,7 @@
    holds its slot for one latency per judge call it makes (its calls are sequential: each
    precision check depends on the joint verdict). Side by side at 32: the way before (the
    SDK's sync client, asked from a pool of 32 scoring threads), then today's (one event loop,
-   the runner's async adapter; see :mod:`citelab.evals._judge_calls`). On two cores shared
+   the runner's async adapter; see :mod:`citelab.evals.judges._deferring`). On two cores shared
    with other jobs the client's CPU per call (printed) decides the figure: compare the two
    lines of one run, and take the figure itself on a quiet machine.
 

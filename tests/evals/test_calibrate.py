@@ -22,7 +22,7 @@ from citelab.evals import (
     load_labels,
     score_answers,
 )
-from citelab.evals._judge_model import JudgeModel
+from citelab.evals.judges import JudgeModel
 from citelab.models import (
     serve_in_thread,
 )

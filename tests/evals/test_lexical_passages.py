@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citelab.evals import LexicalJudge, content_terms, score_answers
-from citelab.evals._judges import _MARKER, _STOPWORDS, _WORD
+from citelab.evals.judges._judges import _MARKER, _STOPWORDS, _WORD
 
 _WORDS = st.sampled_from(["fees", "due", "May", "120", "credits", "not", "the", "[1]", "É", "ﬁ"])
 _TEXT = st.lists(_WORDS, max_size=8).map(" ".join)

@@ -14,8 +14,7 @@ import pytest
 
 from citelab import ModelError
 from citelab.evals import LexicalJudge, LLMJudge, load_suite, rescore, run, score_answers
-from citelab.evals._judge_calls import VerdictPending
-from citelab.evals._judge_model import JudgeModel
+from citelab.evals.judges import JudgeModel, VerdictPending
 from citelab.models import (
     RunningServer,
     serve_in_thread,

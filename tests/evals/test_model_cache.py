@@ -180,11 +180,11 @@ def _always_yes(statement: str, evidence: str) -> bool:
 def test_the_offline_judge_model_keys_by_its_judge_code_and_a_users_judge_like_a_vendor(
     tmp_path: Path,
 ) -> None:
-    from citelab.evals._judge_model import JudgeModel
+    from citelab.evals.judges import JudgeModel
 
     lexical = JudgeModel()
     assert lexical.code_version == source_version(
-        "citelab.evals._judge_model", type(lexical.judge).__module__
+        "citelab.evals.judges._judge_model", type(lexical.judge).__module__
     )
     assert CachedModel(lexical, tmp_path).code_version == lexical.code_version
     # A judge imported as module:attr is the user's code: no version, the key of before.

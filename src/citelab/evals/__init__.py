@@ -21,15 +21,6 @@ from typing import TYPE_CHECKING
 
 from citelab._lazy import lazy_attributes
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
-from citelab.evals._calibrate import (
-    ALCE_PUBLISHED_AGREEMENT,
-    DEFAULT_LABELS,
-    LabelledPair,
-    calibrate,
-    calibration_table,
-    category_accuracy,
-    load_labels,
-)
 from citelab.evals._citation_scorers import (
     CitationPrecision,
     CitationRecall,
@@ -48,18 +39,6 @@ from citelab.evals._formats import (
     ExternalAnswer,
     read_answers,
     to_answers,
-)
-from citelab.evals._judges import (
-    DEFAULT_JUDGE_PROMPT,
-    FunctionJudge,
-    Judge,
-    LexicalJudge,
-    LLMJudge,
-    PairLexicalJudge,
-    build_judge,
-    content_terms,
-    judge_names,
-    register_judge,
 )
 from citelab.evals._pipeline_scorers import (
     AnchorValidity,
@@ -114,6 +93,25 @@ from citelab.evals.dataset import (
     ReaderSpec,
     check_dataset,
     load_dataset,
+)
+from citelab.evals.judges import (
+    ALCE_PUBLISHED_AGREEMENT,
+    DEFAULT_JUDGE_PROMPT,
+    DEFAULT_LABELS,
+    FunctionJudge,
+    Judge,
+    LabelledPair,
+    LexicalJudge,
+    LLMJudge,
+    PairLexicalJudge,
+    build_judge,
+    calibrate,
+    calibration_table,
+    category_accuracy,
+    content_terms,
+    judge_names,
+    load_labels,
+    register_judge,
 )
 from citelab.evals.records import (
     CaseRecord,

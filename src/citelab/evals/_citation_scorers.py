@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from citelab._errors import ConfigError
-from citelab.evals._judges import Judge, build_judge
 from citelab.evals._scoring import Aggregate, DetailLevel, Score, register_scorer
 from citelab.evals._statements import Statement, split_statements, split_statements_alce
 from citelab.evals.dataset import GoldClaim, GoldTurn
+from citelab.evals.judges import Judge, build_judge
 from citelab.evals.records import SourceRecord, TurnRecord
 
 __all__ = [

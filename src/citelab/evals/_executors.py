@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
 from citelab._memory import paused_garbage_collection
-from citelab.evals._judge_calls import concurrent_judges, score_records_concurrently
+from citelab.evals._concurrent import concurrent_judges, score_records_concurrently
 from citelab.evals._results import ScoredRows, score_rows
 from citelab.evals.records import CaseRecord, RecordsFile
 

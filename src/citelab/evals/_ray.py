@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 from citelab._errors import CitelabError, ConfigError, MissingDependency
 from citelab._memory import paused_garbage_collection
-from citelab.evals._judge_calls import concurrent_judges, score_deferring
-from citelab.evals._judges import Judge, build_judge
+from citelab.evals._concurrent import concurrent_judges
 from citelab.evals._results import ScoredRows, score_record, score_rows
 from citelab.evals._scoring import Scorer, build_scorers
+from citelab.evals.judges import Judge, build_judge, score_deferring
 from citelab.evals.records import CaseRecord, RecordsFile
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class _Worker:
 
     async def _scored(self, record: CaseRecord) -> ScoredRows:
         """Every scorer on ``record``. With a model judge, as the local executor scores:
-        deferring (:func:`~citelab.evals._judge_calls.score_deferring`), each unknown verdict
+        deferring (:func:`~citelab.evals.judges._deferring.score_deferring`), each unknown verdict
         asked in this actor's event loop while other records score, at most the judges'
         largest ``concurrency`` records at once in this worker (and each judge's own bound
         on its calls in flight)."""

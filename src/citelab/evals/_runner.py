@@ -46,13 +46,13 @@ from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._cache import CachedModel
 from citelab.evals._executors import Executor, LocalExecutor, get_executor
 from citelab.evals._glossary import variant_notes
-from citelab.evals._judges import build_judge
 from citelab.evals._report import write_outputs
 from citelab.evals._results import EvalResult, result_of
 from citelab.evals._scoring import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.evals._versions import versions as _versions
 from citelab.evals.dataset import Case, Dataset, load_dataset
+from citelab.evals.judges import build_judge
 from citelab.evals.records import (
     CaseRecord,
     RestrictedEntity,

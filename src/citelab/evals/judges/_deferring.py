@@ -2,8 +2,9 @@
 
 The citation scorers are pure synchronous functions that call ``judge.supports`` as they walk
 an answer, and which question comes next depends on the last verdict. To have many answers'
-questions in flight at once without a thread per answer, :func:`score_concurrently` scores
-every answer in one asyncio loop, *deferring*: a judge that asks a model
+questions in flight at once without a thread per answer, :func:`score_concurrently` runs
+every scoring task (one answer each; see ``citelab.evals.results``, which scores records
+this way) in one asyncio loop, *deferring*: a judge that asks a model
 (:class:`DeferringJudge`, e.g. :class:`~citelab.evals.LLMJudge`) and has no verdict yet
 raises :class:`VerdictPending` instead of asking; the loop asks the model (at most
 ``concurrency`` answers at a time, each holding its slot while its questions are asked) and
@@ -19,23 +20,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
-
-from citelab.evals._results import ScoredRows, score_record
-from citelab.evals._scoring import Scorer
-from citelab.evals.dataset import Case
-from citelab.evals.records import CaseRecord
 
 __all__ = [
     "DeferringJudge",
     "VerdictPending",
-    "concurrent_judges",
     "deferring",
     "run_blocking",
     "score_concurrently",
     "score_deferring",
-    "score_records_concurrently",
 ]
 
 T = TypeVar("T")
@@ -78,38 +72,6 @@ class VerdictPending(BaseException):
 def deferring() -> bool:
     """True inside :func:`score_concurrently`: unknown verdicts raise :class:`VerdictPending`."""
     return _DEFERRING.get()
-
-
-def concurrent_judges(scorers: Sequence[Scorer]) -> list[DeferringJudge]:
-    """The deferring judges the scorers use (each once), in order."""
-    found: dict[int, DeferringJudge] = {}
-    for scorer in scorers:
-        judge = getattr(scorer, "judge", None)
-        if isinstance(judge, DeferringJudge):
-            found.setdefault(id(judge), judge)
-    return list(found.values())
-
-
-def score_records_concurrently(
-    records: Sequence[CaseRecord],
-    cases: Mapping[tuple[str, str], Case],
-    scorers: Sequence[Scorer],
-    concurrency: int | None = None,
-) -> list[ScoredRows]:
-    """:func:`~citelab.evals.score_record` on every record, in order; with a model judge among
-    the scorers' judges, ``concurrency`` records (default: the judges' largest bound) at once."""
-    judges = concurrent_judges(scorers)
-    if not judges:
-        return [score_record(record, cases, scorers) for record in records]
-    bound = concurrency or max(judge.concurrency for judge in judges)
-    tasks = [_scoring(record, cases, scorers) for record in records]
-    return score_concurrently(tasks, judges, bound)
-
-
-def _scoring(
-    record: CaseRecord, cases: Mapping[tuple[str, str], Case], scorers: Sequence[Scorer]
-) -> Callable[[], ScoredRows]:
-    return lambda: score_record(record, cases, scorers)
 
 
 def score_concurrently(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from citelab._errors import ConfigError, ModelError
-from citelab.evals._judge_calls import VerdictPending, deferring, run_blocking
+from citelab.evals.judges._deferring import VerdictPending, deferring, run_blocking
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
@@ -335,7 +335,7 @@ class LLMJudge:
     async SDK clients shared per event loop, the body read without the SDK's parse), at most
     ``concurrency`` in flight per event loop. ``citelab score``, ``citelab eval`` and
     ``rescore`` score answers concurrently in one event loop (see
-    :mod:`citelab.evals._judge_calls`); :meth:`supports_many` and :meth:`ask` do the same
+    :mod:`citelab.evals.judges._deferring`); :meth:`supports_many` and :meth:`ask` do the same
     for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
     event loop and connection of its own.
     """

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from citelab._errors import ModelError
-from citelab.evals._judges import Judge, build_judge
+from citelab.evals.judges._judges import Judge, build_judge
 from citelab.models import (
     FinishDelta,
     Message,

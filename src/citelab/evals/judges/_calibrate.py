@@ -6,7 +6,7 @@ A labels file is JSON Lines, one human decision per line::
      "category": "numbers"}
 
 (``evidence`` may be one string; ``label`` may be 0/1). ALCE's human-eval citation file is
-read too (:mod:`citelab.evals._calibrate_alce`: a recall pair per cited sentence and a pair
+read too (:mod:`citelab.evals.judges._calibrate_alce`: a recall pair per cited sentence and a pair
 per citation). :func:`calibrate` asks each judge
 every pair (the passages joined by line breaks, as the citation scorers join cited sources)
 and reports, per judge, accuracy, macro-F1 and κ with seeded bootstrap intervals (95%,
@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from citelab._errors import InvalidInput
 from citelab._jsonl import JsonlRows, load_jsonl
 from citelab._paths import fixtures_dir
-from citelab.evals._calibrate_alce import is_alce_human_eval, load_alce_human_eval
-from citelab.evals._judges import Judge, build_judge
+from citelab.evals.judges._calibrate_alce import is_alce_human_eval, load_alce_human_eval
+from citelab.evals.judges._judges import Judge, build_judge
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
@@ -98,7 +98,7 @@ def load_labels(
     """The pairs of a labels file (citelab's own set when ``path`` is None).
 
     ``label_format``: ``jsonl`` (one pair a line, above), ``alce`` (ALCE's human-eval
-    citation file; see :mod:`citelab.evals._calibrate_alce`) or ``auto``: a ``.json`` file
+    citation file; see :mod:`citelab.evals.judges._calibrate_alce`) or ``auto``: a ``.json`` file
     (or one JSON object spread over lines) is ALCE's, anything else JSON Lines.
     """
     target = Path(path) if path is not None else _default_labels()
