@@ -156,15 +156,15 @@ def _command_seconds(path: Path, source: Path | None, options: tuple[str, ...] =
 
 _NLTK_PART = """
 import json, sys, time
-from citelab.evals._punkt import _build
+from citelab.evals.scorers._punkt import _build
 began = time.perf_counter()
-tokenizer = _build()  # NLTK's punkt without nltk's package __init__ (see citelab.evals._punkt)
+tokenizer = _build()  # NLTK punkt without nltk's package __init__ (see evals.scorers._punkt)
 imported = time.perf_counter() - began
 began = time.perf_counter()
 import nltk.tokenize.punkt  # the whole package, as an ordinary import does (scipy.stats too)
 whole = time.perf_counter() - began
 from nltk.tokenize.punkt import PunktSentenceTokenizer
-from citelab.evals._statements import alce_output
+from citelab.evals.scorers import alce_output
 outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
 plain = PunktSentenceTokenizer(tokenizer._params)
 began = time.perf_counter()

@@ -16,7 +16,7 @@ from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from punkt.data import english
 
 from citelab.evals import sent_tokenize
-from citelab.evals._punkt import _build, punkt_spans
+from citelab.evals.scorers._punkt import _build, punkt_spans
 
 
 def _plain_nltk() -> Any:
@@ -109,7 +109,7 @@ def test_break_decisions_are_memoized_per_context() -> None:
 
 _OURS = """
 import json, sys
-from citelab.evals._punkt import _build, sent_tokenize
+from citelab.evals.scorers._punkt import _build, sent_tokenize
 texts = json.load(open(sys.argv[1], encoding="utf-8"))
 sentences = [sent_tokenize(text) for text in texts]
 report = {
@@ -191,7 +191,7 @@ def test_bare_punkt_splits_as_nltk_sent_tokenize(tmp_path: Path) -> None:
 
 _FALLBACK = """
 import json, sys
-from citelab.evals._punkt import _punkt_module
+from citelab.evals.scorers._punkt import _punkt_module
 module = _punkt_module()
 print(json.dumps({"mark": module.MARK, "package_ran": getattr(sys.modules["nltk"], "MARK", None)}))
 """

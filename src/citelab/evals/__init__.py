@@ -21,16 +21,6 @@ from typing import TYPE_CHECKING
 
 from citelab._lazy import lazy_attributes
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
-from citelab.evals._citation_scorers import (
-    CitationPrecision,
-    CitationRecall,
-    ClaimAttribution,
-    ClaimRecall,
-    citation_precision,
-    citation_recall,
-    claim_attribution,
-    claim_recall,
-)
 from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
 from citelab.evals._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals._formats import (
@@ -40,50 +30,8 @@ from citelab.evals._formats import (
     read_answers,
     to_answers,
 )
-from citelab.evals._pipeline_scorers import (
-    AnchorValidity,
-    CrossTurnStability,
-    DanglingMarkers,
-    FirstCitationOrder,
-    GoldSources,
-    NoAnswer,
-    NumberingStability,
-    RequiredSearches,
-    SourceLanguage,
-    SourceLeakage,
-    UncitedDropping,
-    anchor_validity,
-    cross_turn_stability,
-    dangling_markers,
-    first_citation_order,
-    gold_sources,
-    no_answer,
-    numbering_stability,
-    required_searches,
-    source_language,
-    source_leakage,
-    uncited_dropping,
-    written_citations,
-)
-from citelab.evals._punkt import sent_tokenize
 from citelab.evals._report import ReportView, render_html, write_outputs
 from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
-from citelab.evals._scoring import (
-    Score,
-    Scorer,
-    accepts_argument,
-    build_scorer,
-    build_scorers,
-    register_scorer,
-    scorer_names,
-)
-from citelab.evals._statements import (
-    Statement,
-    alce_output,
-    alce_remove_citations,
-    split_statements,
-    split_statements_alce,
-)
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.dataset import (
     Case,
@@ -119,6 +67,52 @@ from citelab.evals.records import (
     RoundRecord,
     SourceRecord,
     TurnRecord,
+)
+from citelab.evals.scorers import (
+    AnchorValidity,
+    CitationPrecision,
+    CitationRecall,
+    ClaimAttribution,
+    ClaimRecall,
+    CrossTurnStability,
+    DanglingMarkers,
+    FirstCitationOrder,
+    GoldSources,
+    NoAnswer,
+    NumberingStability,
+    RequiredSearches,
+    Score,
+    Scorer,
+    SourceLanguage,
+    SourceLeakage,
+    Statement,
+    UncitedDropping,
+    accepts_argument,
+    alce_output,
+    alce_remove_citations,
+    anchor_validity,
+    build_scorer,
+    build_scorers,
+    citation_precision,
+    citation_recall,
+    claim_attribution,
+    claim_recall,
+    cross_turn_stability,
+    dangling_markers,
+    first_citation_order,
+    gold_sources,
+    no_answer,
+    numbering_stability,
+    register_scorer,
+    required_searches,
+    scorer_names,
+    sent_tokenize,
+    source_language,
+    source_leakage,
+    split_statements,
+    split_statements_alce,
+    uncited_dropping,
+    written_citations,
 )
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ import pandas as pd
 
 from citelab._errors import CitelabError, InvalidInput
 from citelab.evals._results import EvalResult
-from citelab.evals._scoring import Aggregate, DetailLevel, Score, Scorer, build_scorers
 from citelab.evals.dataset import Case
 from citelab.evals.records import CaseRecord, read_records
+from citelab.evals.scorers import Aggregate, DetailLevel, Score, Scorer, build_scorers
 
 __all__ = ["Comparison", "compare_runs", "load_run", "write_comparison"]
 

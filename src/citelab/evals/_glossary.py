@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from citelab._errors import CitelabError
-from citelab.evals._scoring import Scorer
 from citelab.evals._suite import ModelSpec, Variant
+from citelab.evals.scorers import Scorer
 
 __all__ = ["PROMPT_WORDING", "metric_glossary", "reads_instructions", "variant_notes"]
 

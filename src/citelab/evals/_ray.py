@@ -51,9 +51,9 @@ from citelab._errors import CitelabError, ConfigError, MissingDependency
 from citelab._memory import paused_garbage_collection
 from citelab.evals._concurrent import concurrent_judges
 from citelab.evals._results import ScoredRows, score_record, score_rows
-from citelab.evals._scoring import Scorer, build_scorers
 from citelab.evals.judges import Judge, build_judge, score_deferring
 from citelab.evals.records import CaseRecord, RecordsFile
+from citelab.evals.scorers import Scorer, build_scorers
 
 if TYPE_CHECKING:
     from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit

@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
-from citelab.evals._scoring import Scorer
 from citelab.evals.dataset import Case
 from citelab.evals.records import CaseRecord
+from citelab.evals.scorers import Scorer
 
 __all__ = [
     "EvalResult",

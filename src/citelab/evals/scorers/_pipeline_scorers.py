@@ -26,11 +26,11 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from citelab._errors import ConfigError
-from citelab.evals._scoring import Aggregate, DetailLevel, Score, register_scorer
-from citelab.evals._statements import split_statements
 from citelab.evals.dataset import GoldTurn
 from citelab.evals.judges import Judge, LexicalJudge, build_judge
 from citelab.evals.records import RoundRecord, TurnRecord
+from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
+from citelab.evals.scorers._statements import split_statements
 from citelab.sources import Marker, parse_markers
 
 __all__ = [

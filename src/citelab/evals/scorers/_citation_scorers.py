@@ -16,7 +16,7 @@ grammar and statement splitter, caps citations first (``max_citations``), and ju
 distinct citation of a statement. ``alce_compat=True`` reproduces ALCE's ``compute_autoais``
 exactly (see ``docs/alce-compat.md`` for the table of behaviours): ALCE's statement parsing
 (first line, ``<|im_end|>`` removed, NLTK punkt sentences; see
-:mod:`citelab.evals._statements`); citations are positions into the answer's sources in
+:mod:`citelab.evals.scorers._statements`); citations are positions into the answer's sources in
 number order, so ``[0]`` names the *last* source as ALCE's ``docs[-1]`` does; every citation's
 range is checked before at most ``max_citations`` (3) are kept, in order and with repeats;
 a statement citing beyond the sources is unsupported and its citations are not counted; in
@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from citelab._errors import ConfigError
-from citelab.evals._scoring import Aggregate, DetailLevel, Score, register_scorer
-from citelab.evals._statements import Statement, split_statements, split_statements_alce
 from citelab.evals.dataset import GoldClaim, GoldTurn
 from citelab.evals.judges import Judge, build_judge
 from citelab.evals.records import SourceRecord, TurnRecord
+from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
+from citelab.evals.scorers._statements import Statement, split_statements, split_statements_alce
 
 __all__ = [
     "CitationPrecision",

@@ -176,7 +176,7 @@ def _raw_positions(text: str) -> Sequence[int]:
 
 
 def _punkt_pieces(output: str) -> list[tuple[str, int, int]]:
-    from citelab.evals._punkt import punkt_spans
+    from citelab.evals.scorers._punkt import punkt_spans
 
     return [(output[start:end], start, end) for start, end in punkt_spans(output)]
 

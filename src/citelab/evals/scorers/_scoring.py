@@ -3,7 +3,8 @@
 A scorer is a small object: ``scorer(record, gold) -> Score`` for one answered turn. Scorers
 are built by factories whose keyword arguments are their whole configuration, registered by
 name, so ``{"name": "citation_recall", "alce_compat": true}`` in a suite (or in a run's log)
-rebuilds the very same scorer.
+rebuilds the very same scorer. The built-in scorers are registered by their own modules, which
+``citelab.evals.scorers`` imports after this one.
 """
 
 from __future__ import annotations
@@ -121,13 +122,11 @@ def register_scorer(
 
 def accepts_argument(name: str, argument: str) -> bool:
     """True when the scorer registered as ``name`` takes ``argument`` (e.g. ``judge``)."""
-    _load_builtins()
     factory = _REGISTRY.factories.get(name)
     return factory is not None and argument in inspect.signature(factory).parameters
 
 
 def scorer_names() -> list[str]:
-    _load_builtins()
     return sorted(_REGISTRY.factories)
 
 
@@ -136,7 +135,6 @@ def build_scorer(spec: str | Mapping[str, Any] | Scorer) -> Scorer:
     if isinstance(spec, str | Mapping):
         config = {"name": spec} if isinstance(spec, str) else dict(spec)
         name = config.pop("name", None)
-        _load_builtins()
         if not isinstance(name, str) or name not in _REGISTRY.factories:
             known = ", ".join(sorted(_REGISTRY.factories))
             raise ConfigError(f"unknown scorer {name!r} (registered: {known})")
@@ -155,8 +153,3 @@ def build_scorers(specs: Sequence[str | Mapping[str, Any] | Scorer] | None = Non
     if duplicates:
         raise ConfigError(f"two scorers write the same metric column: {duplicates}")
     return scorers
-
-
-def _load_builtins() -> None:
-    # The built-in scorers register themselves on import.
-    from citelab.evals import _citation_scorers, _pipeline_scorers  # noqa: F401
