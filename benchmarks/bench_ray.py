@@ -45,8 +45,8 @@ from citelab._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
 from citelab.evals._executors import Executor, LocalExecutor
 from citelab.evals._ray import RayExecutor
-from citelab.evals._results import ScoredRows, score_rows
 from citelab.evals.records import CaseRecord, read_records, read_records_file
+from citelab.evals.results import ScoredRows, score_rows
 
 
 @contextmanager

@@ -56,7 +56,7 @@ from citelab.evals import (
 )
 from citelab.evals._answers import _records
 from citelab.evals._formats import to_answers
-from citelab.evals._results import score_record
+from citelab.evals.results import score_record
 
 _WORDS = [f"w{index}" for index in range(300)]
 _COMPAT = [

@@ -209,7 +209,7 @@ def test_differences_are_paired_on_the_cases_both_variants_have() -> None:
 
 
 def test_a_paired_interval_is_narrower_than_two_unpaired_ones() -> None:
-    from citelab.evals._results import bootstrap_interval, paired_bootstrap
+    from citelab.evals.results._results import bootstrap_interval, paired_bootstrap
 
     # Cases differ a lot from each other; the variant adds 1 unit of 10 in every one.
     base_n = np.array([0.0, 9.0, 1.0, 8.0, 0.0, 9.0, 2.0, 7.0])

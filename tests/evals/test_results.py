@@ -13,7 +13,7 @@ from citelab.evals import (
     build_scorers,
     score_records,
 )
-from citelab.evals._results import ScoredRows, result_of, score_record, score_rows
+from citelab.evals.results import ScoredRows, result_of, score_record, score_rows
 
 from ._builders import record
 
@@ -108,7 +108,7 @@ def test_a_record_without_its_case_is_an_error() -> None:
 
 
 def test_failed_turns_are_grouped_by_cause_most_frequent_first() -> None:
-    from citelab.evals._results import error_cause, error_summary
+    from citelab.evals.results._results import error_cause, error_summary
 
     assert error_cause("ModelError: case 'a' took 12.5 s") == error_cause(
         "ModelError: case 'b' took 3 s"
@@ -142,7 +142,7 @@ def test_bootstrap_interval_drawn_in_blocks_equals_one_whole_draw(
     count: int, block: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Drawing the resamples a block at a time gives the interval of one whole draw."""
-    import citelab.evals._results as results
+    import citelab.evals.results._results as results
 
     rng = np.random.default_rng(count)
     numerators = rng.integers(0, 3, count).astype(float)

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from citelab._lazy import lazy_attributes
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
 from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
-from citelab.evals._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals._formats import (
     ANSWER_FORMATS,
     AnswerFormat,
@@ -31,7 +30,6 @@ from citelab.evals._formats import (
     to_answers,
 )
 from citelab.evals._report import ReportView, render_html, write_outputs
-from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.dataset import (
     Case,
@@ -67,6 +65,16 @@ from citelab.evals.records import (
     RoundRecord,
     SourceRecord,
     TurnRecord,
+)
+from citelab.evals.results import (
+    EvalResult,
+    Finding,
+    FindingResult,
+    Level,
+    bootstrap_interval,
+    evaluate_findings,
+    score_records,
+    summarize,
 )
 from citelab.evals.scorers import (
     AnchorValidity,

@@ -26,15 +26,21 @@ from typing import Any
 
 from citelab._errors import ConfigError
 from citelab._memory import paused_garbage_collection
-from citelab.evals._concurrent import concurrent_judges, score_records_concurrently
 from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, ScoredRows, result_of, score_rows
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
 from citelab.evals.records import CaseRecord, TurnRecord
+from citelab.evals.results import (
+    EvalResult,
+    ScoredRows,
+    concurrent_judges,
+    result_of,
+    score_records_concurrently,
+    score_rows,
+)
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
 
 __all__ = ["default_answer_scorers", "score_answers", "summary_json"]

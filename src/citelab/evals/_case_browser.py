@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from citelab.evals._results import EvalResult
 from citelab.evals.records import SourceRecord, TurnRecord
+from citelab.evals.results import EvalResult
 
 __all__ = [
     "DETAIL_BLOCK",

@@ -24,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from citelab._errors import CitelabError, InvalidInput
-from citelab.evals._results import EvalResult
 from citelab.evals.dataset import Case
 from citelab.evals.records import CaseRecord, read_records
+from citelab.evals.results import TURN_FACTS, EvalResult
 from citelab.evals.scorers import Aggregate, DetailLevel, Score, Scorer, build_scorers
 
 __all__ = ["Comparison", "compare_runs", "load_run", "write_comparison"]
@@ -78,9 +78,7 @@ def _read_optional(path: Path) -> pd.DataFrame:
 
 
 def _turns(table: pd.DataFrame) -> pd.DataFrame:
-    from citelab.evals._results import _TURN_FACTS
-
-    columns = [c for c in [*_KEYS, *_TURN_FACTS] if c in table.columns]
+    columns = [c for c in [*_KEYS, *TURN_FACTS] if c in table.columns]
     turns = table[columns].copy()
     for column in ("tags", "question", "answer"):
         if column in turns:

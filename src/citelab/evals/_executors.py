@@ -5,7 +5,7 @@ comes back (``records.jsonl``, the tables, the report); an executor decides *whe
 the pending units and hands each finished :class:`~citelab.evals.CaseRecord` to ``keep`` in
 the driver process, and it scores records (:meth:`Executor.score`): locally one after the
 other, on Ray where the answers are. Either way the scored rows come back as one
-:class:`~citelab.evals._results.ScoredRows` table, in the records' order.
+:class:`~citelab.evals.results._results.ScoredRows` table, in the records' order.
 
 ``local`` is today's asyncio runner: one event loop, ``concurrency`` cases at a time.
 ``ray`` (``citelab[ray]``) runs small batches of cases on Ray actors; see
@@ -19,9 +19,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from citelab._errors import ConfigError
 from citelab._memory import paused_garbage_collection
-from citelab.evals._concurrent import concurrent_judges, score_records_concurrently
-from citelab.evals._results import ScoredRows, score_rows
 from citelab.evals.records import CaseRecord, RecordsFile
+from citelab.evals.results import (
+    ScoredRows,
+    concurrent_judges,
+    score_records_concurrently,
+    score_rows,
+)
 
 if TYPE_CHECKING:
     from citelab.evals._runner import RunPlan, _Executor, _Unit

@@ -22,7 +22,7 @@ from citelab.evals._case_browser import variant_colors, variant_order
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from citelab.evals._results import EvalResult
+    from citelab.evals.results import EvalResult
 
 __all__ = ["PlotKind", "plot"]
 

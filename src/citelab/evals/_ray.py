@@ -11,7 +11,7 @@ How a run goes:
   its ``concurrency`` slots busy (the bound is per worker, as a local run's is per process).
   An actor scores each record where it answered it (judges run where the answers are) and
   sends back the record with its table rows
-  (:class:`~citelab.evals._results.ScoredRows`). The driver writes every record to
+  (:class:`~citelab.evals.results._results.ScoredRows`). The driver writes every record to
   ``records.jsonl`` as it arrives, moves the one progress bar and writes the same tables and
   report as a local run: the rows are put together in the plan's order, so the results are
   the same (timing columns aside).
@@ -49,10 +49,9 @@ from typing import TYPE_CHECKING, Any
 
 from citelab._errors import CitelabError, ConfigError, MissingDependency
 from citelab._memory import paused_garbage_collection
-from citelab.evals._concurrent import concurrent_judges
-from citelab.evals._results import ScoredRows, score_record, score_rows
 from citelab.evals.judges import Judge, build_judge, score_deferring
 from citelab.evals.records import CaseRecord, RecordsFile
+from citelab.evals.results import ScoredRows, concurrent_judges, score_record, score_rows
 from citelab.evals.scorers import Scorer, build_scorers
 
 if TYPE_CHECKING:

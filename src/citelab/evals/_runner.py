@@ -47,7 +47,6 @@ from citelab.evals._cache import CachedModel
 from citelab.evals._executors import Executor, LocalExecutor, get_executor
 from citelab.evals._glossary import variant_notes
 from citelab.evals._report import write_outputs
-from citelab.evals._results import EvalResult, result_of
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
 from citelab.evals._versions import versions as _versions
 from citelab.evals.dataset import Case, Dataset, load_dataset
@@ -61,6 +60,7 @@ from citelab.evals.records import (
     read_records,
     read_records_file,
 )
+from citelab.evals.results import EvalResult, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.models import Model, OpenAIModel, current_view, get_model
 

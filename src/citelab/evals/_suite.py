@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir, suites_dir
 from citelab._validation import validation_problems
-from citelab.evals._findings import Finding
+from citelab.evals.results import Finding
 
 __all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from citelab.evals._results import ScoredRows, score_record
 from citelab.evals.dataset import Case
 from citelab.evals.judges import DeferringJudge, score_concurrently
 from citelab.evals.records import CaseRecord
+from citelab.evals.results._results import ScoredRows, score_record
 from citelab.evals.scorers import Scorer
 
 __all__ = ["concurrent_judges", "score_records_concurrently"]

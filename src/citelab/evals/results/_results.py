@@ -34,8 +34,10 @@ from citelab.evals.records import CaseRecord
 from citelab.evals.scorers import Scorer
 
 __all__ = [
+    "TURN_FACTS",
     "EvalResult",
     "Level",
+    "ResultDisplay",
     "ScoredRows",
     "bootstrap_interval",
     "error_cause",
@@ -46,13 +48,14 @@ __all__ = [
     "score_record",
     "score_records",
     "score_rows",
+    "set_display",
     "summarize",
 ]
 
 Level = Literal["citation", "statement", "case", "variant"]
 _LEVELS: tuple[Level, ...] = ("citation", "statement", "case", "variant")
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
-_TURN_FACTS = [
+TURN_FACTS = [
     "tags",
     "question",
     "answer",
@@ -65,7 +68,7 @@ _TURN_FACTS = [
     "error",
     "seconds",
 ]
-_TURN_COLUMNS = [*_KEYS, *_TURN_FACTS]
+_TURN_COLUMNS = [*_KEYS, *TURN_FACTS]
 _SCORE_COLUMNS = [*_KEYS, "metric", "value", "numerator", "denominator"]
 
 
@@ -152,23 +155,17 @@ class EvalResult:
         """A matplotlib figure: ``differences`` (each variant minus the baseline, paired
         intervals), ``values`` (values with intervals) or ``stability`` (per round); one
         colour per variant, as in the report. None when there is nothing to plot."""
-        from citelab.evals._plots import plot
-
-        return plot(self, kind, **options)  # type: ignore[arg-type]
+        return _display().plot(self, kind, **options)
 
     def report_html(self, title: str = "") -> str:
         """The HTML report of this result (as ``report.html``, findings left out)."""
-        from citelab.evals._report import render_html
-
         name = title or str(self.config.get("suite", {}).get("name", ""))
-        return render_html(self, [], name)
+        return _display().html(self, [], name)
 
     def show(self, height: int = 900, title: str = "") -> Any:
         """The report, case browser included, for a notebook cell: an ``<iframe srcdoc>``
         (:class:`~citelab.evals.ReportView`), so its styles stay out of JupyterLab's."""
-        from citelab.evals._report import ReportView
-
-        return ReportView(self.report_html(title), height=height)
+        return _display().view(self.report_html(title), height=height)
 
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where
@@ -198,6 +195,35 @@ class EvalResult:
         wide.columns.name = None
         order = [s.metric for s in self.scorers if s.metric in wide.columns]
         return self.turns.merge(wide[order].reset_index(), on=_KEYS, how="left")
+
+
+@dataclass(frozen=True)
+class ResultDisplay:
+    """How a result shows itself (:meth:`EvalResult.plot`, :meth:`~EvalResult.report_html`,
+    :meth:`~EvalResult.show`): the report's functions. ``citelab.evals.report`` sets them
+    (:func:`set_display`) when it is imported, as ``citelab.evals`` does, so results import
+    nothing from the report above them."""
+
+    plot: Callable[..., Any]
+    """``plot(result, kind, **options)``: a matplotlib figure, or None."""
+    html: Callable[..., str]
+    """``html(result, findings, title)``: the report page."""
+    view: Callable[..., Any]
+    """``view(page, height=...)``: the page for a notebook cell."""
+
+
+_DISPLAY: dict[str, ResultDisplay] = {}
+
+
+def set_display(display: ResultDisplay) -> None:
+    """Show results with ``display`` from now on (the report sets its own)."""
+    _DISPLAY["report"] = display
+
+
+def _display() -> ResultDisplay:
+    if "report" not in _DISPLAY:  # only while citelab.evals is still being imported
+        raise RuntimeError("results are shown by citelab.evals.report: import citelab.evals")
+    return _DISPLAY["report"]
 
 
 _ERROR_COLUMNS = ["cause", "count", "first_message", *_KEYS]

@@ -19,7 +19,7 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from citelab.evals._results import EvalResult
+from citelab.evals.results._results import EvalResult
 
 __all__ = ["Finding", "FindingResult", "evaluate_findings"]
 
