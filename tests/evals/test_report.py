@@ -21,15 +21,16 @@ from citelab.evals import (
     score_records,
     write_outputs,
 )
-from citelab.evals._case_browser import (
+from citelab.evals._variant_notes import variant_notes
+from citelab.evals.report._case_browser import (
     DETAIL_BLOCK,
-    PALETTE,
     case_browser_data,
     pack_details,
     unpack_details,
 )
-from citelab.evals._glossary import metric_glossary, variant_notes
-from citelab.evals._report import MIN_UNITS, render_html
+from citelab.evals.report._colors import PALETTE
+from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._report import MIN_UNITS, render_html
 
 from ._builders import record
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import citelab.evals._case_browser as case_browser
+import citelab.evals.report._case_browser as case_browser
 from citelab.evals import (
     Case,
     CaseRecord,

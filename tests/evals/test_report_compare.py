@@ -10,7 +10,7 @@ import pytest
 
 from citelab.cli import main
 from citelab.evals import Case, CaseRecord, GoldTurn, build_scorers, score_records, write_outputs
-from citelab.evals._compare import compare_runs, load_run
+from citelab.evals.report import compare_runs, load_run
 
 from ._builders import record
 

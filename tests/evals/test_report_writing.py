@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from citelab.evals import EvalResult, evaluate_findings, load_suite, run, write_outputs
-from citelab.evals import _case_browser as case_browser
-from citelab.evals import _report as report
 from citelab.evals._fork import cpus, fork_is_safe
-from citelab.evals._report import _write_parquet, render_html, write_csv_rows
+from citelab.evals.report import _case_browser as case_browser
+from citelab.evals.report import _report as report
+from citelab.evals.report._report import _write_parquet, render_html, write_csv_rows
 from citelab.evals.results import _results as results
 
 KEYS = ("variant", "model", "dataset", "case_id", "turn")

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from citelab._lazy import lazy_attributes
 from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
-from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
 from citelab.evals._formats import (
     ANSWER_FORMATS,
     AnswerFormat,
@@ -29,7 +28,6 @@ from citelab.evals._formats import (
     read_answers,
     to_answers,
 )
-from citelab.evals._report import ReportView, render_html, write_outputs
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.dataset import (
     Case,
@@ -65,6 +63,15 @@ from citelab.evals.records import (
     RoundRecord,
     SourceRecord,
     TurnRecord,
+)
+from citelab.evals.report import (
+    Comparison,
+    ReportView,
+    compare_runs,
+    load_run,
+    render_html,
+    write_comparison,
+    write_outputs,
 )
 from citelab.evals.results import (
     EvalResult,

@@ -45,9 +45,8 @@ from citelab.answers import Answer, AnswerService, MemoryConversationStore, Memo
 from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._cache import CachedModel
 from citelab.evals._executors import Executor, LocalExecutor, get_executor
-from citelab.evals._glossary import variant_notes
-from citelab.evals._report import write_outputs
 from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
+from citelab.evals._variant_notes import variant_notes
 from citelab.evals._versions import versions as _versions
 from citelab.evals.dataset import Case, Dataset, load_dataset
 from citelab.evals.judges import build_judge
@@ -60,6 +59,7 @@ from citelab.evals.records import (
     read_records,
     read_records_file,
 )
+from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.models import Model, OpenAIModel, current_view, get_model

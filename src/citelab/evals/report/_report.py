@@ -33,22 +33,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from citelab.evals._case_browser import (
-    case_browser_parts,
-    static_text,
-    variant_colors,
-    variant_order,
-)
 from citelab.evals._fork import cpus, fork_is_safe, forked_pool, inherited
-from citelab.evals._glossary import metric_glossary
-from citelab.evals._plots import differences_figure, plot, stability_figure, values_figure
+from citelab.evals.report._case_browser import case_browser_parts, static_text
+from citelab.evals.report._colors import variant_colors, variant_order
+from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
 from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
-    ResultDisplay,
     evaluate_findings,
-    set_display,
 )
 
 __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
@@ -701,6 +695,3 @@ def _svg(figure: Any) -> bytes | None:
     with matplotlib.rc_context({"svg.hashsalt": "citelab"}):
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buffer.getvalue()
-
-
-set_display(ResultDisplay(plot=plot, html=render_html, view=ReportView))

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from citelab.evals.records import SourceRecord, TurnRecord
+from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.results import EvalResult
 
 __all__ = [
@@ -46,37 +47,9 @@ __all__ = [
     "pack_details",
     "static_text",
     "unpack_details",
-    "variant_colors",
 ]
 
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
-"""One colour per variant, in the order variants were run: the tables, every plot and the
-case browser use the same one."""
-
 _DETAIL_KEYS = {"variant", "model", "dataset", "case_id", "turn", "metric"}
-
-
-def variant_colors(variants: Sequence[str]) -> dict[str, str]:
-    """Variant → its colour (the palette repeats after ten variants)."""
-    return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(variants)}
-
-
-def variant_order(result: EvalResult) -> list[str]:
-    """The variants in the order they were run (the configuration's, else the turns')."""
-    configured = list((result.config.get("variants") or {}).keys())
-    seen = list(dict.fromkeys(result.turns["variant"])) if not result.turns.empty else []
-    return [*configured, *(v for v in seen if v not in configured)]
 
 
 def case_browser_data(result: EvalResult) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from citelab._errors import InvalidInput
-from citelab.evals._case_browser import variant_colors, variant_order
+from citelab.evals.report._colors import variant_colors, variant_order
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -289,7 +289,7 @@ def _union_scorers(first: Sequence[Scorer], second: Sequence[Scorer]) -> list[Sc
 
 def write_comparison(comparison: Comparison, out_dir: str | Path) -> dict[str, Path]:
     """The comparison's tables and ``report.html`` (``compare.json`` says what was read)."""
-    from citelab.evals._report import comparison_intro, render_html
+    from citelab.evals.report._report import comparison_intro, render_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
