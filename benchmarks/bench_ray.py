@@ -43,10 +43,10 @@ from _common import served_model
 from bench_evals import _questions, ideal_seconds
 from citelab._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
-from citelab.evals._executors import Executor, LocalExecutor
-from citelab.evals._ray import RayExecutor
 from citelab.evals.records import CaseRecord, read_records, read_records_file
 from citelab.evals.results import ScoredRows, score_rows
+from citelab.evals.runner import Executor, LocalExecutor
+from citelab.evals.runner._ray import RayExecutor
 
 
 @contextmanager

@@ -23,11 +23,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from citelab import MissingDependency
 from citelab.cli import main
 from citelab.evals import LLMJudge, load_suite, plan_run, rescore, run
-from citelab.evals._executors import LocalExecutor, get_executor
-from citelab.evals._ray import _batch_starts, _judge_groups, _lines, _rebuilt_scorers, _scorer_specs
 from citelab.evals.judges import JudgeModel
 from citelab.evals.records import CaseRecord, read_records_file
 from citelab.evals.results import result_of
+from citelab.evals.runner import LocalExecutor, get_executor
+from citelab.evals.runner._ray import (
+    _batch_starts,
+    _judge_groups,
+    _lines,
+    _rebuilt_scorers,
+    _scorer_specs,
+)
 from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
 from citelab.models._server import serve_app_in_thread
 

@@ -21,7 +21,6 @@ from citelab.evals import (
     score_records,
     write_outputs,
 )
-from citelab.evals._variant_notes import variant_notes
 from citelab.evals.report._case_browser import (
     DETAIL_BLOCK,
     case_browser_data,
@@ -31,6 +30,7 @@ from citelab.evals.report._case_browser import (
 from citelab.evals.report._colors import PALETTE
 from citelab.evals.report._glossary import metric_glossary
 from citelab.evals.report._report import MIN_UNITS, render_html
+from citelab.evals.runner._variant_notes import variant_notes
 
 from ._builders import record
 

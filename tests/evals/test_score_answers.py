@@ -285,7 +285,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 # model adapters), NLTK's package __init__ (punkt is loaded without it) and scipy.stats; on
 # ALCE files the MCP types (vendor and citelab answers only) and the corpus's chunking,
 # synthetic corpora and folder import (with YAML).
-_UNUSED = ["citelab.evals._runner", "citelab.agent", "citelab.answers", "citelab.models"]
+_UNUSED = ["citelab.evals.runner._runner", "citelab.agent", "citelab.answers", "citelab.models"]
 _UNUSED += ["nltk", "scipy.stats", "starlette", "matplotlib", "mcp_types", "yaml"]
 _UNUSED += ["citelab.corpus._chunking", "citelab.corpus._synth", "citelab.corpus._import"]
 
@@ -339,7 +339,7 @@ def test_the_command_scores_and_prints_with_collection_paused(tmp_path: Path) ->
 
 def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:
     from citelab.evals import load_suite
-    from citelab.evals._runner import _scorer_specs
+    from citelab.evals.runner._runner import _scorer_specs
 
     suite_file = tmp_path / "suites" / "mine.toml"
     suite_file.parent.mkdir()

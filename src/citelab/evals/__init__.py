@@ -28,7 +28,6 @@ from citelab.evals._formats import (
     read_answers,
     to_answers,
 )
-from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.dataset import (
     Case,
     Dataset,
@@ -83,6 +82,7 @@ from citelab.evals.results import (
     score_records,
     summarize,
 )
+from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.scorers import (
     AnchorValidity,
     CitationPrecision,
@@ -131,8 +131,8 @@ from citelab.evals.scorers import (
 )
 
 if TYPE_CHECKING:
-    from citelab.evals._cache import CachedModel
-    from citelab.evals._runner import (
+    from citelab.evals.runner import (
+        CachedModel,
         RunPlan,
         default_output_dir,
         earlier_numbers,
@@ -143,25 +143,23 @@ if TYPE_CHECKING:
         turn_record,
     )
 
-# Imported on first use: the runner and the model-call cache pull in the agents, the answer
-# service and the model adapters, which scoring other people's answers (``citelab score``)
-# does not need: about half a second of CPU in every such process.
-_LAZY: dict[str, str] = {
-    "CachedModel": "citelab.evals._cache",
-    **dict.fromkeys(
-        (
-            "RunPlan",
-            "default_output_dir",
-            "earlier_numbers",
-            "plan_run",
-            "rescore",
-            "run",
-            "run_async",
-            "turn_record",
-        ),
-        "citelab.evals._runner",
+# Imported on first use (from citelab.evals.runner, which imports them on first use too): the
+# runner and the model-call cache pull in the agents, the answer service and the model
+# adapters, which scoring other people's answers (``citelab score``) does not need.
+_LAZY: dict[str, str] = dict.fromkeys(
+    (
+        "CachedModel",
+        "RunPlan",
+        "default_output_dir",
+        "earlier_numbers",
+        "plan_run",
+        "rescore",
+        "run",
+        "run_async",
+        "turn_record",
     ),
-}
+    "citelab.evals.runner",
+)
 
 
 __all__ = [

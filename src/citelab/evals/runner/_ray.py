@@ -55,7 +55,7 @@ from citelab.evals.results import ScoredRows, concurrent_judges, score_record, s
 from citelab.evals.scorers import Scorer, build_scorers
 
 if TYPE_CHECKING:
-    from citelab.evals._runner import BatchRunner, RunPlan, _Executor, _Unit
+    from citelab.evals.runner._runner import BatchRunner, RunPlan, _Executor, _Unit
 
 __all__ = ["RETRIES", "RayExecutor", "WorkerLost"]
 
@@ -198,7 +198,7 @@ class _Worker:
             )
 
     async def _build(self) -> BatchRunner:
-        from citelab.evals._runner import BatchRunner
+        from citelab.evals.runner._runner import BatchRunner
 
         began = time.perf_counter()
         settings = self.settings

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citelab._errors import CitelabError
-from citelab.evals._suite import ModelSpec, Variant
+from citelab.evals.runner._suite import ModelSpec, Variant
 
 __all__ = ["PROMPT_WORDING", "reads_instructions", "variant_notes"]
 

@@ -9,7 +9,7 @@ other, on Ray where the answers are. Either way the scored rows come back as one
 
 ``local`` is today's asyncio runner: one event loop, ``concurrency`` cases at a time.
 ``ray`` (``citelab[ray]``) runs small batches of cases on Ray actors; see
-:mod:`citelab.evals._ray`.
+:mod:`citelab.evals.runner._ray`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from citelab.evals.results import (
 )
 
 if TYPE_CHECKING:
-    from citelab.evals._runner import RunPlan, _Executor, _Unit
+    from citelab.evals.runner._runner import RunPlan, _Executor, _Unit
 
 __all__ = ["Executor", "ExecutorName", "LocalExecutor", "get_executor"]
 
@@ -137,6 +137,6 @@ def get_executor(
         if address is not None or workers is not None:
             raise ConfigError("address and workers need executor 'ray'")
         return LocalExecutor()
-    from citelab.evals._ray import RayExecutor
+    from citelab.evals.runner._ray import RayExecutor
 
     return RayExecutor(address=address, workers=workers)

@@ -43,10 +43,6 @@ from citelab._errors import CitelabError, ConfigError
 from citelab.agent import AgentConfig, default_agents, load_agents, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.corpus import Corpus, Reader, load_corpus
-from citelab.evals._cache import CachedModel
-from citelab.evals._executors import Executor, LocalExecutor, get_executor
-from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite
-from citelab.evals._variant_notes import variant_notes
 from citelab.evals._versions import versions as _versions
 from citelab.evals.dataset import Case, Dataset, load_dataset
 from citelab.evals.judges import build_judge
@@ -61,6 +57,10 @@ from citelab.evals.records import (
 )
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, result_of
+from citelab.evals.runner._cache import CachedModel
+from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
+from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite
+from citelab.evals.runner._variant_notes import variant_notes
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, scorer_names
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
@@ -507,7 +507,7 @@ class _Executor:
     ) -> None:
         self.plan = plan
         self.backend: Executor = backend or LocalExecutor()
-        """Where the pending units run (see :mod:`citelab.evals._executors`)."""
+        """Where the pending units run (see :mod:`citelab.evals.runner._executors`)."""
         self.out = out
         self.progress = progress
         self.policy = policy or ResumePolicy()
