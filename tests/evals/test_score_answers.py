@@ -339,7 +339,7 @@ def test_the_command_scores_and_prints_with_collection_paused(tmp_path: Path) ->
 
 def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:
     from citelab.evals import load_suite
-    from citelab.evals.runner._runner import _scorer_specs
+    from citelab.evals.runner._plan import _scorer_specs
 
     suite_file = tmp_path / "suites" / "mine.toml"
     suite_file.parent.mkdir()

@@ -3,7 +3,7 @@
 ``metric_glossary(scorers)`` is one row per metric: its definition (the scorer's own
 docstring), what one unit is, how units pool into a variant's value and which way is better.
 (What it says about variants, their notes, the run writes into its configuration: see
-``citelab.evals.run``.)
+``citelab.evals.runner``.)
 """
 
 from __future__ import annotations

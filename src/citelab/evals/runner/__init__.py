@@ -16,43 +16,35 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 if TYPE_CHECKING:
+    from citelab.evals.runner._batch import BatchRunner, earlier_numbers, turn_record
     from citelab.evals.runner._cache import CachedModel
     from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
+    from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint, plan_run
     from citelab.evals.runner._runner import (
-        BatchRunner,
         Resume,
         ResumePolicy,
-        RunPlan,
         default_output_dir,
-        earlier_numbers,
-        model_endpoint,
-        plan_run,
         record_failed,
         rescore,
         resume_units,
         run,
         run_async,
-        turn_record,
     )
 
 _MODULES = {
+    "_batch": ("BatchRunner", "earlier_numbers", "turn_record"),
     "_cache": ("CachedModel",),
     "_executors": ("Executor", "LocalExecutor", "get_executor"),
+    "_plan": ("RunPlan", "Unit", "model_endpoint", "plan_run"),
     "_runner": (
-        "BatchRunner",
         "Resume",
         "ResumePolicy",
-        "RunPlan",
         "default_output_dir",
-        "earlier_numbers",
-        "model_endpoint",
-        "plan_run",
         "record_failed",
         "rescore",
         "resume_units",
         "run",
         "run_async",
-        "turn_record",
     ),
 }
 _LAZY: dict[str, str] = {
@@ -69,6 +61,7 @@ __all__ = [
     "ResumePolicy",
     "RunPlan",
     "Suite",
+    "Unit",
     "Variant",
     "default_output_dir",
     "earlier_numbers",

@@ -5,7 +5,7 @@ comes back (``records.jsonl``, the tables, the report); an executor decides *whe
 the pending units and hands each finished :class:`~citelab.evals.CaseRecord` to ``keep`` in
 the driver process, and it scores records (:meth:`Executor.score`): locally one after the
 other, on Ray where the answers are. Either way the scored rows come back as one
-:class:`~citelab.evals.results._results.ScoredRows` table, in the records' order.
+:class:`~citelab.evals.results.ScoredRows` table, in the records' order.
 
 ``local`` is today's asyncio runner: one event loop, ``concurrency`` cases at a time.
 ``ray`` (``citelab[ray]``) runs small batches of cases on Ray actors; see
@@ -28,7 +28,8 @@ from citelab.evals.results import (
 )
 
 if TYPE_CHECKING:
-    from citelab.evals.runner._runner import RunPlan, _Executor, _Unit
+    from citelab.evals.runner._batch import BatchRunner
+    from citelab.evals.runner._plan import RunPlan, Unit
 
 __all__ = ["Executor", "ExecutorName", "LocalExecutor", "get_executor"]
 
@@ -43,11 +44,12 @@ class Executor(Protocol):
     def name(self) -> str: ...
 
     async def execute(
-        self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
+        self, batch: BatchRunner, units: list[Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
-        """Run ``units`` (set-up included), giving every record to ``keep`` as it comes.
+        """Run ``units`` of ``batch.plan`` (set-up included), giving every record to ``keep``
+        as it comes.
 
-        Fills the figures of ``runner.batch`` (``setup_seconds``, ``seconds``,
+        Fills the figures of ``batch`` (``setup_seconds``, ``seconds``,
         ``cpu_seconds``, ``streaming``) and leaves the model-call counts to
         :meth:`cache_counts`.
         """
@@ -66,7 +68,7 @@ class Executor(Protocol):
         :class:`RecordsFile`)."""
         ...
 
-    def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
+    def cache_counts(self, batch: BatchRunner) -> dict[str, dict[str, int]]:
         """Model name → ``{"hits", "misses"}`` of the model-call cache during the run."""
         ...
 
@@ -85,9 +87,9 @@ class LocalExecutor:
     name = "local"
 
     async def execute(
-        self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
+        self, batch: BatchRunner, units: list[Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
-        await runner.batch.run_batch(units, keep)
+        await batch.run_batch(units, keep)
 
     def prepare(self, plan: RunPlan) -> None:
         return None
@@ -102,10 +104,10 @@ class LocalExecutor:
             # loop; a record scored again (a verdict it waited for) gets a table of its own.
             return ScoredRows.concat(score_records_concurrently(records, plan.cases, plan.scorers))
 
-    def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
+    def cache_counts(self, batch: BatchRunner) -> dict[str, dict[str, int]]:
         return {
             name: {"hits": model.hits, "misses": model.misses}
-            for name, model in runner.batch.models.items()
+            for name, model in batch.models.items()
         }
 
     def config(self) -> dict[str, Any]:

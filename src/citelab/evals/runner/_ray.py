@@ -52,10 +52,11 @@ from citelab._memory import paused_garbage_collection
 from citelab.evals.judges import Judge, build_judge, score_deferring
 from citelab.evals.records import CaseRecord, RecordsFile
 from citelab.evals.results import ScoredRows, concurrent_judges, score_record, score_rows
+from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.scorers import Scorer, build_scorers
 
 if TYPE_CHECKING:
-    from citelab.evals.runner._runner import BatchRunner, RunPlan, _Executor, _Unit
+    from citelab.evals.runner._plan import RunPlan, Unit
 
 __all__ = ["RETRIES", "RayExecutor", "WorkerLost"]
 
@@ -91,8 +92,8 @@ class _Settings:
     plan: RunPlan
     """The plan without its scorers (they are rebuilt from ``scorers`` on the worker)."""
     scorers: list[dict[str, Any]]
-    out: str | None
-    """The output folder (its ``cache`` holds the model calls); None to score only."""
+    cache_dir: str | None
+    """The run's model-call cache folder (``<out>/cache/models``); None to score only."""
     concurrency: int = 8
     cache: bool = True
     stream_calls: bool = False
@@ -179,7 +180,7 @@ class _Worker:
         for judge in self.judges:
             await judge.aclose()
 
-    async def _one(self, runner: BatchRunner, unit: _Unit) -> tuple[CaseRecord, ScoredRows]:
+    async def _one(self, runner: BatchRunner, unit: Unit) -> tuple[CaseRecord, ScoredRows]:
         async with self.gate:
             record = await runner._run_unit(unit)
         return record, await self._scored(record)
@@ -198,15 +199,13 @@ class _Worker:
             )
 
     async def _build(self) -> BatchRunner:
-        from citelab.evals.runner._runner import BatchRunner
-
         began = time.perf_counter()
         settings = self.settings
-        if settings.out is None:
+        if settings.cache_dir is None:
             raise ConfigError("this Ray worker was started to score only")
         runner = BatchRunner(
             self.plan,
-            Path(settings.out) / "cache" / "models",
+            Path(settings.cache_dir),
             concurrency=settings.concurrency,
             cache=settings.cache,
             stream_calls=settings.stream_calls,
@@ -249,18 +248,17 @@ class RayExecutor:
     # -- the Executor protocol --------------------------------------------------------------
 
     async def execute(
-        self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
+        self, batch: BatchRunner, units: list[Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
-        batch = runner.batch
         # The driver's own model clients only answered the preflight: close them here.
         for model in batch.models.values():
             await model.aclose()
         began = time.perf_counter()
-        actors = self._start(_settings(runner))
+        actors = self._start(_settings(batch))
         self._pids = list(await asyncio.gather(*(_wait(a.set_up.remote()) for a in actors)))
         batch.setup_seconds = time.perf_counter() - began
         began, cpu = time.perf_counter(), time.process_time()
-        await self._dispatch(runner, units, keep)
+        await self._dispatch(batch, units, keep)
         batch.seconds = time.perf_counter() - began
         self._stats = list(await asyncio.gather(*(_wait(a.stats.remote()) for a in actors)))
         batch.cpu_seconds = time.process_time() - cpu + sum(s["cpu_seconds"] for s in self._stats)
@@ -297,7 +295,7 @@ class RayExecutor:
     def prepare(self, plan: RunPlan) -> None:
         self._start(_scoring_settings(plan))
 
-    def cache_counts(self, runner: _Executor) -> dict[str, dict[str, int]]:
+    def cache_counts(self, batch: BatchRunner) -> dict[str, dict[str, int]]:
         counts: dict[str, dict[str, int]] = {}
         for stats in self._stats:
             for name, (hits, misses) in stats["cache"].items():
@@ -386,13 +384,13 @@ class RayExecutor:
             raise WorkerLost(f"cannot reach the Ray cluster at {self.address}: {exc}") from exc
 
     async def _dispatch(
-        self, runner: _Executor, units: list[_Unit], keep: Callable[[CaseRecord], None]
+        self, runner: BatchRunner, units: list[Unit], keep: Callable[[CaseRecord], None]
     ) -> None:
         """Keep a few batches in flight per actor; give each record to ``keep`` as its batch
         comes back, and send that actor the next batch."""
         position = {unit.key: index for index, unit in enumerate(runner.plan.units)}
         indices = [position[unit.key] for unit in units]
-        concurrency = runner.batch.concurrency
+        concurrency = runner.concurrency
         size = self.batch_size = max(1, min(16, concurrency // 2))
         batches = deque(indices[i : i + size] for i in range(0, len(indices), size))
         depth = math.ceil(concurrency / size) + 1
@@ -420,7 +418,7 @@ class RayExecutor:
                 future.cancel()
 
     def _outcome(
-        self, future: asyncio.Future[Any], batch: list[int], runner: _Executor
+        self, future: asyncio.Future[Any], batch: list[int], runner: BatchRunner
     ) -> list[tuple[CaseRecord, ScoredRows]]:
         try:
             result: list[tuple[CaseRecord, ScoredRows]] = future.result()
@@ -540,15 +538,15 @@ def _wait(ref: Any) -> asyncio.Future[Any]:
     return asyncio.wrap_future(ref.future())
 
 
-def _settings(runner: _Executor) -> _Settings:
+def _settings(runner: BatchRunner) -> _Settings:
     plan = runner.plan
     return _Settings(
         _without_scorers(plan),
         _scorer_specs(plan),
-        str(runner.out.resolve()),
-        runner.batch.concurrency,
-        runner.batch.cache,
-        runner.batch.stream_calls,
+        str(runner.cache_dir.resolve()),
+        runner.concurrency,
+        runner.cache,
+        runner.stream_calls,
         _judge_groups(plan),
     )
 

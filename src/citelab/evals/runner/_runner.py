@@ -24,164 +24,35 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import functools
-import gc
-import hashlib
-import json
-import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from citelab._errors import CitelabError, ConfigError
-from citelab.agent import AgentConfig, default_agents, load_agents, resolve_corpus_path
-from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
-from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals._versions import versions as _versions
-from citelab.evals.dataset import Case, Dataset, load_dataset
-from citelab.evals.judges import build_judge
-from citelab.evals.records import (
-    CaseRecord,
-    RestrictedEntity,
-    RoundRecord,
-    SourceRecord,
-    TurnRecord,
-    read_records,
-    read_records_file,
-)
+from citelab.evals.records import CaseRecord, read_records, read_records_file
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, result_of
-from citelab.evals.runner._cache import CachedModel
+from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
-from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite
+from citelab.evals.runner._plan import RunPlan, Unit, plan_run
+from citelab.evals.runner._suite import Suite, load_suite
 from citelab.evals.runner._variant_notes import variant_notes
-from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, scorer_names
-from citelab.models import Model, OpenAIModel, current_view, get_model
 
 __all__ = [
-    "BatchRunner",
     "Resume",
     "ResumePolicy",
-    "RunPlan",
     "default_output_dir",
-    "earlier_numbers",
-    "model_endpoint",
-    "plan_run",
     "record_failed",
     "rescore",
     "resume_units",
     "run",
     "run_async",
-    "turn_record",
 ]
 
 _RECORDS = "records.jsonl"
-
-
-@dataclass(frozen=True)
-class _Unit:
-    """One case under one variant and model: what gets run and recorded as one line."""
-
-    variant: Variant
-    model: ModelSpec
-    dataset: Dataset
-    case: Case
-    agent: AgentConfig
-    """The case's agent as the variant configures it."""
-    seed: int
-    endpoint: str | None = None
-    """Where the model's calls go when that is configured outside the spec (the
-    ``OPENAI_BASE_URL`` of an ``openai:`` model): another endpoint is another model."""
-
-    @functools.cached_property
-    def key(self) -> str:
-        """``variant|model|dataset|case|fingerprint``: a change to what runs re-runs it."""
-        fingerprint: dict[str, Any] = {
-            "agent": self.agent.model_dump(mode="json"),
-            "model": self.model.model_dump(mode="json"),
-            "case": self.case.model_dump(mode="json"),
-            "seed": self.seed,
-        }
-        if self.endpoint is not None:
-            fingerprint["endpoint"] = self.endpoint
-        digest = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()
-        return "|".join([self.names, digest[:16]])
-
-    @property
-    def names(self) -> str:
-        """``variant|model|dataset|case``: the key without the configuration's fingerprint."""
-        return "|".join((self.variant.name, self.model.name, self.dataset.name, self.case.id))
-
-
-@dataclass
-class RunPlan:
-    """Everything a run needs, resolved from a suite (see :func:`plan_run`)."""
-
-    suite: Suite
-    datasets: list[Dataset]
-    agents: dict[str, dict[str, AgentConfig]]
-    """Variant name → the agents as that variant configures them."""
-    models: list[ModelSpec]
-    scorers: list[Scorer]
-    units: list[_Unit] = field(default_factory=list)
-
-    @property
-    def cases(self) -> dict[tuple[str, str], Case]:
-        return {(d.name, c.id): c for d in self.datasets for c in d}
-
-
-def plan_run(
-    suite: Suite,
-    *,
-    models: Sequence[str] | None = None,
-    limit: int | None = None,
-) -> RunPlan:
-    """Resolve a suite: datasets (at most ``limit`` cases each), variants' agents, scorers.
-
-    ``models`` replaces the suite's models by specs (``extractive``, ``openai:<model>``…).
-    """
-    cap = limit if limit is not None else suite.limit
-    datasets = [_limited(load_dataset(path), cap) for path in suite.dataset_paths()]
-    agents_file = suite.agents_path()
-    base = load_agents(agents_file) if agents_file is not None else default_agents()
-    _check_agents(suite, datasets, base)
-    variants = suite.expanded_variants()
-    _check_findings(suite, variants)
-    specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
-    agents = {v.name: _variant_agents(suite, v, base) for v in variants}
-    plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
-    endpoints = {spec.name: model_endpoint(spec) for spec in specs}
-    plan.units = [
-        _Unit(
-            variant,
-            spec,
-            dataset,
-            case,
-            agents[variant.name][case.agent],
-            suite.seed,
-            endpoints[spec.name],
-        )
-        for variant in variants
-        for spec in specs
-        for dataset in datasets
-        for case in dataset
-    ]
-    return plan
-
-
-def model_endpoint(spec: ModelSpec) -> str | None:
-    """The endpoint an ``openai:`` spec calls (its ``base_url`` option, else
-    ``OPENAI_BASE_URL``, else OpenAI's); None for models that call no endpoint."""
-    if not spec.spec.startswith("openai:"):
-        return None
-    configured = spec.options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
-    return str(configured or "https://api.openai.com/v1")
 
 
 def default_output_dir(suite: Suite) -> Path:
@@ -276,7 +147,7 @@ async def run_async(
     out.mkdir(parents=True, exist_ok=True)
     backend = get_executor(executor, address=address, workers=workers)
     try:
-        runner = _Executor(
+        driver = _RunDriver(
             plan,
             out,
             concurrency or suite.concurrency,
@@ -287,13 +158,13 @@ async def run_async(
             preflight=preflight,
             backend=backend,
         )
-        records = await runner.run()
+        records = await driver.run()
         result = result_of(
             backend.score(plan, records),
             records,
             plan.cases,
             plan.scorers,
-            config=_run_config(plan, runner, started),
+            config=_run_config(plan, driver, started),
             seed=suite.seed,
             resamples=suite.resamples,
         )
@@ -343,99 +214,6 @@ def rescore(
     return result
 
 
-# --- planning ------------------------------------------------------------------------------
-
-
-def _limited(dataset: Dataset, cap: int | None) -> Dataset:
-    if cap is None or len(dataset) <= cap:
-        return dataset
-    return Dataset(dataset.name, dataset.cases[:cap], dataset.path)
-
-
-def _check_agents(suite: Suite, datasets: list[Dataset], agents: Mapping[str, Any]) -> None:
-    for dataset in datasets:
-        missing = sorted(set(dataset.agents) - set(agents))
-        if missing:
-            raise ConfigError(
-                f"{suite.path}: dataset {dataset.name} names agent(s) {missing} that the agents "
-                f"configuration does not define (known: {sorted(agents)})"
-            )
-
-
-def _check_findings(suite: Suite, variants: list[Variant]) -> None:
-    names = {v.name for v in variants}
-    for index, finding in enumerate(suite.findings):
-        for role in ("baseline", "variant"):
-            name = getattr(finding, role)
-            if name is None or name == "*":
-                continue
-            if name not in names:
-                raise ConfigError(
-                    f"{suite.path}: key findings.{index}.{role}: no variant named {name!r} "
-                    f"(variants: {sorted(names)})"
-                )
-
-
-def _variant_agents(
-    suite: Suite, variant: Variant, base: Mapping[str, AgentConfig]
-) -> dict[str, AgentConfig]:
-    agents = {}
-    for name, config in base.items():
-        data = config.model_dump()
-        for dotted, value in variant.set.items():
-            _assign(data, dotted, value, suite, variant)
-        try:
-            agents[name] = AgentConfig.model_validate(data)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-            )
-            raise ConfigError(
-                f"{suite.path}: variant {variant.name!r}: agent {name!r} rejects the overrides "
-                f"({problems})"
-            ) from exc
-    return agents
-
-
-def _assign(data: dict[str, Any], dotted: str, value: Any, suite: Suite, variant: Variant) -> None:
-    parts = dotted.split(".")
-    target: Any = data
-    for index, part in enumerate(parts[:-1]):
-        if not isinstance(target, dict) or part not in target:
-            raise ConfigError(
-                f"{suite.path}: variant {variant.name!r}: key set.{dotted}: "
-                f"{'.'.join(parts[: index + 1])} is not an agent setting"
-            )
-        if target[part] is None:
-            target[part] = {}
-        target = target[part]
-    if not isinstance(target, dict) or parts[-1] not in target:
-        known = ", ".join(sorted(target)) if isinstance(target, dict) else "none"
-        raise ConfigError(
-            f"{suite.path}: variant {variant.name!r}: key set.{dotted}: no such agent setting "
-            f"(known here: {known})"
-        )
-    target[parts[-1]] = value
-
-
-def _scorer_specs(suite: Suite) -> list[str | dict[str, Any]]:
-    specs: list[str | dict[str, Any]] = list(suite.scorers or scorer_names())
-    if suite.judge is None:
-        return specs
-    judged: list[str | dict[str, Any]] = []
-    # One judge for all the scorers: an LLM judge's verdicts (its memo) are then shared.
-    judge = build_judge(suite.judge)
-    for spec in specs:
-        config: dict[str, Any] = {"name": spec} if isinstance(spec, str) else dict(spec)
-        if "judge" not in config and accepts_argument(str(config.get("name")), "judge"):
-            config["judge"] = judge
-        judged.append(config)
-    return judged
-
-
-# --- running -------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class ResumePolicy:
     """Which recorded units a run keeps (see :func:`run`)."""
@@ -452,7 +230,7 @@ class Resume:
 
     done: dict[str, CaseRecord]
     """Unit key → the record kept for it."""
-    pending: list[_Unit]
+    pending: list[Unit]
     resumed: int = 0
     """Units whose record was kept."""
     failed: int = 0
@@ -462,7 +240,7 @@ class Resume:
 
 
 def resume_units(
-    units: Sequence[_Unit], recorded: Mapping[str, CaseRecord], policy: ResumePolicy
+    units: Sequence[Unit], recorded: Mapping[str, CaseRecord], policy: ResumePolicy
 ) -> Resume:
     """Split ``units`` into the records to keep and the units to run (see :func:`run`)."""
     by_names = {key.rpartition("|")[0]: record for key, record in recorded.items()}
@@ -488,9 +266,10 @@ def record_failed(record: CaseRecord) -> bool:
     return any(turn.error is not None for turn in record.turns)
 
 
-class _Executor:
-    """Runs the plan's pending units on its executor (this process by default), with a
-    progress bar, appending each record as it comes."""
+class _RunDriver:
+    """Drives a run: decides which units are pending (resuming from ``records.jsonl``), has
+    its executor run them (this process by default) with a progress bar, and appends each
+    record as it comes."""
 
     def __init__(
         self,
@@ -547,350 +326,15 @@ class _Executor:
                 self.ran += 1
                 bar.update(1)
 
-            await self.backend.execute(self, pending, keep)
+            await self.backend.execute(self.batch, pending, keep)
         return [done[unit.key] for unit in self.plan.units]
-
-
-class BatchRunner:
-    """Runs units of a plan and returns their records: the part of a run any executor needs.
-
-    It loads the corpora, opens one answer service per (variant, model) with its model behind
-    the disk cache in ``cache_dir``, and runs at most ``concurrency`` units at once. The local
-    executor gives it every pending unit; another executor can give each worker its own
-    ``BatchRunner`` and a batch of units (records are plain data and pickle).
-    """
-
-    def __init__(
-        self,
-        plan: RunPlan,
-        cache_dir: Path,
-        *,
-        concurrency: int,
-        cache: bool = True,
-        stream_calls: bool = False,
-    ) -> None:
-        self.plan = plan
-        self.cache_dir = cache_dir
-        self.cache = cache
-        self.concurrency = concurrency
-        self.corpora: dict[str, Corpus] = {}
-        self.models: dict[str, CachedModel] = {}
-        self.services: dict[tuple[str, str], AnswerService] = {}
-        self.setup_seconds = 0.0
-        """Wall time spent loading what the units need (corpora, search indexes, model
-        clients) before the first one started."""
-        self.seconds = 0.0
-        """Wall time spent running units (models, retrieval, finalize), without set-up or
-        scoring."""
-        self.cpu_seconds = 0.0
-        """CPU time this process spent meanwhile: against ``seconds``, how busy the run kept
-        it (a run whose client is busy all the time is bound by its CPU, not the models)."""
-        self.stream_calls = stream_calls
-        """Stream the calls of models that can also answer whole (see :func:`run`)."""
-        self.streaming: dict[str, bool] = {}
-        """Model name → whether its calls stream, for the models that have the choice."""
-        self._readable: dict[tuple[str, Reader], str] = {}
-
-    async def check_models(self, units: Sequence[_Unit]) -> None:
-        """Preflight: every model the units use that can tell says it answers (else a
-        :class:`~citelab.ModelError` naming the model, the endpoint and the cause)."""
-        seen: dict[str, ModelSpec] = {unit.model.name: unit.model for unit in units}
-        for spec in seen.values():
-            await self._model(spec).check_available()
-
-    async def run_batch(
-        self, units: Sequence[_Unit], keep: Callable[[CaseRecord], None] | None = None
-    ) -> list[CaseRecord]:
-        """Set up (timed on its own), then run ``units``; each record goes to ``keep`` as it
-        finishes, and all of them are returned in the order of ``units``."""
-        records: dict[str, CaseRecord] = {}
-
-        def collect(record: CaseRecord) -> None:
-            records[record.key] = record
-            if keep is not None:
-                keep(record)
-
-        began = time.perf_counter()
-        self._load_corpora()
-        try:
-            await self._prepare(units)
-            self.setup_seconds += time.perf_counter() - began
-            began, cpu = time.perf_counter(), time.process_time()
-            with _long_lived_frozen():
-                await self._run_units(units, collect)
-            self.seconds += time.perf_counter() - began
-            self.cpu_seconds += time.process_time() - cpu
-        finally:
-            # Connections belong to this event loop: close them before it ends.
-            for model in self.models.values():
-                await model.aclose()
-        return [records[unit.key] for unit in units]
-
-    async def _prepare(self, units: Sequence[_Unit]) -> None:
-        """Open every service the units use, with their agents' indexes and models."""
-        for variant, spec, agents in _services_used(units):
-            await self._service(variant, spec).prepare(agents)
-
-    async def _run_units(self, units: Sequence[_Unit], keep: Callable[[CaseRecord], None]) -> None:
-        semaphore = asyncio.Semaphore(self.concurrency)
-
-        async def one(unit: _Unit) -> None:
-            async with semaphore:
-                record = await self._run_unit(unit)
-            keep(record)
-
-        await asyncio.gather(*(one(unit) for unit in units))
-
-    async def _run_unit(self, unit: _Unit) -> CaseRecord:
-        service = self._service(unit.variant, unit.model)
-        config = self.plan.agents[unit.variant.name][unit.case.agent]
-        corpus = self.corpora[config.corpus]
-        reader = unit.case.reader.to_reader()
-        readable = self._readable_for(config.corpus, reader)
-        turns: list[TurnRecord] = []
-        conversation: str | None = None
-        for index, gold in enumerate(unit.case.turns):
-            restricted = _restricted(corpus, reader, readable + "\n" + gold.question.casefold())
-            if turns and turns[-1].error is not None:
-                turns.append(
-                    TurnRecord(
-                        turn=index,
-                        question=gold.question,
-                        error="not run: an earlier turn of the case failed",
-                    )
-                )
-                continue
-            began = time.perf_counter()
-            try:
-                answer = await service.answer(
-                    unit.case.agent,
-                    gold.question,
-                    conversation,
-                    reader,
-                    seed=self.plan.suite.seed,
-                )
-            except CitelabError as exc:
-                turns.append(
-                    TurnRecord(
-                        turn=index, question=gold.question, error=f"{type(exc).__name__}: {exc}"
-                    )
-                )
-                continue
-            conversation = answer.conversation_id
-            turns.append(
-                turn_record(
-                    answer,
-                    index,
-                    gold.question,
-                    restricted=restricted,
-                    canaries=unit.case.canaries,
-                    seconds=time.perf_counter() - began,
-                    earlier=earlier_numbers(turns),
-                )
-            )
-        return CaseRecord(
-            key=unit.key,
-            variant=unit.variant.name,
-            model=unit.model.name,
-            dataset=unit.dataset.name,
-            case_id=unit.case.id,
-            tags=list(unit.case.tags),
-            turns=turns,
-        )
-
-    def _readable_for(self, corpus: str, reader: Reader) -> str:
-        key = (corpus, reader)
-        if key not in self._readable:
-            self._readable[key] = _readable_text(self.corpora[corpus], reader)
-        return self._readable[key]
-
-    def _load_corpora(self) -> None:
-        names = {c.corpus for agents in self.plan.agents.values() for c in agents.values()}
-        for name in sorted(names):
-            self.corpora[name] = load_corpus(resolve_corpus_path(name))
-
-    def _service(self, variant: Variant, spec: ModelSpec) -> AnswerService:
-        key = (variant.name, spec.name)
-        if key not in self.services:
-            label = f"eval-model-{spec.name}"
-            agents = {
-                name: config.model_copy(update={"model": label})
-                for name, config in self.plan.agents[variant.name].items()
-            }
-            self.services[key] = AnswerService(
-                agents,
-                store=MemoryConversationStore(),
-                logs=MemoryLogStore(),
-                models={label: self._model(spec)},
-                corpora=self.corpora,
-                # Nothing but model calls waits on this loop: a search in a worker thread
-                # would only add two thread hops per call (the GIL serializes it anyway).
-                tool_threads=False,
-            )
-        return self.services[key]
-
-    def _model(self, spec: ModelSpec) -> CachedModel:
-        if spec.name not in self.models:
-            inner: Model = get_model(spec.spec, **spec.options)
-            if isinstance(inner, OpenAIModel):
-                if "stream" not in spec.options:
-                    inner.streaming = self.stream_calls
-                self.streaming[spec.name] = inner.streaming
-            identity: dict[str, Any] = spec.model_dump(mode="json")
-            endpoint = model_endpoint(spec)
-            if endpoint is not None:  # answers of another endpoint are another model's
-                identity["endpoint"] = endpoint
-            namespace = json.dumps(identity, sort_keys=True)
-            self.models[spec.name] = CachedModel(
-                inner, self.cache_dir, namespace, enabled=self.cache
-            )
-        return self.models[spec.name]
-
-
-def _services_used(units: Sequence[_Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
-    """Each (variant, model) pair the units run, with the agents its cases ask, in order."""
-    used: dict[tuple[str, str], tuple[Variant, ModelSpec, dict[str, None]]] = {}
-    for unit in units:
-        key = (unit.variant.name, unit.model.name)
-        entry = used.setdefault(key, (unit.variant, unit.model, {}))
-        entry[2][unit.case.agent] = None
-    return [(variant, spec, list(agents)) for variant, spec, agents in used.values()]
-
-
-@contextlib.contextmanager
-def _long_lived_frozen() -> Iterator[None]:
-    """Keep the garbage collector off what existed before the run (corpora, indexes, modules,
-    a notebook's data) until it ends. A run makes many objects that live until it ends (the
-    records), so full collections come often, and each one walked all of memory: 10-30% of
-    the client's CPU per case, measured. Unfrozen at the end, all of it is collected as before.
-    """
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def turn_record(
-    answer: Answer,
-    index: int,
-    question: str,
-    *,
-    restricted: Sequence[RestrictedEntity] = (),
-    canaries: Sequence[str] = (),
-    seconds: float = 0.0,
-    earlier: Mapping[int, str] | None = None,
-) -> TurnRecord:
-    """What the scorers need of an :class:`~citelab.answers.Answer`; ``earlier`` is what
-    :func:`earlier_numbers` says of the conversation's earlier turns."""
-    held_numbers = {new: old for old, new in answer.mapping.items()}
-    final = [_source_record(s.number, s) for s in answer.sources]
-    candidates = [
-        _source_record(held_numbers.get(s.number or 0, s.number), s) for s in answer.sources
-    ]
-    candidates += [_source_record(s.number, s) for s in answer.dropped]
-    return TurnRecord(
-        turn=index,
-        question=question,
-        text=answer.text,
-        raw_text=answer.raw_text,
-        sources=final,
-        candidates=sorted(candidates, key=lambda s: s.number),
-        seen=_seen(answer),
-        message=answer.message.to_wire(),
-        no_answer=answer.no_answer,
-        rounds=[_round_record(r) for r in answer.rounds],
-        forced_searches=len(answer.forced),
-        mapping=dict(answer.mapping),
-        keep=answer.keep,
-        earlier=dict(earlier or {}),
-        dangling=len(answer.dangling),
-        restricted=list(restricted),
-        canaries=[c for c in canaries if c.casefold() not in question.casefold()],
-        seconds=seconds,
-    )
-
-
-def earlier_numbers(turns: Sequence[TurnRecord]) -> dict[int, str]:
-    """Number → URI as ``turns`` (a conversation's turns so far) used them in their final
-    texts; the first use of a number wins."""
-    earlier: dict[int, str] = {}
-    for turn in turns:
-        for source in turn.sources:
-            earlier.setdefault(source.number, source.uri)
-    return earlier
-
-
-def _source_record(number: int | None, source: Any) -> SourceRecord:
-    return SourceRecord(
-        number=number or 0,
-        uri=source.uri,
-        title=source.title,
-        content=source.content,
-        langcode=source.langcode,
-    )
-
-
-def _round_record(record: Any) -> RoundRecord:
-    added: dict[int, str] = {}
-    for call in record.tool_calls:
-        added.update(call.added)
-    searches = sum(1 for call in record.tool_calls if call.error is None)
-    return RoundRecord(
-        index=record.index - 1,
-        text=record.text,
-        visible=dict(record.visible_numbering),
-        searches=searches,
-        added=added,
-    )
-
-
-def _seen(answer: Answer) -> list[SourceRecord]:
-    seen: dict[str, SourceRecord] = {}
-    for record in answer.rounds:
-        for number, source in current_view(record.messages).items():
-            seen.setdefault(
-                source.uri,
-                SourceRecord(
-                    number=number, uri=source.uri, title=source.title, content=source.content
-                ),
-            )
-    return list(seen.values())
-
-
-def _restricted(corpus: Corpus, reader: Reader, visible: str) -> list[RestrictedEntity]:
-    """Entities ``reader`` may not read, with the titles whose sight would be a leak.
-
-    ``visible`` is everything the reader may see anyway (readable documents, the question),
-    case-folded: a title found there proves nothing, so it is not a leak marker.
-    """
-    return [
-        RestrictedEntity(
-            uri=doc.uri,
-            titles=sorted(
-                {t.title for t in doc.translations.values() if t.title.casefold() not in visible}
-            ),
-        )
-        for doc in corpus
-        if not doc.readable_by(reader)
-    ]
-
-
-def _readable_text(corpus: Corpus, reader: Reader) -> str:
-    parts = [
-        f"{t.title}\n{t.content}"
-        for doc in corpus
-        if doc.readable_by(reader)
-        for t in doc.translations.values()
-    ]
-    return "\n".join(parts).casefold()
 
 
 # --- the run's log -------------------------------------------------------------------------
 
 
-def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str, Any]:
-    batch = executor.batch
+def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, Any]:
+    batch = driver.batch
     return {
         **_static_config(plan),
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
@@ -898,22 +342,22 @@ def _run_config(plan: RunPlan, executor: _Executor, started: float) -> dict[str,
         "seconds": round(time.time() - started, 2),
         "units": {
             "total": len(plan.units),
-            "ran": executor.ran,
-            "resumed": executor.resume.resumed,
-            "rerun_failed": executor.resume.failed,
-            "rerun_changed": executor.resume.changed,
+            "ran": driver.ran,
+            "resumed": driver.resume.resumed,
+            "rerun_failed": driver.resume.failed,
+            "rerun_changed": driver.resume.changed,
         },
         "resume_policy": {
-            "rerun_failed": executor.policy.rerun_failed,
-            "reuse_changed": executor.policy.reuse_changed,
+            "rerun_failed": driver.policy.rerun_failed,
+            "reuse_changed": driver.policy.reuse_changed,
         },
         "setup_seconds": round(batch.setup_seconds, 3),
         "execution_seconds": round(batch.seconds, 3),
         "execution_cpu_seconds": round(batch.cpu_seconds, 3),
         "concurrency": batch.concurrency,
         "model_cache_enabled": batch.cache,
-        "model_cache": executor.backend.cache_counts(executor),
-        "executor": executor.backend.config(),
+        "model_cache": driver.backend.cache_counts(batch),
+        "executor": driver.backend.config(),
         "stream_calls": batch.stream_calls,
         "model_streaming": dict(batch.streaming),
     }
