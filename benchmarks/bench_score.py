@@ -54,8 +54,8 @@ from citelab.evals import (
     build_scorers,
     score_answers,
 )
-from citelab.evals._answers import _records
-from citelab.evals._formats import to_answers
+from citelab.evals.external import to_answers
+from citelab.evals.external._score import _records
 from citelab.evals.results import score_record
 
 _WORDS = [f"w{index}" for index in range(300)]

@@ -14,8 +14,9 @@ import pytest
 
 from citelab import ConfigError, InvalidInput
 from citelab.cli import main
-from citelab.evals import EvalResult, LexicalJudge, LLMJudge, _answers, build_judge, score_answers
+from citelab.evals import EvalResult, LexicalJudge, LLMJudge, build_judge, score_answers
 from citelab.evals._fork import cpus, fork_is_safe
+from citelab.evals.external import _score
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="processes are forked (Linux)")
 
@@ -73,13 +74,13 @@ def test_several_processes_give_the_tables_of_one(processes: int) -> None:
 def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The process counts the scoring forked for, as they happen."""
     counts: list[int] = []
-    real = _answers._score_in_processes
+    real = _score._score_in_processes
 
     def spy(*args: Any) -> Any:
         counts.append(args[-1])
         return real(*args)
 
-    monkeypatch.setattr(_answers, "_score_in_processes", spy)
+    monkeypatch.setattr(_score, "_score_in_processes", spy)
     return counts
 
 

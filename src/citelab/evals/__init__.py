@@ -1,33 +1,33 @@
-"""Evaluations: datasets, scorers, judges, the runner and its reports.
+"""Evaluations: datasets, judges, scorers, results, reports, the runner, other people's answers.
 
-* Datasets — :func:`load_dataset` reads JSONL :class:`Case` lines (readers, turns, gold claims
-  and their supporting entities, expected no-answers, multi-round scenarios).
-* Scorers — small objects behind one :class:`Scorer` protocol, built by name from their
+One subpackage (room) per job, each re-exported here; imports run one way, from the rooms on
+top to the rooms below them (``pyproject.toml``'s import contract checks it):
+
+* ``dataset`` and ``records`` — :func:`load_dataset` reads JSONL :class:`Case` lines (readers,
+  turns, gold claims and their supporting entities, expected no-answers, multi-round
+  scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
+* ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
+  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
+  measures a judge against human labels.
+* ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
   numbering stability, dangling markers, no-answer behaviour and restricted-source leakage.
-* Judges — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model).
-* Results — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
-  statement, case and variant level, bootstrap intervals), :func:`write_outputs` (CSV,
-  Parquet, ``run.json`` and a self-contained HTML report), checked :class:`Finding` s.
-* Runner — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents' variants ×
-  models); :func:`run` runs it through the answer service with bounded concurrency, a disk
-  cache of model calls (:class:`CachedModel`), resumable records and progress bars;
-  :func:`rescore` scores recorded runs again without any model call.
+* ``results`` — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
+  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
+* ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
+  report with plots and a case browser) and :func:`compare_runs`.
+* ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
+  variants × models); :func:`run` runs it through the answer service with bounded
+  concurrency, a disk cache of model calls (:class:`CachedModel`), resumable records and
+  progress bars; :func:`rescore` scores recorded runs again without any model call.
+* ``external`` — :func:`score_answers` scores answers citelab did not produce (ALCE files,
+  vendor responses, AnswerMessages) with the same scorers and reports.
 """
 
 from typing import TYPE_CHECKING
 
 from citelab._lazy import lazy_attributes
-from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
-from citelab.evals._formats import (
-    ANSWER_FORMATS,
-    AnswerFormat,
-    ExternalAnswer,
-    read_answers,
-    to_answers,
-)
 from citelab.evals.dataset import (
     Case,
     Dataset,
@@ -36,6 +36,16 @@ from citelab.evals.dataset import (
     ReaderSpec,
     check_dataset,
     load_dataset,
+)
+from citelab.evals.external import (
+    ANSWER_FORMATS,
+    AnswerFormat,
+    ExternalAnswer,
+    default_answer_scorers,
+    read_answers,
+    score_answers,
+    summary_json,
+    to_answers,
 )
 from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,

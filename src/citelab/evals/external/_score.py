@@ -27,9 +27,9 @@ from typing import Any
 from citelab._errors import ConfigError
 from citelab._memory import paused_garbage_collection
 from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
-from citelab.evals._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
+from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
 from citelab.evals.judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
