@@ -24,8 +24,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec
-from citelab.models._version import code_version_of
+from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec, code_version_of
 
 __all__ = ["CachedModel"]
 
