@@ -20,7 +20,7 @@ file (and the few NLTK modules it imports) under bare package entries for ``nltk
 ``nltk.tokenize`` that do not run their ``__init__``, and then takes every ``nltk`` entry
 out of ``sys.modules`` again: the copy is citelab's alone, and a later ``import nltk`` anywhere
 imports all of NLTK as usual. Should that ever fail (a future NLTK whose punkt needs its
-package ``__init__``), punkt is imported the ordinary way. ``tests/evals/test_punkt.py``
+package ``__init__``), punkt is imported the ordinary way. ``tests/evals/scorers/test_punkt.py``
 checks, in fresh processes, that the bare path is taken and splits as ``nltk.sent_tokenize``.
 """
 
@@ -126,7 +126,7 @@ def _memo_token_class(base: Any) -> Any:
     alphabetic tests depend on nothing but its text; punkt builds a fresh token for every
     word of every context, and each of these is a guarded regular-expression call. Here each
     is NLTK's own computation (its method or pattern, called on a spare token), memoized by
-    the word. ``tests/evals/test_punkt.py`` checks the split equals NLTK's plain tokenizer.
+    the word. ``tests/evals/scorers/test_punkt.py`` checks the split equals NLTK's plain tokenizer.
     """
     spare = base("")
     get_type = lru_cache(maxsize=_TOKENS)(lambda tok: base._get_type(spare, tok))

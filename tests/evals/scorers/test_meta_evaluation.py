@@ -60,7 +60,7 @@ from citelab.models import (
 )
 from citelab.sources import Source, build_anchors, finalize_citations
 
-DATASETS = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
+DATASETS = Path(__file__).resolve().parents[3] / "fixtures" / "datasets"
 TOLERANCE = 0.02
 REPLICATES = 12
 

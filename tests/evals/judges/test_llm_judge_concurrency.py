@@ -20,7 +20,7 @@ from citelab.models import (
     serve_in_thread,
 )
 
-from ._judge_models import YesNoModel
+from .._judge_models import YesNoModel
 
 
 @pytest.fixture(scope="module")

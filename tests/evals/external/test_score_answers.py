@@ -198,7 +198,7 @@ def test_a_failing_judge_leaves_no_half_written_report(tmp_path: Path) -> None:
     def broken(statement: str, evidence: str) -> bool:
         raise ConfigError("the judge broke")
 
-    judge = build_judge({"name": "tests.evals.test_score_answers:broken"})
+    judge = build_judge({"name": "tests.evals.external.test_score_answers:broken"})
     with pytest.raises(ConfigError, match="the judge broke"):
         score_answers(write(tmp_path, "a.json", ALCE), "alce", judge=judge, out_dir=out)
     assert (out / "summary.csv").read_text(encoding="utf-8") == "earlier run\n"
@@ -223,14 +223,14 @@ class Strict:
         return len(statement) >= self.minimum and statement in evidence
 
     def config(self) -> dict[str, Any]:
-        return {"name": "tests.evals.test_score_answers:Strict", "minimum": self.minimum}
+        return {"name": "tests.evals.external.test_score_answers:Strict", "minimum": self.minimum}
 
 
 def test_judges_named_as_module_attr() -> None:
-    function = build_judge("tests.evals.test_score_answers:always")
+    function = build_judge("tests.evals.external.test_score_answers:always")
     assert function.supports("x", "y") is True
-    assert function.config() == {"name": "tests.evals.test_score_answers:always"}
-    built = build_judge({"name": "tests.evals.test_score_answers:Strict", "minimum": 3})
+    assert function.config() == {"name": "tests.evals.external.test_score_answers:always"}
+    built = build_judge({"name": "tests.evals.external.test_score_answers:Strict", "minimum": 3})
     assert type(built).__name__ == "Strict"
     assert built.supports("abc", "xabcx") is True
     assert built.supports("ab", "xabx") is False
@@ -238,9 +238,9 @@ def test_judges_named_as_module_attr() -> None:
     with pytest.raises(ConfigError, match="cannot import 'no_such_module'"):
         build_judge("no_such_module:judge")
     with pytest.raises(ConfigError, match="has no 'missing'"):
-        build_judge("tests.evals.test_score_answers:missing")
+        build_judge("tests.evals.external.test_score_answers:missing")
     with pytest.raises(ConfigError, match="takes no configuration"):
-        build_judge({"name": "tests.evals.test_score_answers:always", "threshold": 1})
+        build_judge({"name": "tests.evals.external.test_score_answers:always", "threshold": 1})
 
 
 def test_citelab_score_prints_json_and_fails_loudly(
@@ -345,13 +345,13 @@ def test_a_suite_names_its_judge_as_module_attr(tmp_path: Path) -> None:
     suite_file.parent.mkdir()
     suite_file.write_text(
         'name = "mine"\ndatasets = ["university"]\nscorers = ["citation_recall"]\n'
-        'judge = "tests.evals.test_score_answers:always"\n',
+        'judge = "tests.evals.external.test_score_answers:always"\n',
         encoding="utf-8",
     )
     suite = load_suite(suite_file)
     (spec,) = _scorer_specs(suite)
     scorer = build_judge(spec["judge"])
-    assert scorer.config() == {"name": "tests.evals.test_score_answers:always"}
+    assert scorer.config() == {"name": "tests.evals.external.test_score_answers:always"}
 
 
 def test_what_the_gemini_converter_drops_reaches_run_json_and_the_report(tmp_path: Path) -> None:

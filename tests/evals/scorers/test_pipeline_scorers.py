@@ -15,7 +15,7 @@ from citelab.evals import (
     uncited_dropping,
 )
 
-from ._builders import message, record, source
+from .._builders import message, record, source
 
 GOLD = GoldTurn(question="When are fees due?")
 FEES, LIBRARY, PARKING = "entity:page/fees", "entity:page/library", "entity:page/parking"

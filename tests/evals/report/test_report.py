@@ -32,7 +32,7 @@ from citelab.evals.report._glossary import metric_glossary
 from citelab.evals.report._report import MIN_UNITS, render_html
 from citelab.evals.runner._variant_notes import variant_notes
 
-from ._builders import record
+from .._builders import record
 
 EVIL = '<script>alert("x")</script>'
 FEES, PARKING = "entity:page/fees", "entity:page/parking"

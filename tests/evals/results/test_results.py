@@ -15,7 +15,7 @@ from citelab.evals import (
 )
 from citelab.evals.results import ScoredRows, result_of, score_record, score_rows
 
-from ._builders import record
+from .._builders import record
 
 GOOD = "Tuition fees are due in May [1]."
 BAD = "Tuition fees are due in May [1]. Parking is cheap."

@@ -27,7 +27,7 @@ from citelab.evals import (
     write_outputs,
 )
 
-from ._builders import record
+from .._builders import record
 
 FEES, PARKING = "entity:page/fees", "entity:page/parking"
 TEXT = "Tuition fees are due in May [1]. Permits cost 30 euros per term [2]."

@@ -27,7 +27,7 @@ from citelab.models import (
     serve_in_thread,
 )
 
-from ._judge_models import YesNoModel
+from .._judge_models import YesNoModel
 
 
 def test_our_labelled_set_is_large_enough_and_covers_every_hazard() -> None:
@@ -173,7 +173,7 @@ def test_score_answers_runs_the_llm_judge_on_served_judge_model() -> None:
     assert result.config["judge"]["concurrency"] == 4
 
 
-ALCE_SAMPLE = Path(__file__).parents[2] / "fixtures" / "judges" / "alce_human_eval_sample.json"
+ALCE_SAMPLE = Path(__file__).parents[3] / "fixtures" / "judges" / "alce_human_eval_sample.json"
 
 
 def test_alce_human_eval_citations_become_recall_and_citation_pairs() -> None:

@@ -145,7 +145,7 @@ def test_an_error_in_another_process_is_raised_here_and_nothing_is_written(
 ) -> None:
     data = _data(40)
     data["data"][-1]["output"] = "Poison words here [1]."  # the last slice's answer
-    judge = build_judge({"name": "tests.evals.test_score_processes:poisoned"})
+    judge = build_judge({"name": "tests.evals.external.test_score_processes:poisoned"})
     out = tmp_path / "out"
     with pytest.raises(ConfigError, match=r"the judge broke on 'Poison words here\.'"):
         score_answers(data, "alce", judge=judge, processes=2, out_dir=out)

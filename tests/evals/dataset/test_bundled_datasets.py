@@ -13,7 +13,7 @@ from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogSto
 from citelab.corpus import Corpus, load_corpus
 from citelab.evals import Case, Dataset, check_dataset, load_dataset, load_suite, plan_run
 
-FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
+FOLDER = Path(__file__).resolve().parents[3] / "fixtures" / "datasets"
 NAMES = ("university", "helpcentre", "intranet")
 HAZARDS = {
     "university": {"same_label", "fields_only", "multi_turn", "multi_round", "no_answer"},

@@ -13,7 +13,7 @@ from citelab.evals import (
     claim_recall,
 )
 
-from ._builders import record
+from .._builders import record
 
 GOLD = GoldTurn(question="When are fees due?")
 

@@ -15,8 +15,8 @@ from citelab.models import (
     serve_in_thread,
 )
 
-from ._builders import record
-from ._judge_models import YesNoModel
+from .._builders import record
+from .._judge_models import YesNoModel
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from citelab.cli import main
 from citelab.evals import Case, CaseRecord, GoldTurn, build_scorers, score_records, write_outputs
 from citelab.evals.report import compare_runs, load_run
 
-from ._builders import record
+from .._builders import record
 
 GOOD = "Tuition fees are due in May [1]."
 BAD = "Tuition fees are due in May [1]. Parking is cheap."

@@ -37,7 +37,7 @@ from citelab.evals.runner._ray import (
 from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
 from citelab.models._server import serve_app_in_thread
 
-from ._judge_models import YesNoModel
+from .._judge_models import YesNoModel
 
 pytestmark = pytest.mark.slow
 
