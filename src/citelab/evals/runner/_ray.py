@@ -11,7 +11,7 @@ How a run goes:
   its ``concurrency`` slots busy (the bound is per worker, as a local run's is per process).
   An actor scores each record where it answered it (judges run where the answers are) and
   sends back the record with its table rows
-  (:class:`~citelab.evals.results._results.ScoredRows`). The driver writes every record to
+  (:class:`~citelab.evals.results.ScoredRows`). The driver writes every record to
   ``records.jsonl`` as it arrives, moves the one progress bar and writes the same tables and
   report as a local run: the rows are put together in the plan's order, so the results are
   the same (timing columns aside).
@@ -187,7 +187,7 @@ class _Worker:
 
     async def _scored(self, record: CaseRecord) -> ScoredRows:
         """Every scorer on ``record``. With a model judge, as the local executor scores:
-        deferring (:func:`~citelab.evals.judges._deferring.score_deferring`), each unknown verdict
+        deferring (:func:`~citelab.evals.judges.score_deferring`), each unknown verdict
         asked in this actor's event loop while other records score, at most the judges'
         largest ``concurrency`` records at once in this worker (and each judge's own bound
         on its calls in flight)."""
