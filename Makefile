@@ -31,8 +31,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Front end: vitest unit tests, and the committed bundle must equal a fresh build of js/.
+# Front end: TypeScript checks the JSDoc types, vitest unit tests, and the committed bundle
+# must equal a fresh build of js/.
 test-js:
+	bash scripts/js.sh types
 	bash scripts/js.sh test
 	bash scripts/js.sh check
 

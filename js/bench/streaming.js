@@ -14,13 +14,13 @@
 //   chatPlain    the same chat view without the hover card and without anchors
 //   morphOnly    ours, but given the whole text per update (the block view's changes alone)
 //   parseOnly    the parse of ours alone (no DOM), for the breakdown
-import { BlockView } from "../block_view.js";
-import { ChatView } from "../chat_view.js";
-import { frameSlices } from "../dom.js";
-import { markdownToHtml, renderBlocks } from "../markdown.js";
-import { sanitizeToFragment, sanitizeToString } from "../sanitize.js";
-import { ChatStore } from "../store.js";
-import { BlockStream } from "../stream.js";
+import { BlockView } from "../render/block_view.js";
+import { ChatView } from "../views/chat_view.js";
+import { frameSlices } from "../dom/frames.js";
+import { markdownToHtml, renderBlocks } from "../render/markdown.js";
+import { sanitizeToFragment, sanitizeToString } from "../render/sanitize.js";
+import { ChatStore } from "../state/store.js";
+import { BlockStream } from "../render/stream.js";
 
 const WORDS = (
   "library rooms open evening students booking campus access card group seats exam weeks " +

@@ -4,13 +4,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import ALLOWLISTS from "../allowlists.json";
-import { ChatView } from "../chat_view.js";
-import { markdownToHtml, renderBlocks } from "../markdown.js";
-import { renderMessage } from "../message_view.js";
-import { ReferencesSection } from "../references.js";
-import { sanitizeToString } from "../sanitize.js";
-import { ChatStore } from "../store.js";
+import ALLOWLISTS from "../contract/allowlists.json";
+import { ChatView } from "../views/chat_view.js";
+import { markdownToHtml, renderBlocks } from "../render/markdown.js";
+import { renderMessage } from "../views/message_view.js";
+import { ReferencesSection } from "../views/references/section.js";
+import { sanitizeToString } from "../render/sanitize.js";
+import { ChatStore } from "../state/store.js";
 import { badScheme, container, disallowed, syncSchedule } from "./helpers.js";
 
 const OURS = [

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "CitedSpan",
     "DoneEvent",
     "ErrorEvent",
     "Event",
@@ -27,13 +28,27 @@ class Question(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: str = Field(default="default", min_length=1, max_length=200)
-    """The agent that answers (follow-ups are pinned to the conversation's agent)."""
+    agent: str | None = Field(default=None, min_length=1, max_length=200)
+    """The agent that answers (follow-ups are pinned to the conversation's agent); omitted,
+    the transport's default agent (``citelab serve``: its ``--agent``, else ``default`` when
+    configured, else the first agent, e.g. the agent of ``--corpus``)."""
     question: str = Field(max_length=20_000, json_schema_extra={"minLength": 1, "pattern": r"\S"})
     """The question text; empty or whitespace-only is rejected by the service (the schema
     says so: at least one character that is not white space)."""
     conversation_id: str | None = Field(default=None, max_length=200)
     """Continue this conversation; omit to start a new one."""
+
+
+class CitedSpan(BaseModel):
+    """A part of a source's text that a claim of the answer rests on."""
+
+    text: str
+    """The supporting sentence(s), plain text (untrusted)."""
+    start: int | None = None
+    """Where ``text`` starts in the source's text (the cited translation's ``content``; code
+    points); ``None`` when not known."""
+    end: int | None = None
+    """Where ``text`` ends in the source's text (code points, exclusive)."""
 
 
 class Reference(BaseModel):
@@ -66,6 +81,11 @@ class Reference(BaseModel):
     text (untrusted); ``None`` when the source came without one (a listed label)."""
     restricted: bool = False
     """True when access rules apply to the source (not every reader may read it)."""
+    cited_spans: list[CitedSpan] = Field(default_factory=list)
+    """The sentence(s) of this source the answer's claims rest on, one per distinct span, in
+    the order the answer cites them: what a document view marks (``passage`` is the whole
+    retrieved chunk). Empty on the provisional ``references`` event and for sources without
+    a passage."""
 
 
 class SuggestedReplyPayload(BaseModel):

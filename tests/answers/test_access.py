@@ -40,6 +40,7 @@ PROBES = [
     "Is the board considering the Quillon acquisition?",
     "Where does Bob Lindqvist live after his relocation?",
     "What is Project Bluefinch building?",
+    "When was Kestrel Systems founded?",  # public: every reader gets an answer with sources
 ]
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,31 @@ def test_ask_errors_exit_2_with_the_reason(
 ) -> None:
     assert main([*argv, "--db", str(tmp_path / "ask.sqlite3")]) == 2
     assert message in capsys.readouterr().err
+
+
+def _citelab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The ``citelab`` command in a child process, as a user runs it."""
+    env = {**os.environ, "CITELAB_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "citelab", *args]
+    return subprocess.run(
+        command, check=False, capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_ask_answers_from_a_users_notes_only_what_they_hold(tmp_path: Path) -> None:
+    """The notes (tests/user_notes) hold a ferry's ticket prices and a harbour car park's
+    price, but no semester fee and no museum: those get the no-answer, not a price."""
+    notes = Path(__file__).parents[1] / "user_notes"
+    corpus = tmp_path / "notes.jsonl"
+    assert _citelab(tmp_path, "corpus", "import", str(notes), "-o", str(corpus)).returncode == 0
+    db = str(tmp_path / "db")
+    for question in ("When is the harbour museum open?", "How much is the semester fee?"):
+        done = _citelab(tmp_path, "ask", "--corpus", str(corpus), question, "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "I could not find an answer to that in the sources I have.\n"
+    asked = "How much does parking at the harbour cost?"
+    done = _citelab(tmp_path, "ask", "--corpus", str(corpus), asked, "--db", db)
+    assert done.stdout.startswith("Parking at the harbour costs 2 euros per hour [1].\n")
+    assert "Sources:\n  [1] Parking at the harbour (harbour-parking.md) <harbour-parking.md>" in (
+        done.stdout
+    )

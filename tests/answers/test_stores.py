@@ -141,3 +141,28 @@ async def test_a_closed_store_reopens_and_keeps_its_data(tmp_path: Path) -> None
     assert loaded.version == 2
     sqlite.close()
     other.close()
+
+
+async def test_a_users_conversations_are_listed_newest_first_per_agent(
+    store: ConversationStore,
+) -> None:
+    def owned(key: str, owner: str | None, agent: str, expires_at: float) -> ConversationRecord:
+        return record(key, turns=1, expires_at=expires_at).model_copy(
+            update={"owner": owner, "agent": agent}
+        )
+
+    for saved in [
+        owned("old", "alice", "default", 150.0),
+        owned("new", "alice", "default", 300.0),
+        owned("help", "alice", "helpcentre", 200.0),
+        owned("gone", "alice", "default", 50.0),  # expired at 100
+        owned("bobs", "bob", "default", 400.0),
+        owned("nobodys", None, "default", 500.0),
+    ]:
+        await store.save(saved)
+    keys = [r.conversation_id for r in await store.owned_by("alice", now=100.0)]
+    assert keys == ["new", "help", "old"]
+    defaults = await store.owned_by("alice", now=100.0, agent="default", limit=1)
+    assert [r.conversation_id for r in defaults] == ["new"]
+    assert [r.conversation_id for r in await store.owned_by("bob", now=100.0)] == ["bobs"]
+    assert await store.owned_by("carol", now=100.0) == []

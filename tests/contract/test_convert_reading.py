@@ -112,13 +112,17 @@ def test_gemini_thought_parts_are_not_answer_text_and_uri_less_chunks_are_declar
     dropped: list[str] = []
     message = from_gemini({"candidates": [data]}, dropped=dropped)
     assert message.text == "Fees are due in May."
-    assert [s.uri for s in message.sources] == ["https://uni.example/fees"]
-    assert [(a.source_uri, a.cited_text) for a in message.anchors] == [
-        ("https://uni.example/fees", "Fees are due in May.")
+    # A retrieved context without uri is a document by its title (see the File Search tests).
+    assert [s.uri for s in message.sources] == [
+        "gemini-file-search:title/fees.pdf",
+        "https://uni.example/fees",
     ]
-    assert len(dropped) == 5
+    assert [(a.source_uri, a.cited_text) for a in message.anchors] == [
+        ("gemini-file-search:title/fees.pdf", "Fees are due in May."),
+        ("https://uni.example/fees", "Fees are due in May."),
+    ]
+    assert len(dropped) == 4
     assert any("groundingChunks[0] (maps)" in line for line in dropped)
-    assert any("groundingChunks[1] (retrievedContext without uri)" in line for line in dropped)
     assert any("groundingChunks[3] (image)" in line for line in dropped)
     assert any("groundingSupports[1]" in line and "thought" in line for line in dropped)
     assert any("citationMetadata" in line for line in dropped)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,12 +15,25 @@ from citelab.contract import AnswerMessage, validate_message
 
 def test_demo_prints_the_wire_json_and_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
-    out = capsys.readouterr().out
-    wire_text, summary = out.rsplit("\n", 2)[0], out.rsplit("\n", 2)[1]
-    assert summary == "valid: 3 sources, 6 anchors"
-    message = AnswerMessage.model_validate_json(wire_text)
-    assert validate_message(json.loads(wire_text)) == []
+    out, err = capsys.readouterr()
+    assert err == "valid: 3 sources, 6 anchors\n"  # stdout is the JSON alone (`| jq` works)
+    message = AnswerMessage.model_validate_json(out)
+    assert validate_message(json.loads(out)) == []
     assert len(message.suggested_replies) == 3
+
+
+def test_demo_output_pipes_into_a_json_reader() -> None:
+    """``citelab demo | jq``: the real command's stdout parses as one JSON document."""
+    done = subprocess.run(
+        [sys.executable, "-m", "citelab", "demo"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["role"] == "assistant"
+    assert done.stderr == "valid: 3 sources, 6 anchors\n"
 
 
 def test_demo_exits_non_zero_with_the_violations(

@@ -67,7 +67,13 @@ def front_end(vectors: list[str], tmp_path_factory: pytest.TempPathFactory) -> l
     given.write_text(json.dumps(vectors), encoding="utf-8")
     env = {**os.environ, "CITELAB_LAYERS_IN": str(given), "CITELAB_LAYERS_OUT": str(taken)}
     done = subprocess.run(
-        [str(VITEST), "run", "--config", "js/vitest.config.js", "js/tests/layers_dump.test.js"],
+        [
+            str(VITEST),
+            "run",
+            "--config",
+            "js/vitest.config.js",
+            "js/tests/render/layers_dump.test.js",
+        ],
         cwd=ROOT,
         env=env,
         check=False,

@@ -49,11 +49,13 @@ CONTRACT = [
 CONVERT = [
     "ANTHROPIC_LOSSES",
     "COHERE_LOSSES",
+    "FILE_SEARCH_SCHEME",
     "GEMINI_LOSSES",
     "OPENAI_FILE_SCHEME",
     "OPENAI_LOSSES",
     "Losses",
     "anthropic_document_source",
+    "file_search_uri",
     "from_anthropic",
     "from_cohere",
     "from_gemini",

@@ -109,3 +109,18 @@ def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
     assert b"Traceback" not in err
     assert b"BrokenPipeError" not in err
     assert process.returncode == 141
+
+
+def test_info_says_in_plain_words_which_languages_entities_lack(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["corpus", "info", "helpcentre"]) == 0
+    out = capsys.readouterr().out
+    assert "incomplete" not in out
+    assert (
+        "languages    20 of 42 entities are not in every language (8 have no de version, "
+        "8 no en, 12 no fr);\n             a reader asking in a language an entity lacks is "
+        "answered from its text in another language\n"
+    ) in out
+    assert main(["corpus", "info", "university"]) == 0
+    assert "languages    every entity is in en\n" in capsys.readouterr().out

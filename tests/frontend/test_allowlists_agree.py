@@ -9,5 +9,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_js_allowlists_equal_the_python_ones() -> None:
-    js_lists = json.loads((ROOT / "js" / "allowlists.json").read_text(encoding="utf-8"))
+    js_lists = json.loads(
+        (ROOT / "js" / "contract" / "allowlists.json").read_text(encoding="utf-8")
+    )
     assert js_lists == json.loads(json.dumps(ALLOWLISTS))

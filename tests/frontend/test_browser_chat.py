@@ -278,7 +278,11 @@ def test_message_view_highlights_cited_spans_with_emoji_offsets(session: Session
     assert page.locator("#message mark.citelab-cited").all_inner_texts() == [cited]
     page.locator("#message li.citelab-source").nth(1).hover()
     assert page.locator("#message mark.citelab-cited-active").count() == 1
-    assert page.locator("#message .citelab-footnote a").inner_text() == "2"
+    # The text's own [2] links to the second source; no footnote repeats it beside it (#24).
+    assert page.locator("#message .citelab-footnote").count() == 0
+    second = page.locator("#message li.citelab-source").nth(1).get_attribute("id")
+    marker = page.locator('#message .citelab-answer a[data-ref-index="2"]')
+    assert marker.get_attribute("href") == f"#{second}"
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#message").screenshot(path=str(ARTIFACTS / "frontend-message.png"))
 

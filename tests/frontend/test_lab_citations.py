@@ -83,7 +83,10 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
     assert len(kernel) == len(QUESTIONS)
     conversation_numbers_hold(chat, kernel)
     assert chat.locator("form.citelab-ask").is_hidden()
-    assert chat.locator("details.citelab-rounds").count() == 3  # prompt and rounds per turn
+    # Prompt and rounds per turn, shown (#24: they stayed hidden and empty in JupyterLab).
+    rounds = chat.locator("details.citelab-rounds:not([hidden])")
+    assert rounds.count() == 3
+    assert rounds.nth(2).locator("summary").inner_text().startswith("Prompt and rounds (")
 
     # The hover/focus card, and the cited span it highlights.
     card = hover_card_follows_pointer_and_focus(page, chat)
@@ -102,6 +105,9 @@ def test_numbers_hover_stop_new_conversation_contrast_and_restart(notebook: Note
         "() => document.querySelectorAll('.citelab-chat .citelab-turn')[3]"
         "?.dataset.status === 'error'"
     )
+    stopped = chat.locator(".citelab-turn").nth(3)
+    assert stopped.locator(".citelab-error").is_hidden()  # stopping is no error (#24)
+    assert "incomplete" in stopped.locator(".citelab-stopped").inner_text()
 
     # New conversation: the view clears and the question box is back.
     chat.get_by_role("button", name="New conversation", exact=True).click()

@@ -10,7 +10,7 @@ import pytest
 from citelab.widget import Chat, MessageView, SourcesPanel
 from citelab.widget._display import StaticFallbackWidget
 
-MODEL_JS = Path(__file__).resolve().parents[2] / "js" / "model.js"
+MODEL_JS = Path(__file__).resolve().parents[2] / "js" / "contract" / "model.js"
 
 
 def declared(name: str) -> set[str]:

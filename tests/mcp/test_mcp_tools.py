@@ -277,3 +277,28 @@ async def test_a_document_the_reader_may_not_read_is_not_found(index_dir: Path) 
         with pytest.raises(Exception, match="not found"):
             await client.read_resource("entity:node/no-such-page")
     assert "Salary" not in str(refused.value)
+
+
+async def test_source_quotes_are_the_sentences_the_claims_rest_on(index_dir: Path) -> None:
+    """Not the whole retrieved chunk: each quote is the passage's sentence(s) the anchor's
+    claim rests on, at its place in the document, and the done event's cards carry them."""
+    answers = service(index_dir)
+    async with Client(create_server(answers)) as client:
+        result = await client.call_tool("ask", {"question": "How much is the semester fee?"})
+    text = result.content[0]
+    assert isinstance(text, TextContent)
+    assert text.meta is not None
+    quotes = text.meta["citelab/source_quotes"]
+    assert quotes
+    document = await answers.document("default", "page", "semester-fee")
+    content = document.translations["en"].content
+    done = DoneEvent.model_validate(result.structured_content)
+    [card] = done.references
+    sentence = "Every student at Hollin University pays a semester fee of 312 euros."
+    for quote in quotes:
+        assert quote["text"] == sentence
+        assert content[quote["startIndex"] : quote["endIndex"]] == quote["text"]
+        assert len(quote["text"]) < len(card.passage or "")
+    assert [(s.text, s.start, s.end) for s in card.cited_spans] == [
+        (q["text"], q["startIndex"], q["endIndex"]) for q in quotes[:1]
+    ]

@@ -51,6 +51,8 @@ def test_document_is_openapi_3_1_with_every_endpoint(document: dict[str, Any]) -
         "/api/question",
         "/api/feedback",
         "/api/document",
+        "/api/conversations",
+        "/api/conversations/{conversation_id}",
         "/api/openapi.json",
         "/",
     }

@@ -52,5 +52,6 @@ def test_the_server_behaves_as_its_openapi_document_says(live: Live, mode: Gener
         ran.append(operation.label)
     expected = {"POST /api/feedback", "POST /api/question"}
     if mode is GenerationMode.POSITIVE:
-        expected |= {"GET /", "GET /api/openapi.json"}
+        expected |= {"GET /", "GET /api/openapi.json", "GET /api/conversations"}
+    expected |= {"GET /api/conversations/{conversation_id}"}
     assert expected <= set(ran)

@@ -36,6 +36,7 @@ PUBLIC = [
     "reranker_names",
     "source_quotes",
     "sources_block",
+    "supporting_span",
 ]
 
 

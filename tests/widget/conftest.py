@@ -145,3 +145,41 @@ def hostile_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("hostile") / "hostile.jsonl"
     path.write_text(json.dumps(document) + "\n", encoding="utf-8")
     return path
+
+
+# What JupyterLab's math typesetter reads in an HTML output: MathJax 3 with its defaults
+# (JupyterLab 4 passes only the delimiters `$…$`, `\(…\)`, `$$…$$`, `\[…\]`): it skips these
+# tags and every element under one with the class `mathjax_ignore`.
+MATHJAX_SKIPPED_TAGS = {"script", "noscript", "style", "textarea", "pre", "code"}
+MATHJAX_IGNORE_CLASS = "mathjax_ignore"
+
+
+def typeset_text(markup: str) -> list[str]:
+    """The text runs of ``markup`` that MathJax would search for ``$…$`` math."""
+    from html.parser import HTMLParser
+
+    class Finder(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.stack: list[bool] = []  # per open element: is its content skipped?
+            self.found: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            classes = (dict(attrs).get("class") or "").split()
+            skipped = (self.stack[-1] if self.stack else False) or (
+                tag in MATHJAX_SKIPPED_TAGS or MATHJAX_IGNORE_CLASS in classes
+            )
+            if tag not in {"br", "img", "hr", "input", "meta", "link", "wbr"}:
+                self.stack.append(skipped)
+
+        def handle_endtag(self, tag: str) -> None:
+            if self.stack:
+                self.stack.pop()
+
+        def handle_data(self, data: str) -> None:
+            if not (self.stack and self.stack[-1]):
+                self.found.append(data)
+
+    finder = Finder()
+    finder.feed(markup)
+    return finder.found

@@ -16,7 +16,7 @@ from citelab.models import FinishDelta, TextDelta
 from citelab.sources import RetrievalSettings
 from citelab.widget import RECORD_COLUMNS, Chat
 
-from .conftest import ServiceFactory, comm_of, scripted, scripted_agent
+from .conftest import ServiceFactory, comm_of, scripted, scripted_agent, typeset_text
 
 pytestmark = pytest.mark.usefixtures("comms")
 
@@ -406,6 +406,22 @@ async def test_cancel_ends_the_running_and_the_waiting_questions(
 
 
 @pytest.mark.anyio
+async def test_a_stopped_turn_is_shown_as_stopped_not_as_an_error(
+    make_service: ServiceFactory,
+) -> None:
+    # #24: the view said "Error: …" for a turn the person stopped; so did the static copy.
+    chat, model = held_chat(make_service)
+    running = chat.ask("What does a semester cost?")
+    await model.started.wait()
+    chat.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    shown = chat.static_html()
+    assert "Error" not in shown
+    assert "Every student" in shown
+    assert "Stopped: the answer is incomplete." in shown
+
+
+@pytest.mark.anyio
 async def test_a_new_question_from_the_page_replaces_the_one_streaming(
     make_service: ServiceFactory,
 ) -> None:
@@ -459,3 +475,13 @@ def test_a_failing_turn_asked_from_a_script_driven_comm_does_not_raise(
     comm_of(chat).from_front_end({"type": "ask", "request_id": "r1", "question": "Fees?"})
     assert kinds(comm_of(chat).custom)[-1] == "error"
     assert chat.last_record()["error_code"] == "model_error"
+
+
+@pytest.mark.anyio
+async def test_the_static_copy_is_never_typeset_as_math(make_service: ServiceFactory) -> None:
+    # JupyterLab typesets `$…$` in HTML outputs: "$5 or $7" would become a formula (#24).
+    chat = scripted_chat(make_service, {"text": "It costs $5 or $7 [1]."})
+    await chat.ask("What does a semester cost?")
+    copy = chat.static_copy_html()
+    assert "$5 or $7" in copy
+    assert [text for text in typeset_text(copy) if "$" in text] == []

@@ -180,11 +180,30 @@ async def test_a_done_turn_carries_its_message_and_its_prompt_and_rounds(
     assert rounds["forced"][0]["name"] == "rag_search"
 
 
+@pytest.mark.anyio
+async def test_the_live_done_message_carries_the_prompt_and_rounds(
+    make_service: ServiceFactory,
+) -> None:
+    # The view draws a turn from the live messages first (the trait may come later, or be
+    # one sync behind): a `done` without `rounds` left "Prompt and rounds" hidden (#24).
+    model = scripted(
+        {"tool_calls": [{"name": "rag_search", "arguments": {"query": "semester fee"}}]},
+        {"text": [FEES]},
+    )
+    service = make_service(scripted_agent("scripted"), models={"scripted": model})
+    chat = Chat(service, agent="scripted")
+    await chat.ask("What does a semester cost?")
+    done = [m for m in comm_of(chat).custom if m["type"] == "done"]
+    assert len(done) == 1
+    assert done[0]["rounds"] == chat.turns[-1]["rounds"]
+    assert [r["index"] for r in done[0]["rounds"]["rounds"]] == [1, 2]
+
+
 def test_the_chat_names_its_kernel_session_for_the_front_end(
     make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Outside a kernel there is none to name; in one, the chat carries the session id the
-    # kernel writes into every message's header (js/kernel_watch.js compares the two).
+    # kernel writes into every message's header (js/kernel/kernel_watch.js compares the two).
     service = make_service()
     assert Chat(service)._kernel_session == ""
 

@@ -133,7 +133,7 @@ async def test_displayed_outputs_are_updated_when_a_turn_ends(
     for copy, widget in zip(copies, (chat, chat, panel), strict=True):
         assert set(copy["data"]) == {"text/html"}
         assert (
-            f'class="citelab-static citelab-static-{widget._model_key}"'
+            f'class="citelab-static citelab-static-{widget._model_key} mathjax_ignore"'
             in copy["data"]["text/html"]
         )
     shown = [copy["id"] for copy in copies]
@@ -170,8 +170,7 @@ def test_the_static_copy_wraps_the_static_html_and_names_its_widget(
     )
     chat = Chat(service, agent="scripted")
     copy = chat.static_copy_html()
-    assert copy == (
-        f'<div class="citelab-static citelab-static-{chat._model_key}">{chat.static_html()}</div>'
-    )
+    classes = f"citelab-static citelab-static-{chat._model_key} mathjax_ignore"
+    assert copy == f'<div class="{classes}">{chat.static_html()}</div>'
     assert len(chat._model_key) == 32
     assert int(chat._model_key, 16) >= 0  # hex: the front end refuses any other key

@@ -11,6 +11,8 @@ from citelab._paths import CACHE_ENV
 from citelab.models import ScriptedModel
 from citelab.widget._lab import prompt_diff_html
 
+from .conftest import typeset_text
+
 QUESTION = "How much is the semester fee?"
 PLAIN = "Cite as [n].\n$guidance\nSources:\n$sources"
 
@@ -83,3 +85,19 @@ def test_bad_templates_agents_and_questions_are_named() -> None:
     with pytest.raises(InvalidInput, match="non-empty question"):
         TemplateLab(["default"], ["  "])
     assert "not run yet" in TemplateLab(["default"], QUESTION)._repr_html_()
+
+
+@pytest.mark.anyio
+async def test_no_template_text_is_typeset_as_math_in_jupyterlab() -> None:
+    # #24: the header "Cite as [n]. $guidance Sources: $sources" showed as math in
+    # JupyterLab, which typesets `$…$` in HTML outputs (answers may hold dollars too).
+    lab = TemplateLab(["default", PLAIN], QUESTION)
+    await lab.run()
+    shown = lab._repr_html_()
+    assert "$guidance Sources: $sources" in shown  # shown as written …
+    assert [text for text in typeset_text(shown) if text.strip()] == []  # … never as math
+
+
+def test_the_math_finder_of_these_tests_sees_math() -> None:
+    assert typeset_text("<p>$a$ and <code>$b$</code></p>") == ["$a$ and "]
+    assert typeset_text('<div class="x mathjax_ignore"><p>$a$</p></div><p>$c$</p>') == ["$c$"]

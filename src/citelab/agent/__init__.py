@@ -1,7 +1,8 @@
 """The agent loop: an agent's configuration, its per-run context, hooks and rounds.
 
 - :class:`AgentConfig` / :func:`load_agents` / :func:`default_agents`: agents described as
-  data (TOML or YAML), so ablations are configuration.
+  data (TOML or YAML), so ablations are configuration; :func:`corpus_agent`: the agent for a
+  user's own corpus, named after it, with :func:`starter_questions` drawn from it.
 - :func:`register_template` / :func:`contract_template`: the citation contract templates the
   system-prompt hook appends (placeholders ``$sources`` and ``$guidance``).
 - :class:`RunContext` / :func:`run_scope` / :func:`current_run`: one run's state, bound with
@@ -29,6 +30,12 @@ from citelab.agent._context import (
     ToolCallRecord,
     current_run,
     run_scope,
+)
+from citelab.agent._corpus_agent import (
+    corpus_agent,
+    corpus_agent_name,
+    load_agent_corpus,
+    starter_questions,
 )
 from citelab.agent._hooks import (
     AgentHook,
@@ -69,10 +76,13 @@ __all__ = [
     "ToolResultEvent",
     "absorb_tool_output",
     "contract_template",
+    "corpus_agent",
+    "corpus_agent_name",
     "current_run",
     "default_agents",
     "default_hooks",
     "guidance",
+    "load_agent_corpus",
     "load_agents",
     "override_agents",
     "parse_agents",
@@ -81,5 +91,6 @@ __all__ = [
     "resolve_corpus_path",
     "run_agent",
     "run_scope",
+    "starter_questions",
     "template_names",
 ]

@@ -20,6 +20,12 @@ from citelab.answers._feedback import (
     FeedbackValue,
     with_feedback,
 )
+from citelab.answers._history import (
+    ConversationList,
+    ConversationSummary,
+    History,
+    HistoryTurn,
+)
 from citelab.answers._logs import (
     LogEntry,
     LogStore,
@@ -51,12 +57,16 @@ __all__ = [
     "MAX_QUESTION_CHARS",
     "Answer",
     "AnswerService",
+    "ConversationList",
     "ConversationRecord",
     "ConversationStore",
+    "ConversationSummary",
     "DanglingMarker",
     "DocumentPayload",
     "FeedbackLogger",
     "FeedbackValue",
+    "History",
+    "HistoryTurn",
     "LangfuseScorer",
     "LogEntry",
     "LogStore",

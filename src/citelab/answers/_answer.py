@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citelab.agent import RoundRecord, ToolCallRecord
 from citelab.contract import Anchor, AnswerMessage, SuggestedReply
-from citelab.events import DoneEvent, Reference, SuggestedReplyPayload
+from citelab.events import CitedSpan, DoneEvent, Reference, SuggestedReplyPayload
 from citelab.sources import DanglingCitation, Source
 
 __all__ = ["Answer", "DanglingMarker"]
@@ -81,8 +81,20 @@ class Answer(BaseModel):
 
     @property
     def references(self) -> list[Reference]:
-        """The final sources as client cards."""
-        return [source.to_reference() for source in self.sources]
+        """The final sources as client cards, each with the spans of it the answer's claims
+        rest on (from the message's source quotes)."""
+        spans: dict[str, dict[tuple[str, int | None, int | None], CitedSpan]] = {}
+        for quote in self.message.source_quotes:
+            key = (quote.text, quote.start_index, quote.end_index)
+            spans.setdefault(quote.source_uri, {}).setdefault(
+                key, CitedSpan(text=quote.text, start=quote.start_index, end=quote.end_index)
+            )
+        return [
+            source.to_reference().model_copy(
+                update={"cited_spans": list(spans.get(source.uri, {}).values())}
+            )
+            for source in self.sources
+        ]
 
     def to_done_event(self) -> DoneEvent:
         """The ``done`` event every transport sends at the end of a turn."""

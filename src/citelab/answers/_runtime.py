@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from citelab._errors import ConfigError, InvalidInput
 from citelab._paths import cache_dir
 from citelab.agent import AgentConfig, SourceToolConfig, resolve_corpus_path
 from citelab.corpus import Corpus, load_corpus
@@ -87,9 +88,20 @@ class Runtimes:
             self._runtimes[config.name] = runtime
             return runtime
 
+    def corpus(self, name: str) -> Corpus:
+        """The corpus an agent names, loaded once (see :meth:`_corpus`)."""
+        with self._lock:
+            return self._corpus(name)
+
     def _corpus(self, name: str) -> Corpus:
+        """A malformed corpus file is the server's configuration, not the asker's input: a
+        :class:`ConfigError` (its message names the file; transports never show it to a
+        web user, see :mod:`citelab.server._problems`)."""
         if name not in self._corpora:
-            self._corpora[name] = load_corpus(resolve_corpus_path(name))
+            try:
+                self._corpora[name] = load_corpus(resolve_corpus_path(name))
+            except InvalidInput as exc:
+                raise ConfigError(str(exc)) from exc
         return self._corpora[name]
 
     def _index(self, corpus: Corpus) -> SearchIndex:

@@ -47,7 +47,14 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from citelab._errors import CitelabError, Conflict, InvalidInput, ModelTimeout, NotFound
+from citelab._errors import (
+    CitelabError,
+    ConfigError,
+    Conflict,
+    InvalidInput,
+    ModelTimeout,
+    NotFound,
+)
 from citelab._paths import cache_dir
 from citelab.agent import (
     AgentConfig,
@@ -61,6 +68,12 @@ from citelab.agent import (
 )
 from citelab.answers._answer import Answer, DanglingMarker
 from citelab.answers._feedback import FeedbackLogger
+from citelab.answers._history import (
+    ConversationSummary,
+    History,
+    HistoryTurn,
+    first_question,
+)
 from citelab.answers._logs import LogEntry, LogStore, SQLiteLogStore, new_trace_id, runner_tag
 from citelab.answers._owner import authorize
 from citelab.answers._runtime import AgentRuntime, Runtimes
@@ -73,6 +86,7 @@ from citelab.answers._store import (
 )
 from citelab.contract import build_message
 from citelab.corpus import Corpus, Document, Reader
+from citelab.events import DoneEvent
 from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec
 from citelab.sources import (
     MERGE_STRATEGIES,
@@ -298,6 +312,43 @@ class AnswerService:
         record = await self.store.load(conversation_id)
         return authorize(record, conversation_id, user or Reader.anonymous(), self.clock())
 
+    async def recent_conversations(
+        self, user: Reader | None = None, *, agent: str | None = None, limit: int = 20
+    ) -> list[ConversationSummary]:
+        """The conversations ``user`` owns (only ``agent``'s when given), the most recently
+        active first, at most ``limit``; none for an anonymous reader, whose conversations
+        belong to nobody (see :mod:`citelab.answers._history`)."""
+        if limit < 1:
+            raise InvalidInput(f"limit: must be at least 1, got {limit}")
+        reader = user or Reader.anonymous()
+        if reader.user_id is None:
+            return []
+        records = await self.store.owned_by(
+            reader.user_id, now=self.clock(), agent=agent, limit=limit
+        )
+        return [_summary(record) for record in records if record.turns]
+
+    async def history(self, conversation_id: str, user: Reader | None = None) -> History:
+        """The turns of a conversation with the ``done`` event each ended with, under the
+        owner rules of answering; a turn that drew on a document the reader may no longer
+        read is withheld (see :mod:`citelab.answers._history`)."""
+        record = await self.conversation(conversation_id, user)
+        config = self._gate(record.agent)
+        runtime = await self._runtimes.get(config)
+        reader = user or Reader.anonymous()
+        turns = [
+            _history_turn(number, past, record, runtime.corpus, reader)
+            for number, past in enumerate(record.turns, start=1)
+        ]
+        return History(
+            conversation_id=record.conversation_id,
+            agent=record.agent,
+            created_at=record.created_at,
+            updated_at=_updated_at(record),
+            expires_at=record.expires_at,
+            turns=turns,
+        )
+
     async def document(
         self, agent: str, entity_type: str, entity_id: str, user: Reader | None = None
     ) -> Document:
@@ -324,6 +375,20 @@ class AnswerService:
             prepare = getattr(runtime.model, "prepare", None)  # optional, as aclose is
             if prepare is not None:
                 await prepare()
+
+    def check_corpora(self, agents: Iterable[str] | None = None) -> None:
+        """Load the corpus of ``agents`` (default: every one that can answer) now: a missing
+        or malformed corpus is a :class:`~citelab.ConfigError` naming the file, the line and
+        what is wrong, before a server listens (``citelab serve`` and ``citelab mcp`` call
+        it), not an error on the first question. Search indexes are left to
+        :meth:`prepare` or the first question."""
+        if agents is None:
+            agents = [n for n, c in self.agents.items() if c.enabled and c.retrieval is not None]
+        for name in agents:
+            try:
+                self._runtimes.corpus(self._gate(name).corpus)
+            except ConfigError as exc:
+                raise ConfigError(f"agent {name!r}: {exc}") from exc
 
     def check_storage(self) -> None:
         """Open the SQLite file the service keeps its stores in, and try a write: a path that
@@ -441,12 +506,7 @@ class AnswerService:
             source_quotes=source_quotes(anchors, finalized.sources),
         )
         log_id, trace_id = await self._log_turn(turn, outcome)
-        try:
-            await self._save(turn, outcome, log_id, trace_id)
-        except CitelabError as exc:  # lost the race (Conflict), or the file stayed locked
-            await self._mark_unsaved(log_id, exc)
-            raise
-        return Answer(
+        answer = Answer(
             text=outcome.text,
             sources=list(finalized.sources),
             anchors=anchors,
@@ -467,17 +527,22 @@ class AnswerService:
             mapping=dict(finalized.renumbering),
             keep=_keep(turn),
         )
+        try:
+            await self._save(turn, outcome, answer)
+        except CitelabError as exc:  # lost the race (Conflict), or the file stayed locked
+            await self._mark_unsaved(log_id, exc)
+            raise
+        return answer
 
-    async def _save(
-        self, turn: _Turn, outcome: _Outcome, log_id: str | None, trace_id: str | None
-    ) -> None:
+    async def _save(self, turn: _Turn, outcome: _Outcome, answer: Answer) -> None:
         now = self.clock()
         past = TurnRecord(
             question=turn.question,
             answer=outcome.text,
             runner_id=turn.runner_id,
-            log_id=log_id,
-            trace_id=trace_id,
+            log_id=answer.log_id,
+            trace_id=answer.trace_id,
+            done=answer.to_done_event().model_dump(mode="json"),
             no_answer=outcome.no_answer,
             cited={_number(source): source.uri for source in outcome.finalized.sources},
             created_at=now,
@@ -664,14 +729,49 @@ def _readable(held: Sequence[Source], turn: _Turn) -> list[Source]:
 
 def _history_readable(past: TurnRecord, turn: _Turn) -> bool:
     """Whether ``turn``'s reader may see ``past`` (every entity it drew on is readable)."""
-    if past.drew_on is None:  # saved before this was kept: only the owner's own history
-        return turn.record.owner is not None and turn.record.owner == turn.reader.user_id
-    corpus = turn.runtime.corpus
+    return _readable_turn(past, turn.record, turn.runtime.corpus, turn.reader)
+
+
+def _readable_turn(
+    past: TurnRecord, record: ConversationRecord, corpus: Corpus, reader: Reader
+) -> bool:
+    """Whether ``reader`` may see ``past``: every entity it drew on is readable to them (a
+    turn saved before that was kept: only the owner of a user-owned conversation)."""
+    if past.drew_on is None:
+        return record.owner is not None and record.owner == reader.user_id
     for entity_type, entity_id in past.drew_on:
         document = corpus.get(entity_type, entity_id)
-        if document is None or not document.readable_by(turn.reader):
+        if document is None or not document.readable_by(reader):
             return False
     return True
+
+
+def _summary(record: ConversationRecord) -> ConversationSummary:
+    return ConversationSummary(
+        conversation_id=record.conversation_id,
+        agent=record.agent,
+        first_question=first_question(record.turns[0].question),
+        turns=len(record.turns),
+        created_at=record.created_at,
+        updated_at=_updated_at(record),
+        expires_at=record.expires_at,
+    )
+
+
+def _updated_at(record: ConversationRecord) -> float:
+    return record.turns[-1].created_at if record.turns else record.created_at
+
+
+def _history_turn(
+    number: int, past: TurnRecord, record: ConversationRecord, corpus: Corpus, reader: Reader
+) -> HistoryTurn:
+    shown = HistoryTurn(
+        turn=number, question=past.question, created_at=past.created_at, no_answer=past.no_answer
+    )
+    if not _readable_turn(past, record, corpus, reader):
+        return shown.model_copy(update={"withheld": True})
+    done = DoneEvent.model_validate(past.done) if past.done is not None else None
+    return shown.model_copy(update={"answer": past.answer, "done": done})
 
 
 def _tags(turn: _Turn, more: list[str]) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,10 @@ class TurnRecord(BaseModel):
     """``(entity_type, entity_id)`` of every corpus entity the turn's model was shown: a later
     turn gives this one to its model only if that turn's reader may read them all.
     ``None`` in records saved before it was kept."""
+    done: dict[str, Any] | None = None
+    """The ``done`` event the client got for this turn (its final text, references, suggested
+    replies and contract message), so a client can show the conversation again; ``None`` in
+    records saved before it was kept."""
 
 
 class ConversationRecord(BaseModel):
@@ -104,6 +108,13 @@ class ConversationStore(Protocol):
     async def purge_expired(self, now: float) -> int:
         """Delete every record expired at ``now``; returns how many."""
 
+    async def owned_by(
+        self, owner: str, *, now: float, agent: str | None = None, limit: int = 20
+    ) -> list[ConversationRecord]:
+        """The records ``owner`` owns that are not expired at ``now`` (only ``agent``'s when
+        given), the most recently active first (the latest expiry: each turn sets it), at most
+        ``limit``."""
+
 
 def _version_conflict(conversation_id: str) -> Conflict:
     return Conflict(
@@ -143,6 +154,20 @@ class MemoryConversationStore:
                 del self._records[key]
         return len(expired)
 
+    async def owned_by(
+        self, owner: str, *, now: float, agent: str | None = None, limit: int = 20
+    ) -> list[ConversationRecord]:
+        with self._lock:
+            records = [ConversationRecord.model_validate_json(d) for d in self._records.values()]
+        mine = [
+            record
+            for record in records
+            if record.owner == owner
+            and not record.expired(now)
+            and (agent is None or record.agent == agent)
+        ]
+        return sorted(mine, key=lambda record: -record.expires_at)[:limit]
+
 
 class SQLiteConversationStore(SQLiteStore):
     """Records in a SQLite file; safe with many concurrent answers (WAL, one connection each)."""
@@ -155,6 +180,10 @@ class SQLiteConversationStore(SQLiteStore):
             data TEXT NOT NULL
         )""",
         "CREATE INDEX IF NOT EXISTS conversations_expiry ON conversations (expires_at)",
+        # A user's conversations, newest first, without a column of their own (older files
+        # get the index when opened; the owner is in the record's JSON).
+        """CREATE INDEX IF NOT EXISTS conversations_owner
+            ON conversations (json_extract(data, '$.owner'), expires_at)""",
     ]
 
     async def load(self, conversation_id: str) -> ConversationRecord | None:
@@ -189,3 +218,19 @@ class SQLiteConversationStore(SQLiteStore):
             return conn.execute("DELETE FROM conversations WHERE expires_at <= ?", (now,)).rowcount
 
         return await self._db.write(delete)
+
+    async def owned_by(
+        self, owner: str, *, now: float, agent: str | None = None, limit: int = 20
+    ) -> list[ConversationRecord]:
+        sql = (
+            "SELECT data FROM conversations WHERE json_extract(data, '$.owner') = ? "
+            "AND expires_at > ?"
+        )
+        parameters: list[Any] = [owner, now]
+        if agent is not None:
+            sql += " AND json_extract(data, '$.agent') = ?"
+            parameters.append(agent)
+        sql += " ORDER BY expires_at DESC LIMIT ?"
+        parameters.append(limit)
+        rows = await self._db.read_column(sql, parameters)
+        return [ConversationRecord.model_validate_json(data) for data in rows]

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from citelab.agent import AgentConfig
-    from citelab.corpus import Reader
+    from citelab.corpus import Corpus, Reader
 
 __all__ = [
     "add_address_arguments",
     "add_agents_arguments",
     "add_model_arguments",
     "add_reader_arguments",
+    "agents_and_corpora",
     "agents_from",
     "default_agent",
     "reader_from",
@@ -50,17 +51,34 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--corpus",
         metavar="PATH",
-        help="the corpus every agent uses: a JSONL file, or a folder of Markdown, text, HTML "
-        "and PDF files (imported on the fly, cached by content)",
+        help="answer from this corpus: a JSONL file, or a folder of Markdown, text, HTML "
+        "and PDF files (imported on the fly, cached by content); without --agents, one agent "
+        "named after the corpus answers (instead of the bundled demo agents), with starter "
+        "questions drawn from it; with --agents, every agent of the file uses it",
     )
 
 
 def agents_from(args: argparse.Namespace) -> dict[str, AgentConfig]:
     """The agents of ``--agents`` (or citelab's bundled agents), with ``--model`` and
-    ``--corpus`` applied when the command has them."""
-    from citelab.agent import default_agents, load_agents, override_agents
+    ``--corpus`` applied when the command has them. With ``--corpus`` and no ``--agents``, the
+    one agent for that corpus (:func:`citelab.agent.corpus_agent`) replaces the bundled demo
+    agents, whose prompts and starter questions are about the demo corpora."""
+    return agents_and_corpora(args)[0]
 
-    agents = load_agents(args.agents) if args.agents else default_agents()
+
+def agents_and_corpora(
+    args: argparse.Namespace,
+) -> tuple[dict[str, AgentConfig], dict[str, Corpus]]:
+    """:func:`agents_from`, and the corpora it loaded on the way (by the name the agents
+    use), for the answer service, so that a corpus is not read twice."""
+    from citelab.agent import (
+        corpus_agent,
+        default_agents,
+        load_agent_corpus,
+        load_agents,
+        override_agents,
+    )
+
     model = getattr(args, "model", None)
     corpus = getattr(args, "corpus", None)
     raw_options = getattr(args, "model_options", None)
@@ -69,9 +87,14 @@ def agents_from(args: argparse.Namespace) -> dict[str, AgentConfig]:
         from citelab._errors import ConfigError
 
         raise ConfigError("--model-options: give --model too (options belong to one model)")
+    if corpus is not None and not args.agents:
+        loaded = load_agent_corpus(corpus)
+        agent = corpus_agent(corpus, loaded=loaded, model=model, model_options=options)
+        return {agent.name: agent}, {agent.corpus: loaded}
+    agents = load_agents(args.agents) if args.agents else default_agents()
     if model is None and corpus is None:
-        return agents
-    return override_agents(agents, model=model, model_options=options, corpus=corpus)
+        return agents, {}
+    return override_agents(agents, model=model, model_options=options, corpus=corpus), {}
 
 
 def _json_object(text: str | None, option: str) -> dict[str, Any]:

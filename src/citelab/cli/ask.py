@@ -10,7 +10,8 @@ from citelab.cli._common import (
     add_agents_arguments,
     add_model_arguments,
     add_reader_arguments,
-    agents_from,
+    agents_and_corpora,
+    default_agent,
     reader_from,
 )
 
@@ -31,7 +32,10 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("question", help="the question to answer")
-    parser.add_argument("--agent", default="default", help="agent name (default: default)")
+    parser.add_argument(
+        "--agent",
+        help="agent name (default: default; with --corpus and no --agents: the corpus's agent)",
+    )
     parser.add_argument(
         "--conversation", metavar="ID", help="continue this conversation (its agent is kept)"
     )
@@ -72,14 +76,15 @@ async def _ask(args: argparse.Namespace) -> Answer:
     from citelab._errors import NotFound
     from citelab.answers import AnswerService
 
-    agents = agents_from(args)
-    if args.conversation is None and args.agent not in agents:
-        raise NotFound(f"unknown agent {args.agent!r}; the agents are: {', '.join(sorted(agents))}")
+    agents, corpora = agents_and_corpora(args)
+    agent = default_agent(args.agent, agents)
+    if args.conversation is None and agent not in agents:
+        raise NotFound(f"unknown agent {agent!r}; the agents are: {', '.join(sorted(agents))}")
     reader = reader_from(args)
     on_token = _print_piece if args.stream and not args.json else None
-    async with AnswerService(agents, database=args.db) as service:
+    async with AnswerService(agents, database=args.db, corpora=corpora) as service:
         return await service.answer(
-            args.agent, args.question, args.conversation, reader, on_token=on_token
+            agent, args.question, args.conversation, reader, on_token=on_token
         )
 
 

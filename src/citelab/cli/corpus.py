@@ -157,7 +157,7 @@ def run_info(args: argparse.Namespace) -> int:
         f"corpus       {summary.name}",
         f"entities     {summary.entities}  ({_counts(summary.entity_types)})",
         f"translations {summary.translations}  ({_counts(summary.languages)})",
-        f"incomplete   {summary.missing_translations} entities lack a language of the corpus",
+        f"languages    {_language_gaps(summary)}",
         f"empty        {summary.empty_content} translations have no content",
         f"chunks       {summary.chunks} at max_chars={summary.max_chars}",
         f"fields       {_counts(summary.fields) or '-'}",
@@ -167,6 +167,26 @@ def run_info(args: argparse.Namespace) -> int:
     ]
     print("\n".join(lines))
     return 0
+
+
+def _language_gaps(summary: Any) -> str:
+    """Which languages entities lack, and what that means for a reader, in plain words."""
+    languages = ", ".join(summary.languages) or "no language"
+    if summary.missing_translations == 0:
+        if len(summary.languages) <= 1:
+            return f"every entity is in {languages}"
+        return f"every entity is in every language of the corpus ({languages})"
+    lacking = [
+        f"{summary.entities - count} no {code}"
+        for code, count in summary.languages.items()
+        if count < summary.entities
+    ]
+    lacking[0] = lacking[0].replace(" no ", " have no ", 1) + " version"
+    return (
+        f"{summary.missing_translations} of {summary.entities} entities are not in every "
+        f"language ({', '.join(lacking)});\n             a reader asking in a language an "
+        "entity lacks is answered from its text in another language"
+    )
 
 
 def run_index(args: argparse.Namespace) -> int:

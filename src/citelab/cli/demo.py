@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             print(violation, file=sys.stderr)
         print(f"invalid: {len(violations)} violation(s)", file=sys.stderr)
         return 1
-    print(f"valid: {len(message.sources)} sources, {len(message.anchors)} anchors")
+    print(f"valid: {len(message.sources)} sources, {len(message.anchors)} anchors", file=sys.stderr)
     return 0
 
 

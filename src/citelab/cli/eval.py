@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register", "run"]
@@ -127,22 +128,26 @@ def run(args: argparse.Namespace) -> int:
             out, suite, executor=args.executor, address=args.address, workers=args.workers
         )
     else:
-        result = run_suite(
-            suite,
-            out_dir=out,
-            models=args.model,
-            limit=args.limit,
-            concurrency=args.concurrency,
-            progress=not args.quiet,
-            cache=not args.no_cache,
-            stream_calls=args.stream_calls,
-            rerun_failed=not args.keep_failed,
-            reuse_changed=args.reuse_changed,
-            preflight=not args.no_preflight,
-            executor=args.executor,
-            address=args.address,
-            workers=args.workers,
-        )
+        try:
+            result = run_suite(
+                suite,
+                out_dir=out,
+                models=args.model,
+                limit=args.limit,
+                concurrency=args.concurrency,
+                progress=not args.quiet,
+                cache=not args.no_cache,
+                stream_calls=args.stream_calls,
+                rerun_failed=not args.keep_failed,
+                reuse_changed=args.reuse_changed,
+                preflight=not args.no_preflight,
+                executor=args.executor,
+                address=args.address,
+                workers=args.workers,
+            )
+        except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
+            print(_interrupted_message(Path(out)), file=sys.stderr)
+            return 130
     _print_summary(result.to_pandas("variant"))
     _print_findings(out)
     print(f"report: {out}/report.html", file=sys.stderr)
@@ -154,6 +159,47 @@ def run(args: argparse.Namespace) -> int:
         print("--allow-failures: exiting 0 despite the failed turns", file=sys.stderr)
         return 0
     return 1
+
+
+def _interrupted_message(out: Path) -> str:
+    """What an interrupted run kept (the finished cases in ``records.jsonl``, read as the
+    file stands) and that running the same command again resumes it."""
+    records = out / "records.jsonl"
+    kept, failed = _kept_records(records)
+    if kept == 0:
+        return (
+            "citelab eval: interrupted before any case finished; nothing is kept, and the same "
+            "command starts the run again"
+        )
+    again = f" ({failed} of them failed and will run again)" if failed else ""
+    return (
+        f"citelab eval: interrupted; {kept} finished case run(s) are kept in {records}{again}. "
+        "Run the same command again to resume: finished cases are not run again, only the "
+        "rest (--no-cache does not change that)."
+    )
+
+
+def _kept_records(path: Path) -> tuple[int, int]:
+    """How many finished case runs ``path`` holds (the last record per key; a torn last line
+    is not one), and how many of them have a failed turn."""
+    import json
+
+    latest: dict[str, bool] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return 0, 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("key"), str):
+            turns = record.get("turns") or []
+            latest[record["key"]] = any(
+                isinstance(turn, dict) and turn.get("error") is not None for turn in turns
+            )
+    return len(latest), sum(latest.values())
 
 
 def _check_model_names(specs: list[str]) -> None:
@@ -200,7 +246,6 @@ def _print_summary(summary: Any) -> None:
 def _print_findings(out: Any) -> None:
     """The findings as checked in ``run.json`` (written with the report)."""
     import json
-    from pathlib import Path
 
     run_file = Path(out) / "run.json"
     findings = json.loads(run_file.read_text(encoding="utf-8")).get("findings", [])

@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Ask each judge every labelled pair of LABELS (JSONL: id, claim, evidence, label, "
             "category; or ALCE's human-eval citation file; default: citelab's own labelled "
-            "set) and print accuracy, macro-F1 and Cohen's kappa with 95%% bootstrap "
+            "set) and print accuracy, macro-F1 and Cohen's kappa with 95% bootstrap "
             "intervals, beside ALCE's published agreement."
         ),
     )

@@ -11,7 +11,7 @@ from citelab.cli._common import (
     add_agents_arguments,
     add_model_arguments,
     add_reader_arguments,
-    agents_from,
+    agents_and_corpora,
     default_agent,
     reader_from,
 )
@@ -43,9 +43,11 @@ def run(args: argparse.Namespace) -> int:
     from citelab.answers import AnswerService
     from citelab.mcp_server import create_server
 
-    agents = agents_from(args)
+    agents, corpora = agents_and_corpora(args)
+    service = AnswerService(agents, database=args.db, corpora=corpora)
+    service.check_corpora()  # a malformed corpus stops the server now, not the first call
     server = create_server(
-        AnswerService(agents, database=args.db),
+        service,
         reader=reader_from(args),
         default_agent=default_agent(args.agent, agents),
     )

@@ -15,7 +15,7 @@ from citelab.cli._common import (
     add_address_arguments,
     add_agents_arguments,
     add_model_arguments,
-    agents_from,
+    agents_and_corpora,
     default_agent,
     warn_if_reachable,
 )
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_body_bytes is not None and args.max_body_bytes < 1:
         raise ConfigError("--max-body-bytes: must be a positive number of bytes")
     logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
-    agents = agents_from(args)
+    agents, corpora = agents_and_corpora(args)
     auth = _auth(args)
     loopback = warn_if_reachable("serve", args.host, _REACHABLE)
     timing = {
@@ -104,8 +104,9 @@ def run(args: argparse.Namespace) -> int:
     }
     if any(value <= 0 for value in timing.values()):
         raise ConfigError("--answer-deadline and --first-token-timeout must be positive seconds")
-    service = AnswerService(agents, database=args.db, **timing)
+    service = AnswerService(agents, database=args.db, corpora=corpora, **timing)
     service.check_storage()  # a bad --db is a clear error now, not a 500 on the first question
+    service.check_corpora()  # so is a missing or malformed corpus (not a 400 to the asker)
     app = create_app(
         service,
         auth=auth,

@@ -15,11 +15,12 @@ __all__ = ["register", "run"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve-model",
-        help="serve a model as an OpenAI-compatible /v1/chat/completions endpoint",
+        help="serve a model as an OpenAI- and Anthropic-compatible endpoint",
         description=(
             "Serve a model (by default the offline extractive one) at /v1/chat/completions "
-            "(OpenAI) and /v1/messages (Anthropic) "
-            "and /v1/models, streamed (SSE) or not, tool calls included. Binds to loopback "
+            "and /v1/responses (OpenAI), /v1/messages (Anthropic; document blocks are "
+            "answered with citations, as the Citations API does) and /v1/models, streamed "
+            "(SSE) or not, tool calls and estimated token usage included. Binds to loopback "
             "unless --host says otherwise."
         ),
     )

@@ -10,7 +10,10 @@ blocks (arguments parsed to ``input``); tool messages are ``tool_result`` blocks
 turn (consecutive ones share it, as the API requires strictly alternating roles);
 ``tool_choice`` ``auto``/``required``/``none``/named ↔ ``auto``/``any``/``none``/``tool``;
 stop reasons ``end_turn``/``tool_use``/``max_tokens`` ↔ ``stop``/``tool_calls``/``length``.
-Images, documents, thinking blocks and server tools are not carried (text only).
+A request's ``document`` blocks (text and content sources) are shown to the model as numbered
+documents, and with citations enabled the answer comes back as cited text blocks (see
+:mod:`citelab.models._anthropic_citations`). Images, PDFs, thinking blocks and server tools
+are not carried (text only). ``usage`` is estimated (see :mod:`citelab.models._usage`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,17 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from citelab._errors import InvalidInput
+from citelab.models._anthropic_citations import (
+    RequestDocument,
+    check_citation_settings,
+    cited_blocks,
+    document_prompt,
+    read_document,
+)
 from citelab.models._types import (
     FinishDelta,
     FinishReason,
@@ -34,14 +45,17 @@ from citelab.models._types import (
     ToolSpec,
     message_text,
 )
+from citelab.models._usage import Usage
 
 __all__ = [
     "EventReader",
     "EventWriter",
+    "MessagesRequest",
     "error_event",
     "finish_reason",
     "from_messages_request",
     "message_body",
+    "message_content",
     "to_messages_request",
 ]
 
@@ -198,24 +212,35 @@ class EventReader:
 # --- Anthropic → citelab (the server's request) ----------------------------------------------
 
 
-def from_messages_request(
-    body: dict[str, Any],
-) -> tuple[list[Message], list[ToolSpec] | None, ToolChoice | None]:
-    """The messages, tools and tool choice of a Messages API request body."""
-    messages: list[Message] = []
+@dataclass
+class MessagesRequest:
+    """What a Messages API request asks, in citelab's terms."""
+
+    messages: list[Message]
+    tools: list[ToolSpec] | None = None
+    tool_choice: ToolChoice | None = None
+    documents: list[RequestDocument] = field(default_factory=list)
+    """The request's ``document`` blocks, by ``document_index``."""
+
+
+def from_messages_request(body: dict[str, Any]) -> MessagesRequest:
+    """The messages, tools, tool choice and documents of a Messages API request body."""
+    request = MessagesRequest([])
     system = _text_of(body.get("system"), "system")
     if system:
-        messages.append({"role": "system", "content": system})
+        request.messages.append({"role": "system", "content": system})
     turns = body.get("messages")
     if not isinstance(turns, list) or not turns:
         raise InvalidInput("messages: must be a non-empty list")
     for position, turn in enumerate(turns):
-        messages.extend(_turn(turn, f"messages.{position}"))
-    tools = _tools(body.get("tools"))
-    return messages, tools, _choice(body.get("tool_choice")) if tools else None
+        request.messages.extend(_turn(turn, f"messages.{position}", request.documents))
+    check_citation_settings(request.documents)
+    request.tools = _tools(body.get("tools"))
+    request.tool_choice = _choice(body.get("tool_choice")) if request.tools else None
+    return request
 
 
-def _turn(turn: Any, where: str) -> list[Message]:
+def _turn(turn: Any, where: str, documents: list[RequestDocument]) -> list[Message]:
     if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
         raise InvalidInput(f"{where}: must be an object with role 'user' or 'assistant'")
     content = turn.get("content")
@@ -225,7 +250,7 @@ def _turn(turn: Any, where: str) -> list[Message]:
         raise InvalidInput(f"{where}.content: must be a string or a list of content blocks")
     if turn["role"] == "assistant":
         return [_assistant(content, where)]
-    return _user(content, where)
+    return _user(content, where, documents)
 
 
 def _assistant(blocks: list[Any], where: str) -> Message:
@@ -246,22 +271,27 @@ def _assistant(blocks: list[Any], where: str) -> Message:
     return {"role": "assistant", "content": text}
 
 
-def _user(blocks: list[Any], where: str) -> list[Message]:
+def _user(blocks: list[Any], where: str, documents: list[RequestDocument]) -> list[Message]:
     out: list[Message] = []
     text: list[str] = []
     for position, block in enumerate(blocks):
+        here = f"{where}.content.{position}"
         if not isinstance(block, dict):
-            raise InvalidInput(f"{where}.content.{position}: must be a content block object")
+            raise InvalidInput(f"{here}: must be a content block object")
         if block.get("type") == "tool_result":
             out.append(
                 {
                     "role": "tool",
                     "tool_call_id": str(block.get("tool_use_id")),
-                    "content": _text_of(block.get("content"), f"{where}.content.{position}"),
+                    "content": _text_of(block.get("content"), here),
                 }
             )
         elif block.get("type") == "text":
             text.append(str(block.get("text", "")))
+        elif block.get("type") == "document":
+            document = read_document(block, len(documents), here)
+            documents.append(document)
+            text.append(document_prompt(document))
     if text:
         out.append({"role": "user", "content": "\n".join(text)})
     return out
@@ -307,23 +337,26 @@ def _choice(value: Any) -> ToolChoice | None:
 
 
 class EventWriter:
-    """Writes a model's deltas as Messages API stream events (``event:``/``data:`` pairs)."""
+    """Writes a model's deltas as Messages API stream events (``event:``/``data:`` pairs),
+    counting the output tokens into ``usage`` as it goes."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, usage: Usage | None = None) -> None:
         self.model = model
+        self.usage = usage or Usage(0)
         self._block: int = -1
         self._open: str | None = None
         self._tool_blocks: dict[int, int] = {}
         self._tools_seen = 0
 
     def start(self) -> str:
-        message = _message_shell(self.model)
+        message = _message_shell(self.model, self.usage)
         return _event("message_start", {"type": "message_start", "message": message})
 
     def of(self, delta: ModelDelta) -> str:
         if isinstance(delta, TextDelta):
             head = "" if self._open == "text" else self._open_block({"type": "text", "text": ""})
             self._open = "text"
+            self.usage.add_output(delta.text)
             body = {"type": "text_delta", "text": delta.text}
             return head + self._block_delta(body)
         if isinstance(delta, ToolCallDelta):
@@ -331,6 +364,33 @@ class EventWriter:
         if isinstance(delta, FinishDelta):
             return self._finish(delta.reason)
         return ""  # suggested replies have no place in the Messages API
+
+    def whole(self, content: list[dict[str, Any]], reason: FinishReason) -> str:
+        """The events of a finished message's ``content`` (text blocks with their
+        citations, tool uses), then its end: each text block opens with its citations
+        (``citations_delta``), then its text."""
+        events = []
+        for block in content:
+            if block["type"] == "tool_use":
+                events.append(self._open_block({**block, "input": {}}))
+                self._open = "tool"
+                arguments = json.dumps(block["input"], ensure_ascii=False)
+                self.usage.add_output(block["name"] + arguments)
+                events.append(
+                    self._block_delta({"type": "input_json_delta", "partial_json": arguments})
+                )
+                continue
+            citations = block.get("citations") or []
+            shell: dict[str, Any] = {"type": "text", "text": ""}
+            if citations:
+                shell["citations"] = []
+            events.append(self._open_block(shell))
+            self._open = "text"
+            for citation in citations:
+                events.append(self._block_delta({"type": "citations_delta", "citation": citation}))
+            self.usage.add_output(block["text"])
+            events.append(self._block_delta({"type": "text_delta", "text": block["text"]}))
+        return "".join(events) + self._finish(reason)
 
     def _tool(self, delta: ToolCallDelta) -> str:
         head = ""
@@ -344,8 +404,10 @@ class EventWriter:
             head = self._open_block(block)
             self._tool_blocks[delta.index] = self._block
             self._open = "tool"
+            self.usage.add_output(delta.name or "")
         if not delta.arguments:
             return head
+        self.usage.add_output(delta.arguments)
         body = {"type": "input_json_delta", "partial_json": delta.arguments}
         return head + self._block_delta(body)
 
@@ -369,7 +431,7 @@ class EventWriter:
         delta = {
             "type": "message_delta",
             "delta": {"stop_reason": _STOP_OUT[reason], "stop_sequence": None},
-            "usage": {"output_tokens": 0},
+            "usage": {"output_tokens": self.usage.output_tokens},
         }
         stop = {"type": "message_stop"}
         return self._close() + _event("message_delta", delta) + _event("message_stop", stop)
@@ -388,7 +450,7 @@ def _tool_id() -> str:
     return f"toolu_{uuid.uuid4().hex[:24]}"
 
 
-def _message_shell(model: str) -> dict[str, Any]:
+def _message_shell(model: str, usage: Usage) -> dict[str, Any]:
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
@@ -397,20 +459,35 @@ def _message_shell(model: str) -> dict[str, Any]:
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "usage": usage.anthropic(),
     }
 
 
-def message_body(model: str, turn: ModelTurn) -> dict[str, Any]:
-    """One non-streamed Messages API response for ``turn``."""
+def message_content(
+    turn: ModelTurn, documents: Sequence[RequestDocument] = ()
+) -> list[dict[str, Any]]:
+    """The content blocks of ``turn``: its text (cited blocks when the request had documents,
+    see :func:`~citelab.models._anthropic_citations.cited_blocks`), then its tool uses."""
     content: list[dict[str, Any]] = []
-    if turn.text:
+    if documents:
+        content.extend(cited_blocks(turn.text, documents))
+    elif turn.text:
         content.append({"type": "text", "text": turn.text})
     for call in turn.tool_calls:
         arguments = call.parsed_arguments()
         content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
+    return content
+
+
+def message_body(
+    model: str,
+    turn: ModelTurn,
+    usage: Usage | None = None,
+    documents: Sequence[RequestDocument] = (),
+) -> dict[str, Any]:
+    """One non-streamed Messages API response for ``turn``."""
     return {
-        **_message_shell(model),
-        "content": content,
+        **_message_shell(model, usage or Usage(0)),
+        "content": message_content(turn, documents),
         "stop_reason": _STOP_OUT[turn.finish_reason],
     }

@@ -41,7 +41,7 @@ _STOPWORD_TEXT = """
     le la les un une des du de et ou est sont pour par sur dans avec pas que qui quoi comment
     je tu il elle nous vous ils au aux ce cette ces mon ma mes
     der die das ein eine einen dem den des und oder ist sind fur mit von zu im in auf wie was
-    wer wo ich du er sie es wir ihr nicht kann konnen
+    wer wo ich du er sie es wir ihr nicht kann konnen mein meine meinen meinem meiner
     el los las una unos unas del y o es son para por con en que como donde cual yo tu
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
@@ -128,8 +128,9 @@ def content_terms(question: str) -> list[Term]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a source text (a line break also ends one); blank pieces are dropped."""
-    parts = (part.strip().lstrip("-*• ").strip() for part in _SENTENCE_END.split(text))
+    """The sentences of a source text (a line break also ends one); list bullets and Markdown
+    heading marks are taken off, blank pieces are dropped."""
+    parts = (part.strip().lstrip("-*•# ").strip() for part in _SENTENCE_END.split(text))
     return [part for part in parts if len(part) > 2]
 
 

@@ -1,10 +1,14 @@
-"""Serve any model as an OpenAI-compatible chat-completions endpoint (Starlette + uvicorn).
+"""Serve any model as an OpenAI- and Anthropic-compatible endpoint (Starlette + uvicorn).
 
 Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions`` (JSON, or
-Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool calls included),
-and Anthropic's ``POST /v1/messages`` (JSON, or its named stream events; ``tool_use`` and
-``tool_result`` blocks; see :mod:`citelab.models._anthropic_wire`), so the ``anthropic`` SDK
-can be pointed at it too (``base_url`` without ``/v1``).
+Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool calls included;
+``usage`` in the answer, and in a last chunk when ``stream_options.include_usage`` asks),
+OpenAI's ``POST /v1/responses`` (the Responses API, streamed or not, ``usage`` included; see
+:mod:`citelab.models._responses_wire`), and Anthropic's ``POST /v1/messages`` (JSON, or its
+named stream events; ``tool_use`` and ``tool_result`` blocks; ``document`` blocks answered
+with cited text blocks as the Citations API does; see :mod:`citelab.models._anthropic_wire`
+and :mod:`citelab.models._anthropic_citations`), so the ``anthropic`` SDK can be pointed at it
+too (``base_url`` without ``/v1``). Token counts are estimates (:mod:`citelab.models._usage`).
 Errors use OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``: a bad request is
 400, an unknown model 404, a failing model 500 (mid-stream: an ``error`` event, which the
 ``openai`` SDK raises as ``APIError``). Suggested replies are not part of the OpenAI API and
@@ -44,6 +48,12 @@ from citelab.models._anthropic_wire import (
     error_event,
     from_messages_request,
     message_body,
+    message_content,
+)
+from citelab.models._responses_wire import (
+    ResponsesWriter,
+    from_responses_request,
+    response_body,
 )
 from citelab.models._types import (
     FinishDelta,
@@ -57,6 +67,7 @@ from citelab.models._types import (
     ToolSpec,
     collect,
 )
+from citelab.models._usage import Usage, usage_of
 
 __all__ = [
     "ChatRequest",
@@ -86,6 +97,9 @@ class ChatRequest(BaseModel):
     """As in the OpenAI API."""
     stream: bool = False
     """Answer as Server-Sent Events."""
+    stream_options: dict[str, Any] | None = None
+    """``{"include_usage": true}`` ends a stream with a chunk carrying ``usage`` (and no
+    choices), as the OpenAI API does."""
     seed: int | None = None
     """Passed to the model."""
 
@@ -113,6 +127,7 @@ def build_app(model: Model, *, latency_ms: float = 0.0) -> Starlette:
             Route("/v1/models", endpoint.list_models, methods=["GET"]),
             Route("/v1/models/{model_id:path}", endpoint.get_model, methods=["GET"]),
             Route("/v1/chat/completions", endpoint.chat_completions, methods=["POST"]),
+            Route("/v1/responses", endpoint.responses, methods=["POST"]),
             Route("/v1/messages", endpoint.messages, methods=["POST"]),
         ]
     )
@@ -142,6 +157,7 @@ class _Endpoint:
             return _error(400, _describe(exc), "invalid_request_error")
         if chat.model != self.model.name:
             return self._unknown_model(chat.model)
+        usage = usage_of(chat.messages, chat.tools)
         deltas = self.model.stream(
             chat.messages, chat.tools, tool_choice=chat.tool_choice, seed=chat.seed
         )
@@ -149,7 +165,9 @@ class _Endpoint:
             if chat.stream:
                 first = await anext(deltas)
                 await self._hold(began)
-                return _sse_response(_Chunks(self.model.name), first, deltas)
+                include_usage = bool((chat.stream_options or {}).get("include_usage"))
+                chunks = _Chunks(self.model.name, usage if include_usage else None)
+                return _sse_response(chunks, first, deltas)
             turn = await collect(deltas)
             await self._hold(began)
         except InvalidInput as exc:
@@ -158,16 +176,18 @@ class _Endpoint:
             return _error(500, f"model {self.model.name!r} streamed nothing", "server_error")
         except ModelError as exc:
             return _error(500, str(exc), "server_error")
-        return JSONResponse(_completion(self.model.name, turn))
+        usage.add_turn(turn)
+        return JSONResponse(_completion(self.model.name, turn, usage))
 
     async def messages(self, request: Request) -> Response:
-        """Anthropic's Messages API (``POST /v1/messages``), streamed or not, tools included."""
+        """Anthropic's Messages API (``POST /v1/messages``), streamed or not, tools and
+        documents (with citations) included."""
         began = time.perf_counter()
         try:
             body = json.loads(await request.body())
             if not isinstance(body, dict):
                 raise InvalidInput("the request body must be a JSON object")
-            messages, tools, tool_choice = from_messages_request(body)
+            asked = from_messages_request(body)
         except ValueError as exc:
             return _anthropic_error(
                 400, f"the request body is not JSON: {exc}", "invalid_request_error"
@@ -178,21 +198,59 @@ class _Endpoint:
             served = self.model.name
             message = f"model: {body.get('model')!r} does not exist; this server serves {served!r}"
             return _anthropic_error(404, message, "not_found_error")
-        deltas = self.model.stream(messages, tools, tool_choice=tool_choice)
+        usage = usage_of(asked.messages, asked.tools)
+        deltas = self.model.stream(asked.messages, asked.tools, tool_choice=asked.tool_choice)
+        writer = EventWriter(self.model.name, usage)
         try:
-            if body.get("stream"):
+            if body.get("stream") and not asked.documents:
                 first = await anext(deltas)
                 await self._hold(began)
-                return _messages_sse(EventWriter(self.model.name), first, deltas)
+                return _messages_sse(writer, first, deltas)
             turn = await collect(deltas)
             await self._hold(began)
+            if body.get("stream"):  # cited blocks need the whole text: written at once
+                return _messages_whole_sse(writer, message_content(turn, asked.documents), turn)
         except InvalidInput as exc:
             return _anthropic_error(400, str(exc), "invalid_request_error")
         except StopAsyncIteration:
             return _anthropic_error(500, f"model {self.model.name!r} streamed nothing", "api_error")
         except ModelError as exc:
             return _anthropic_error(500, str(exc), "api_error")
-        return JSONResponse(message_body(self.model.name, turn))
+        usage.add_turn(turn)
+        return JSONResponse(message_body(self.model.name, turn, usage, asked.documents))
+
+    async def responses(self, request: Request) -> Response:
+        """OpenAI's Responses API (``POST /v1/responses``), streamed or not, tools included."""
+        began = time.perf_counter()
+        try:
+            body = json.loads(await request.body())
+            if not isinstance(body, dict):
+                raise InvalidInput("the request body must be a JSON object")
+            asked = from_responses_request(body)
+        except ValueError as exc:
+            return _error(400, f"the request body is not JSON: {exc}", "invalid_request_error")
+        except InvalidInput as exc:
+            return _error(400, str(exc), "invalid_request_error")
+        if body.get("model") != self.model.name:
+            return self._unknown_model(str(body.get("model")))
+        usage = usage_of(asked.messages, asked.tools)
+        deltas = self.model.stream(asked.messages, asked.tools, tool_choice=asked.tool_choice)
+        try:
+            if body.get("stream"):
+                first = await anext(deltas)
+                await self._hold(began)
+                writer = ResponsesWriter(self.model.name, asked, usage)
+                return _responses_sse(writer, first, deltas)
+            turn = await collect(deltas)
+            await self._hold(began)
+        except InvalidInput as exc:
+            return _error(400, str(exc), "invalid_request_error")
+        except StopAsyncIteration:
+            return _error(500, f"model {self.model.name!r} streamed nothing", "server_error")
+        except ModelError as exc:
+            return _error(500, str(exc), "server_error")
+        usage.add_turn(turn)
+        return JSONResponse(response_body(self.model.name, asked, turn, usage))
 
     async def _hold(self, began: float) -> None:
         """Wait until the call has taken ``latency`` (at once when it already has)."""
@@ -209,29 +267,44 @@ class _Chunks:
     """Writes the chunks of one streamed completion.
 
     Every chunk shares its id, model and creation time, so that part of the JSON is written
-    once and each chunk only serializes its delta.
+    once and each chunk only serializes its delta. With ``usage`` (the request asked for it),
+    the output is counted as it goes and a last chunk carries the totals.
     """
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, usage: Usage | None = None) -> None:
         head = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
             "model": model,
         }
+        self._head = head
         self._prefix = "data: " + _dumps(head)[:-1] + ',"choices":[{"index":0,"delta":'
+        self.usage = usage
 
     def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> str:
         return f'{self._prefix}{_dumps(delta)},"finish_reason":{_dumps(finish_reason)}}}]}}\n\n'
 
     def of(self, delta: ModelDelta) -> str | None:
         if isinstance(delta, TextDelta):
+            self._count(delta.text)
             return self.chunk({"content": delta.text})
         if isinstance(delta, ToolCallDelta):
+            self._count((delta.name or "") + delta.arguments)
             return self.chunk({"tool_calls": [_tool_call_piece(delta)]})
         if isinstance(delta, FinishDelta):
             return self.chunk({}, delta.reason)
         return None  # suggested replies have no place in the OpenAI API
+
+    def usage_chunk(self) -> str | None:
+        """The last chunk, with the totals and no choices (when usage was asked for)."""
+        if self.usage is None:
+            return None
+        return f"data: {_dumps({**self._head, 'choices': [], 'usage': self.usage.chat()})}\n\n"
+
+    def _count(self, text: str) -> None:
+        if self.usage is not None:
+            self.usage.add_output(text)
 
 
 def _dumps(value: Any) -> str:
@@ -259,6 +332,8 @@ def _sse_response(chunks: _Chunks, first: ModelDelta, rest: AsyncIterator[ModelD
             error = {"error": {"message": str(exc), "type": "server_error", "code": exc.code}}
             yield f"data: {json.dumps(error)}\n\n"
             return
+        if (last := chunks.usage_chunk()) is not None:
+            yield last
         yield "data: [DONE]\n\n"
 
     return StreamingResponse(
@@ -337,12 +412,41 @@ def _messages_sse(
     )
 
 
+def _responses_sse(
+    writer: ResponsesWriter, first: ModelDelta, rest: AsyncIterator[ModelDelta]
+) -> Response:
+    async def events() -> AsyncIterator[str]:
+        yield writer.start()
+        try:
+            async for delta in _chained(first, rest):
+                if event := writer.of(delta):
+                    yield event
+        except (ModelError, InvalidInput) as exc:
+            yield writer.error(str(exc))
+
+    return StreamingResponse(
+        _coalesced(events()), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )
+
+
+def _messages_whole_sse(
+    writer: EventWriter, content: list[dict[str, Any]], turn: ModelTurn
+) -> Response:
+    async def events() -> AsyncIterator[str]:
+        yield writer.start()
+        yield writer.whole(content, turn.finish_reason)
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )
+
+
 def _anthropic_error(status: int, message: str, kind: str) -> Response:
     body = {"type": "error", "error": {"type": kind, "message": message}}
     return JSONResponse(body, status_code=status)
 
 
-def _completion(model: str, turn: ModelTurn) -> dict[str, Any]:
+def _completion(model: str, turn: ModelTurn, usage: Usage) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
@@ -351,6 +455,7 @@ def _completion(model: str, turn: ModelTurn) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": turn.to_message(), "finish_reason": turn.finish_reason}
         ],
+        "usage": usage.chat(),
     }
 
 

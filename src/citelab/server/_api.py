@@ -1,4 +1,5 @@
-"""The bodies of the HTTP API that are not events: feedback and documents, in and out.
+"""The bodies of the HTTP API that are not events: feedback, documents and conversation
+lists, in and out (a conversation shown again is :class:`citelab.answers.History`).
 
 A question is :class:`citelab.events.Question`; an answer is :class:`citelab.events.DoneEvent`
 (as one JSON object, or as the last of the ``references``/``token``/``done`` events).
@@ -10,7 +11,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["DocumentRequest", "FeedbackRequest", "FeedbackResult"]
+__all__ = [
+    "MAX_LISTED",
+    "ConversationQuery",
+    "DocumentRequest",
+    "FeedbackRequest",
+    "FeedbackResult",
+]
+
+MAX_LISTED = 100
+"""The most conversations one ``GET /api/conversations`` lists."""
 
 
 class FeedbackRequest(BaseModel):
@@ -61,3 +71,14 @@ class DocumentRequest(BaseModel):
         json_schema_extra={"pattern": r"^entity:[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$"},
     )
     """The source's ``entity:<type>/<id>`` URI."""
+
+
+class ConversationQuery(BaseModel):
+    """The query of ``GET /api/conversations``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    agent: str | None = Field(default=None, min_length=1, max_length=200)
+    """Only this agent's conversations (the page's agent); all agents' when absent."""
+    limit: int = Field(default=20, ge=1, le=MAX_LISTED)
+    """The most conversations to list."""

@@ -2,6 +2,8 @@
 
 Routes: ``GET /`` (the page), ``POST /api/question``, ``POST /api/feedback``,
 ``POST /api/document`` (a source's document, for the page's local document view),
+``GET /api/conversations`` (the signed-in user's recent conversations, per agent) and
+``GET /api/conversations/{conversation_id}`` (its turns, to show it again),
 ``GET /api/openapi.json``, ``/static/…`` (the front-end bundle) and ``/assets/…`` (the page's
 stylesheet). Middleware, outermost first: security headers on every response; access
 (authentication, CSRF, origin, host); the request body limit.
@@ -76,6 +78,8 @@ def create_app(
             Route("/api/question", handlers.question, methods=["POST"]),
             Route("/api/feedback", handlers.feedback, methods=["POST"]),
             Route("/api/document", handlers.document, methods=["POST"]),
+            Route("/api/conversations", handlers.conversations, methods=["GET"]),
+            Route("/api/conversations/{conversation_id}", handlers.conversation, methods=["GET"]),
             Route("/api/openapi.json", handlers.openapi, methods=["GET"]),
             Mount("/static", StaticFiles(packages=[("citelab", "static")]), name="static"),
             Mount("/assets", StaticFiles(packages=[("citelab.server", "assets")]), name="assets"),

@@ -14,11 +14,16 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from citelab._errors import InvalidInput
-from citelab.answers import AnswerService, read_document
+from citelab._errors import InvalidInput, NotFound
+from citelab.answers import AnswerService, ConversationList, read_document
 from citelab.events import Question
 from citelab.server._access import reader_of, session_of
-from citelab.server._api import DocumentRequest, FeedbackRequest, FeedbackResult
+from citelab.server._api import (
+    ConversationQuery,
+    DocumentRequest,
+    FeedbackRequest,
+    FeedbackResult,
+)
 from citelab.server._page import access_denied_page, render_page
 from citelab.server._problems import error_response
 from citelab.server._stream import AnswerStream, sse_frames
@@ -31,6 +36,7 @@ _CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it, logs may
 _NO_STORE = {"Cache-Control": "no-store"}
 _MAX_PROBLEMS = 8
 _MAX_KEY_CHARS = 60
+_MAX_ID_CHARS = 200  # as a question's conversation_id
 
 
 class Handlers:
@@ -53,13 +59,16 @@ class Handlers:
         """``POST /api/question``: SSE when the client accepts it, else one JSON answer."""
         where = "POST /api/question"
         try:
-            asked = await read_body(request, Question)
+            asked = self._with_agent(await read_body(request, Question))
             if wants_event_stream(request.headers.get("accept", "")):
                 return await self._stream(asked, request, where)
             answer = await until_disconnected(
                 request,
                 self.service.answer(
-                    asked.agent, asked.question, asked.conversation_id, reader_of(request)
+                    asked.agent or self.default_agent,
+                    asked.question,
+                    asked.conversation_id,
+                    reader_of(request),
                 ),
             )
         except Exception as exc:
@@ -68,6 +77,12 @@ class Handlers:
             return Response(status_code=_CLIENT_GONE)
         body = answer.to_done_event().model_dump_json()
         return Response(body, media_type="application/json", headers=_NO_STORE)
+
+    def _with_agent(self, asked: Question) -> Question:
+        """The question with the server's default agent when it names none."""
+        if asked.agent is not None:
+            return asked
+        return asked.model_copy(update={"agent": self.default_agent})
 
     async def _stream(self, asked: Question, request: Request, where: str) -> Response:
         stream = AnswerStream(self.service, asked, reader_of(request))
@@ -115,6 +130,36 @@ class Handlers:
         except Exception as exc:
             return error_response(exc, where)
         return JSONResponse(document.model_dump(mode="json"), headers=_NO_STORE)
+
+    async def conversations(self, request: Request) -> Response:
+        """``GET /api/conversations``: the signed-in user's recent conversations."""
+        where = "GET /api/conversations"
+        try:
+            query = _query(request, ConversationQuery)
+            if query.agent is not None and query.agent not in self.service.agents:
+                raise NotFound(f"agent {query.agent!r} not found")
+            listed = await self.service.recent_conversations(
+                reader_of(request), agent=query.agent, limit=query.limit
+            )
+        except Exception as exc:
+            return error_response(exc, where)
+        body = ConversationList(conversations=listed)
+        return JSONResponse(body.model_dump(mode="json"), headers=_NO_STORE)
+
+    async def conversation(self, request: Request) -> Response:
+        """``GET /api/conversations/{conversation_id}``: its turns, to show it again."""
+        where = "GET /api/conversations/{conversation_id}"
+        conversation_id = request.path_params["conversation_id"]
+        try:
+            if len(conversation_id) > _MAX_ID_CHARS:
+                raise InvalidInput(
+                    f"conversation_id: at most {_MAX_ID_CHARS} characters, got "
+                    f"{len(conversation_id)}"
+                )
+            history = await self.service.history(conversation_id, reader_of(request))
+        except Exception as exc:
+            return error_response(exc, where)
+        return JSONResponse(history.model_dump(mode="json"), headers=_NO_STORE)
 
     async def page(self, request: Request) -> Response:
         """``GET /``: the chat page for ``?agent=`` (default: the server's default agent)."""
@@ -165,6 +210,14 @@ async def until_disconnected(request: Request, work: Coroutine[Any, Any, _T]) ->
 async def _disconnect(request: Request) -> None:
     while (await request.receive())["type"] != "http.disconnect":
         pass
+
+
+def _query(request: Request, model: type[_Body]) -> _Body:
+    """The query string as ``model``; anything wrong is :class:`InvalidInput` saying what."""
+    try:
+        return model.model_validate(dict(request.query_params))
+    except ValidationError as exc:
+        raise _invalid(exc) from None
 
 
 async def read_body(request: Request, model: type[_Body]) -> _Body:

@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from citelab.answers import DocumentPayload
+from citelab.answers import ConversationList, DocumentPayload, History
 from citelab.events import DoneEvent, ErrorEvent, Question, ReferencesEvent, TokenEvent
 from citelab.server._access import CSRF_HEADER
-from citelab.server._api import DocumentRequest, FeedbackRequest, FeedbackResult
+from citelab.server._api import MAX_LISTED, DocumentRequest, FeedbackRequest, FeedbackResult
 from citelab.server._problems import ErrorBody
 
 __all__ = ["openapi_document"]
@@ -32,6 +32,8 @@ _MODELS: list[tuple[type[BaseModel], JsonSchemaMode]] = [
     (FeedbackResult, "serialization"),
     (DocumentRequest, "validation"),
     (DocumentPayload, "serialization"),
+    (ConversationList, "serialization"),
+    (History, "serialization"),
     (ErrorBody, "serialization"),
 ]
 _ERRORS = {
@@ -53,6 +55,8 @@ _ERRORS = {
     "504": "The model sent nothing in time, or the answer was not done by its deadline "
     "(code `model_timeout`).",
 }
+_READ_ERRORS = frozenset({"400", "401", "403", "404", "405", "409", "500", "503"})
+"""The errors a read of conversations can give (no body, no model)."""
 _HEADERS = {
     "405": {"Allow": {"description": "The methods the path takes.", "schema": {"type": "string"}}},
     "503": {
@@ -88,6 +92,8 @@ def openapi_document(
             "/api/question": {"post": _question(ref)},
             "/api/feedback": {"post": _feedback(ref)},
             "/api/document": {"post": _document(ref)},
+            "/api/conversations": {"get": _conversations(ref, anonymous)},
+            "/api/conversations/{conversation_id}": {"get": _conversation(ref, anonymous)},
             "/api/openapi.json": {"get": _openapi_get()},
             "/": {"get": _page_get()},
         },
@@ -164,6 +170,70 @@ def _document(ref: dict[type[BaseModel], Any]) -> dict[str, Any]:
     }
 
 
+def _read_security(anonymous: bool) -> list[dict[str, list[str]]]:
+    """A read needs a token or the page's session (no CSRF header: it changes nothing)."""
+    security: list[dict[str, list[str]]] = [{"bearer": []}, {"session": []}]
+    return [*security, {}] if anonymous else security
+
+
+def _conversations(ref: dict[type[BaseModel], Any], anonymous: bool) -> dict[str, Any]:
+    return {
+        "operationId": "listConversations",
+        "summary": "The signed-in user's recent conversations, the most recently active "
+        "first (an anonymous reader's list is empty: anonymous conversations belong to "
+        "nobody).",
+        "security": _read_security(anonymous),
+        "parameters": [
+            {
+                "name": "agent",
+                "in": "query",
+                "required": False,
+                "description": "Only this agent's conversations.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+            },
+            {
+                "name": "limit",
+                "in": "query",
+                "required": False,
+                "description": "The most conversations to list.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED, "default": 20},
+            },
+        ],
+        "responses": {
+            "200": {
+                "description": "The conversations.",
+                "content": {"application/json": {"schema": ref[ConversationList]}},
+            },
+            **_error_responses(ref[ErrorBody], _READ_ERRORS),
+        },
+    }
+
+
+def _conversation(ref: dict[type[BaseModel], Any], anonymous: bool) -> dict[str, Any]:
+    return {
+        "operationId": "getConversation",
+        "summary": "A conversation's turns with the done event each ended with, to show it "
+        "again (the owner rules of answering; a turn that drew on a document the reader may "
+        "no longer read is withheld).",
+        "security": _read_security(anonymous),
+        "parameters": [
+            {
+                "name": "conversation_id",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+            }
+        ],
+        "responses": {
+            "200": {
+                "description": "The conversation.",
+                "content": {"application/json": {"schema": ref[History]}},
+            },
+            **_error_responses(ref[ErrorBody], _READ_ERRORS),
+        },
+    }
+
+
 def _openapi_get() -> dict[str, Any]:
     return {
         "operationId": "getOpenApi",
@@ -200,9 +270,13 @@ def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-def _error_responses(schema: dict[str, Any]) -> dict[str, Any]:
+def _error_responses(
+    schema: dict[str, Any], statuses: frozenset[str] | None = None
+) -> dict[str, Any]:
     responses: dict[str, Any] = {}
     for status, text in _ERRORS.items():
+        if statuses is not None and status not in statuses:
+            continue
         response = {"description": text, "content": {"application/json": {"schema": schema}}}
         if status in _HEADERS:
             response["headers"] = _HEADERS[status]

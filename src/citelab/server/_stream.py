@@ -43,6 +43,7 @@ class AnswerStream:
 
     async def _run(self, service: AnswerService, asked: Question, reader: Reader) -> None:
         try:
+            assert asked.agent is not None  # the handler gave it the server's default
             answer = await service.answer(
                 asked.agent,
                 asked.question,

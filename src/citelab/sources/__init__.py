@@ -43,6 +43,7 @@ from citelab.sources._source import (
     ViewMode,
     sources_block,
 )
+from citelab.sources._support import supporting_span
 
 __all__ = [
     "MAX_GROUP_NUMBERS",
@@ -75,4 +76,5 @@ __all__ = [
     "reranker_names",
     "source_quotes",
     "sources_block",
+    "supporting_span",
 ]

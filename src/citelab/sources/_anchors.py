@@ -32,6 +32,7 @@ from citelab.contract import Anchor, SourceQuote
 from citelab.sources._finalize import FinalizedAnswer
 from citelab.sources._markers import Marker
 from citelab.sources._source import Source
+from citelab.sources._support import supporting_span
 from citelab.sources._trusted import anchors
 
 __all__ = ["build_anchors", "source_quotes"]
@@ -89,20 +90,25 @@ def build_anchors(finalized: FinalizedAnswer) -> list[Anchor]:
 
 def source_quotes(anchors: list[Anchor], sources: Iterable[Source]) -> list[SourceQuote]:
     """The source-side passage of each anchor whose source knows its supporting passage
-    (``Source.passage``, with its offsets in the source when known)."""
+    (``Source.passage``): the sentence(s) of that passage the anchor's claim rests on
+    (:func:`~citelab.sources.supporting_span`), not the whole chunk, with their offsets in
+    the source's text when the passage's are known."""
     by_uri = {source.uri: source for source in sources if source.passage}
     quotes = []
     for index, anchor in enumerate(anchors):
         source = by_uri.get(anchor.source_uri)
         if source is None or source.passage is None:
             continue
+        start, end = supporting_span(anchor.cited_text, source.passage)
+        located = source.passage_start is not None and source.passage_end is not None
+        offset = source.passage_start or 0
         quotes.append(
             SourceQuote(
                 anchor_index=index,
                 source_uri=source.uri,
-                text=source.passage,
-                start_index=source.passage_start,
-                end_index=source.passage_end,
+                text=source.passage[start:end],
+                start_index=offset + start if located else None,
+                end_index=offset + end if located else None,
             )
         )
     return quotes

@@ -96,7 +96,7 @@ class Chat(StaticFallbackWidget):
     _css = bundle("citelab.css")
 
     turns = traitlets.List(traitlets.Dict()).tag(sync=True)
-    """The current conversation's turns (``js/model.js`` ``Turn``), settled state."""
+    """The current conversation's turns (``js/contract/model.js`` ``Turn``), settled state."""
     conversation_id = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     """The conversation follow-ups continue (``None`` before the first answer)."""
     agent = traitlets.Unicode("default").tag(sync=True)
@@ -110,7 +110,8 @@ class Chat(StaticFallbackWidget):
     _kernel_session = traitlets.Unicode("").tag(sync=True)
     """The session id of the kernel process that holds this chat: ``header.session`` of every
     message it sends (``""`` outside an IPython kernel). A message from another session means
-    the kernel was restarted, which JupyterLab does not always say (``js/kernel_watch.js``)."""
+    the kernel was restarted, which JupyterLab does not always say
+    (``js/kernel/kernel_watch.js``)."""
 
     def __init__(
         self,
@@ -481,7 +482,7 @@ class Chat(StaticFallbackWidget):
         turn.finish(answer, time.monotonic())
         if self._is_shown(turn):
             self.conversation_id = answer.conversation_id
-        self._emit(done_message(turn.turn_id, answer.to_done_event()))
+        self._emit(done_message(turn.turn_id, answer.to_done_event(), rounds=turn.inspection))
         self._sync(turn)
         self._refresh_all()
 

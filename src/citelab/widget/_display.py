@@ -10,8 +10,8 @@ Two outputs, not one bundle with both: rewriting an output's data makes JupyterL
 output again, and an output holding the widget view would get a new view each time (the page's
 view torn down and rebuilt at every turn end: focus, selection and scroll lost, every block
 animated in again). Rewriting a separate ``text/html`` output leaves the live view alone. A
-live view hides the static copies of its own model (``js/static_copy.js``), so the conversation
-shows once; where no view runs, the copy is all there is.
+live view hides the static copies of its own model (``js/kernel/static_copy.js``), so the
+conversation shows once; where no view runs, the copy is all there is.
 """
 
 from __future__ import annotations
@@ -23,12 +23,17 @@ from typing import Any
 import anywidget
 import traitlets
 
-__all__ = ["STATIC_COPY_CLASS", "StaticFallbackWidget"]
+__all__ = ["MATH_IGNORE_CLASS", "STATIC_COPY_CLASS", "StaticFallbackWidget"]
 
 MimeBundle = tuple[dict[str, Any], dict[str, Any]]
 
 STATIC_COPY_CLASS = "citelab-static"
 """The class of a static copy's wrapper; ``citelab-static-<_model_key>`` names its widget."""
+
+MATH_IGNORE_CLASS = "mathjax_ignore"
+"""JupyterLab typesets ``$…$`` in HTML outputs as math (MathJax 3, whose default
+``ignoreHtmlClass`` this is): text under an element of this class is left as written. Prompts,
+answers and titles are no formulas ("$guidance", "costs $5 or $7")."""
 
 
 class StaticFallbackWidget(anywidget.AnyWidget):
@@ -50,7 +55,7 @@ class StaticFallbackWidget(anywidget.AnyWidget):
 
     def static_copy_html(self) -> str:
         """The static copy's output: :meth:`static_html` in a wrapper naming this widget."""
-        classes = f"{STATIC_COPY_CLASS} {STATIC_COPY_CLASS}-{self._model_key}"
+        classes = f"{STATIC_COPY_CLASS} {STATIC_COPY_CLASS}-{self._model_key} {MATH_IGNORE_CLASS}"
         return f'<div class="{classes}">{self.static_html()}</div>'
 
     def _repr_mimebundle_(self, **kwargs: Any) -> MimeBundle | None:

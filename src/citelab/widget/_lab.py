@@ -41,6 +41,7 @@ from citelab.answers import Answer, AnswerService, MemoryConversationStore, Memo
 from citelab.contract import render_answer_html
 from citelab.corpus import Reader
 from citelab.models import Model
+from citelab.widget._display import MATH_IGNORE_CLASS
 from citelab.widget._service import ServiceSource, resolve_agents
 
 if TYPE_CHECKING:
@@ -207,8 +208,9 @@ _STYLE = """<style>
 
 
 def lab_html(results: list[LabResult], columns: int) -> str:
-    """The side-by-side view: per question, one column per template."""
-    parts = [_STYLE]
+    """The side-by-side view: per question, one column per template (never typeset as math:
+    see :data:`~citelab.widget._display.MATH_IGNORE_CLASS`)."""
+    parts = [_STYLE, f'<div class="citelab-lab-view {MATH_IGNORE_CLASS}">']
     for start in range(0, len(results), columns):
         row = results[start : start + columns]
         grid = f"grid-template-columns:repeat({columns},minmax(0,1fr))"
@@ -216,6 +218,7 @@ def lab_html(results: list[LabResult], columns: int) -> str:
         parts.append(f'<div class="citelab-lab" style="{grid}">')
         parts.extend(_column(result, row[0].prompt, first=i == 0) for i, result in enumerate(row))
         parts.append("</div>")
+    parts.append("</div>")
     return "".join(parts)
 
 

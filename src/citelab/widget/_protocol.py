@@ -7,9 +7,10 @@ comment?}``, ``stop`` ``{request_id}``, ``new_conversation`` ``{request_id}`` an
 suggested-reply chip.
 
 Kernel → front end: ``turn_start``, ``references``, ``token``, ``done``, ``error`` (each
-carries ``turn_id``; the bodies are the :mod:`citelab.events` models), ``reset`` (New
+carries ``turn_id``; the bodies are the :mod:`citelab.events` models, a chat's ``done`` also
+``rounds``), ``reset`` (New
 conversation: every view clears) and ``ack`` ``{request_id, error?, document?}`` answering a
-request. ``js/model.js`` is the front end's copy.
+request. ``js/contract/model.js`` is the front end's copy.
 """
 
 from __future__ import annotations
@@ -188,8 +189,16 @@ def token_message(turn_id: str, text: str) -> dict[str, Any]:
     return {**TokenEvent(text=text).model_dump(mode="json"), "turn_id": turn_id}
 
 
-def done_message(turn_id: str, event: DoneEvent) -> dict[str, Any]:
-    return {**event.model_dump(mode="json"), "turn_id": turn_id}
+def done_message(
+    turn_id: str, event: DoneEvent, *, rounds: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``done`` event, with the turn's "Prompt and rounds" data when given (the chat's:
+    the view draws a turn from these messages before the ``turns`` trait, so what the trait
+    holds of a done turn must be here too)."""
+    message = {**event.model_dump(mode="json"), "turn_id": turn_id}
+    if rounds is not None:
+        message["rounds"] = rounds
+    return message
 
 
 def error_message(turn_id: str, event: ErrorEvent) -> dict[str, Any]:

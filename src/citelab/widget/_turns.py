@@ -25,6 +25,10 @@ __all__ = [
 
 TurnStatus = Literal["pending", "streaming", "done", "error"]
 
+STOPPED_CODES = frozenset({"cancelled", "stopped"})
+"""Error codes of a turn someone stopped (Stop, or a new question): shown as stopped, not as an
+error (``js/views/turn_view.js`` says the same)."""
+
 RECORD_COLUMNS = (
     "turn_id",
     "conversation_id",
@@ -109,7 +113,8 @@ class ChatTurn:
         self.finished_at = now
 
     def to_trait(self) -> dict[str, Any]:
-        """The turn as the front end's ``turns`` trait holds it (``js/model.js`` ``Turn``)."""
+        """The turn as the front end's ``turns`` trait holds it (``js/contract/model.js``
+        ``Turn``)."""
         answer = self.answer
         return {
             "turn_id": self.turn_id,
@@ -168,6 +173,12 @@ class ChatTurn:
             labels = [html.escape(reply["label"]) for reply in _replies(self.answer)]
             if labels:
                 parts.append("<p><em>Suggested replies:</em> " + " · ".join(labels) + "</p>")
+        elif self.error is not None and self.error["code"] in STOPPED_CODES:
+            streamed = html.escape(self.text)
+            if streamed:
+                parts.append(f"<p>{streamed}</p><p><em>Stopped: the answer is incomplete.</em></p>")
+            else:
+                parts.append("<p><em>Stopped before an answer began.</em></p>")
         elif self.error is not None:
             parts.append(f"<p><strong>Error:</strong> {html.escape(self.error['message'])}</p>")
         else:

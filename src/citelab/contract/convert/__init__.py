@@ -6,7 +6,8 @@ Each pair ``to_<system>(message)`` / ``from_<system>(data, sources=...)`` comes 
 - Anthropic text-block ``citations``: :data:`ANTHROPIC_LOSSES`
 - OpenAI ``annotations`` (Responses and Chat Completions): :data:`OPENAI_LOSSES`
 - Cohere v2 ``citations``: :data:`COHERE_LOSSES`
-- Gemini ``groundingMetadata`` (UTF-8 byte offsets): :data:`GEMINI_LOSSES`
+- Gemini ``groundingMetadata`` (UTF-8 byte offsets): :data:`GEMINI_LOSSES`; File Search
+  documents get ``gemini-file-search:`` URIs (:func:`file_search_uri`)
 
 ``from_*`` accept plain JSON data or the vendor SDK's response objects (anything with
 ``model_dump``); ``sources`` (optional) lists known sources first, in order, as
@@ -21,7 +22,13 @@ from citelab.contract.convert._anthropic import (
 )
 from citelab.contract.convert._cohere import COHERE_LOSSES, from_cohere, to_cohere
 from citelab.contract.convert._common import Losses
-from citelab.contract.convert._gemini import GEMINI_LOSSES, from_gemini, to_gemini
+from citelab.contract.convert._gemini import (
+    FILE_SEARCH_SCHEME,
+    GEMINI_LOSSES,
+    file_search_uri,
+    from_gemini,
+    to_gemini,
+)
 from citelab.contract.convert._openai import (
     OPENAI_FILE_SCHEME,
     OPENAI_LOSSES,
@@ -34,11 +41,13 @@ from citelab.contract.convert._openai import (
 __all__ = [
     "ANTHROPIC_LOSSES",
     "COHERE_LOSSES",
+    "FILE_SEARCH_SCHEME",
     "GEMINI_LOSSES",
     "OPENAI_FILE_SCHEME",
     "OPENAI_LOSSES",
     "Losses",
     "anthropic_document_source",
+    "file_search_uri",
     "from_anthropic",
     "from_cohere",
     "from_gemini",

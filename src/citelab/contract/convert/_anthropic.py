@@ -52,6 +52,11 @@ ANTHROPIC_LOSSES = Losses(
         "suggested replies",
         "overlapping anchors: the text is split at every anchor boundary, so an anchor that "
         "overlaps another comes back as one anchor per piece",
+        "zero-width anchors and white space alone: the Messages API takes no empty or "
+        "white-space-only text block, so a zero-width anchor's citation goes on the block "
+        "before it (after it at the start of the text) and comes back spanning that block, "
+        "and white space joins the block before it; an answer with no text but white space "
+        "is no block",
         "the source-side passage of anchors without a citelab/source_quotes entry: cited_text "
         "is then written empty and the char_location indices as 0–0",
     ),
@@ -95,6 +100,9 @@ class _TextBlock(BaseModel):
 def to_anthropic(message: AnswerMessage) -> list[dict[str, Any]]:
     """The answer as Anthropic ``text`` blocks, cited spans carrying ``char_location`` citations.
 
+    No block is empty or white space only (the Messages API rejects those): a zero-width
+    anchor's citation goes on the block before it (the one after it at the start of the
+    text), and white space alone joins the block before it. An empty answer is no block.
     See :data:`ANTHROPIC_LOSSES`.
     """
     text = message.text
@@ -103,14 +111,33 @@ def to_anthropic(message: AnswerMessage) -> list[dict[str, Any]]:
     titles = {source.uri: source.title or source.name for source in message.sources}
     quotes = {quote.anchor_index: quote for quote in message.source_quotes}
     blocks: list[dict[str, Any]] = []
-    for start, end, numbers in _pieces(text, anchors):
-        block: dict[str, Any] = {"type": "text", "text": text[start:end]}
+    for piece, numbers in _joined_pieces(text, anchors):
+        block: dict[str, Any] = {"type": "text", "text": piece}
         if numbers:
             block["citations"] = [
                 _citation(positions, titles, anchors[n].source_uri, quotes.get(n)) for n in numbers
             ]
         blocks.append(block)
     return blocks
+
+
+def _joined_pieces(text: str, anchors: Sequence[Anchor]) -> list[tuple[str, list[int]]]:
+    """:func:`_pieces` as block texts: a piece that is empty or white space only joins the
+    piece before it (or, at the start, the next one), its anchors with it."""
+    joined: list[tuple[str, list[int]]] = []
+    pending: tuple[str, list[int]] = ("", [])
+    for start, end, numbers in _pieces(text, anchors):
+        piece = pending[0] + text[start:end]
+        cited = _one_per_uri(anchors, [*pending[1], *numbers])
+        pending = ("", [])
+        if piece.strip():
+            joined.append((piece, cited))
+        elif joined:
+            last_text, last_cited = joined[-1]
+            joined[-1] = (last_text + piece, _one_per_uri(anchors, [*last_cited, *cited]))
+        else:
+            pending = (piece, cited)
+    return joined  # an answer of white space alone (and zero-width anchors): no block
 
 
 def _citation(

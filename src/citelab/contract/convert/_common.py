@@ -58,11 +58,14 @@ class SourceBook:
         self._given = len(self.items)
         self._uris = {_source_uri(item, index) for index, item in enumerate(self.items)}
 
-    def cite(self, uri: str, title: str | None = None) -> str:
-        """Record ``uri`` (with ``title``) if new; returns the uri."""
+    def cite(self, uri: str, title: str | None = None, description: str | None = None) -> str:
+        """Record ``uri`` (with ``title`` and ``description``) if new; returns the uri."""
         if uri not in self._uris:
             self._uris.add(uri)
-            self.items.append({"uri": uri, "title": title})
+            item = {"uri": uri, "title": title}
+            if description:
+                item["description"] = description
+            self.items.append(item)
         return uri
 
     def uri_at(self, index: int, fallback: str, title: str | None) -> str:

@@ -7,18 +7,31 @@ A candidate is ``{"content": {"role": "model", "parts": [{"text"}...]}, "groundi
 bytes** into the part, end exclusive; a zero ``startIndex``/``partIndex`` may be omitted (JSON
 of proto3 defaults). An offset inside a multi-byte character is an ``InvalidInput``.
 Both the REST spelling (camelCase) and the Python SDK's (snake_case) are read.
+
+File Search grounding (``retrievedContext`` with ``title``, ``text`` and ``fileSearchStore``
+but no ``uri``) names documents of a store, not pages: each becomes a source under a URI of
+its own, stable across answers (the same store and document give the same URI)::
+
+    gemini-file-search:<documentName>                    when the chunk names its document
+    gemini-file-search:<fileSearchStore>/title/<title>   else (the title percent-encoded)
+
+(:func:`file_search_uri`; without a store, ``gemini-file-search:title/<title>``). A chunk's
+``text`` is kept: as the source's ``description`` (the passage a judge reads) and as the
+source-side quote of every anchor it supports (``_meta["citelab/source_quotes"]``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from citelab._errors import InvalidInput
 from citelab.contract._message import AnswerMessage, build_message
 from citelab.contract._offsets import TextOffsets
+from citelab.contract._payloads import Anchor, SourceQuote
 from citelab.contract.convert._common import (
     Losses,
     SourceBook,
@@ -29,7 +42,10 @@ from citelab.contract.convert._common import (
     source_index,
 )
 
-__all__ = ["GEMINI_LOSSES", "from_gemini", "to_gemini"]
+__all__ = ["FILE_SEARCH_SCHEME", "GEMINI_LOSSES", "file_search_uri", "from_gemini", "to_gemini"]
+
+FILE_SEARCH_SCHEME = "gemini-file-search"
+"""The URI scheme of File Search documents (chunks without a uri of their own)."""
 
 GEMINI_LOSSES = Losses(
     to_target=(
@@ -39,12 +55,15 @@ GEMINI_LOSSES = Losses(
     ),
     from_target=(
         "confidenceScores, webSearchQueries, searchEntryPoint, retrievalMetadata",
-        "chunk contents (retrievedContext.text) and web domains",
+        "web domains, and a retrieved chunk's page number, custom metadata and ragChunk",
         "the part structure (all answer text parts are joined)",
         "thought parts (thought: true): they are not answer text, and supports inside them "
         "are dropped",
-        "grounding chunks without a uri (maps and image chunks, File Search retrievedContext "
-        "without uri): they are not sources, and their support indices are dropped",
+        "grounding chunks with neither a uri nor a File Search store, document or title (maps "
+        "and image chunks): they are not sources, and their support indices are dropped",
+        "File Search's own document identity when a chunk names no documentName: its "
+        "gemini-file-search: URI is made from the store and the title (two documents of one "
+        "store with one title become one source)",
         "citationMetadata (recitation citations of training data, not grounding sources)",
     ),
 )
@@ -76,6 +95,9 @@ class _ChunkRef(BaseModel):
 
     uri: str | None = None
     title: str | None = None
+    text: str | None = None
+    file_search_store: str | None = _field("file_search_store", "fileSearchStore")
+    document_name: str | None = _field("document_name", "documentName")
 
 
 class _Chunk(BaseModel):
@@ -97,7 +119,10 @@ def to_gemini(message: AnswerMessage) -> dict[str, Any]:
     text = message.text
     offsets = TextOffsets(text)
     positions = source_index(message)
-    chunks = [_chunk(source.uri, source.title or source.name) for source in message.sources]
+    chunks = [
+        _chunk(source.uri, source.title or source.name, source.description)
+        for source in message.sources
+    ]
     supports = [
         {
             "segment": {
@@ -116,9 +141,31 @@ def to_gemini(message: AnswerMessage) -> dict[str, Any]:
     }
 
 
-def _chunk(uri: str, title: str) -> dict[str, Any]:
-    kind = "web" if uri.startswith(("http://", "https://")) else "retrievedContext"
-    return {kind: {"uri": uri, "title": title}}
+def _chunk(uri: str, title: str, text: str | None) -> dict[str, Any]:
+    if uri.startswith(("http://", "https://")):
+        return {"web": {"uri": uri, "title": title}}
+    context = {"uri": uri, "title": title}
+    if text:
+        context["text"] = text
+    return {"retrievedContext": context}
+
+
+def file_search_uri(
+    store: str | None, title: str | None, document: str | None = None
+) -> str | None:
+    """The URI of a File Search document (see the module docs); ``None`` without a
+    document name and a title."""
+    if document:
+        name = (
+            document
+            if document.startswith("fileSearchStores/") or not store
+            else (f"{store}/documents/{document}")
+        )
+        return f"{FILE_SEARCH_SCHEME}:{quote(name, safe='/')}"
+    if title:
+        base = f"{quote(store, safe='/')}/" if store else ""
+        return f"{FILE_SEARCH_SCHEME}:{base}title/{quote(title, safe='')}"
+    return None
 
 
 def from_gemini(
@@ -147,12 +194,11 @@ def from_gemini(
     if candidate.get("citationMetadata", candidate.get("citation_metadata")):
         report.append("citationMetadata: recitation citations are not grounding sources")
     book = SourceBook(sources)
-    chunk_uris = [
-        _chunk_uri(book, chunk, i, report)
-        for i, chunk in enumerate(metadata.grounding_chunks or [])
-    ]
+    chunks = metadata.grounding_chunks or []
+    chunk_uris = [_chunk_uri(book, chunk, i, report) for i, chunk in enumerate(chunks)]
     text = "".join(part or "" for part in parts)
-    anchors = []
+    anchors: list[Anchor] = []
+    quotes: list[SourceQuote] = []
     for index, support in enumerate(metadata.grounding_supports or []):
         span = _segment_span(parts, support.segment, index)
         if span is None:
@@ -165,7 +211,16 @@ def from_gemini(
                 continue
             where = f"groundingSupports[{index}]"
             anchors.append(anchor_for(text, str(chunk_uris[chunk]), *span, where))
-    return build_message(text, book.items, anchors=anchors)
+            passage = _chunk_text(chunks[chunk])
+            if passage:
+                quotes.append(
+                    SourceQuote(
+                        anchor_index=len(anchors) - 1,
+                        source_uri=str(chunk_uris[chunk]),
+                        text=passage,
+                    )
+                )
+    return build_message(text, book.items, anchors=anchors, source_quotes=quotes)
 
 
 def _text_parts(candidate: dict[str, Any] | Any) -> list[str | None]:
@@ -183,14 +238,22 @@ def _text_parts(candidate: dict[str, Any] | Any) -> list[str | None]:
     return texts
 
 
+def _chunk_text(chunk: _Chunk) -> str | None:
+    context = chunk.retrieved_context
+    return context.text if context is not None and chunk.web is None else None
+
+
 def _chunk_uri(book: SourceBook, chunk: _Chunk, index: int, report: list[str]) -> str | None:
     ref = chunk.web or chunk.retrieved_context
-    if ref is None or not ref.uri:
+    uri = ref.uri if ref is not None else None
+    if ref is not None and not uri and ref is chunk.retrieved_context:
+        uri = file_search_uri(ref.file_search_store, ref.title, ref.document_name)
+    if ref is None or not uri:
         kinds = sorted(chunk.model_extra or {}) or ["an empty chunk"]
-        kind = "retrievedContext without uri" if ref is not None else ", ".join(kinds)
+        kind = "retrievedContext without uri or title" if ref is not None else ", ".join(kinds)
         report.append(f"groundingChunks[{index}] ({kind}): no uri, so it is not a source")
         return None
-    return book.cite(ref.uri, ref.title)
+    return book.cite(uri, ref.title, _chunk_text(chunk))
 
 
 def _segment_span(

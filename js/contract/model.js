@@ -1,0 +1,179 @@
+// The typed model descriptions: what the Python widgets hold in traits and which custom
+// messages cross the comm. PROTOCOL.md is the prose version; keep the two in step.
+
+/**
+ * @typedef {object} Reference            One source as a card shows it (citelab.events.Reference).
+ * @property {number} number              The citation number [n] in this turn's text.
+ * @property {string} [entity_type]
+ * @property {string} [entity_id]
+ * @property {string} uri                 resource_link uri (entity:<type>/<id> for entities).
+ * @property {string} title               Untrusted label.
+ * @property {string} [url]               Untrusted; followed only for http(s)/mailto/relative.
+ * @property {string} [langcode]
+ * @property {string} [snippet]           Untrusted plain text.
+ * @property {string|null} [detail]       Tells same-title sources apart (e.g. "MSc").
+ * @property {string|null} [passage]      The supporting passage (untrusted plain text).
+ * @property {boolean} [restricted]       Access rules apply: shows a Restricted badge.
+ *
+ * @typedef {{label: string, message?: string|null}} SuggestedReply
+ *
+ * @typedef {object} Turn                 One question and its answer (trait `turns` items).
+ * @property {string} turn_id             Client-side id (kernel-assigned in the notebook).
+ * @property {string} question
+ * @property {boolean} followup           False for a new question (clears the conversation).
+ * @property {"pending"|"streaming"|"done"|"error"} status
+ * @property {string} text                Raw Markdown (final text once done).
+ * @property {Reference[]|null} references  null while not known yet.
+ * @property {SuggestedReply[]} suggested_replies
+ * @property {string|null} conversation_id
+ * @property {string|null} log_id
+ * @property {{code: string, message: string}|null} error
+ * @property {{value: "up"|"down", comment?: string}|null} feedback
+ * @property {number|null} [turn]         The service's turn number (sent back with feedback).
+ * @property {string|null} [trace_id]     The answer's trace id (informational).
+ * @property {boolean} [no_answer]        True hides the feedback buttons.
+ * @property {import("./message.js").WireMessage|null} [message]  The AnswerMessage wire
+ *                                        dict (copy as JSON, anchors).
+ * @property {Rounds|null} [rounds]       Prompt and rounds (kernel only).
+ * @property {string[]|null} [pieces]    Live only: the streamed pieces (see store.js).
+ * @property {number} [pieceCount]        Live only: how many of `pieces` this turn holds.
+ *
+ * @typedef {object} Rounds               What the model was shown and wrote, per round.
+ * @property {string} [system_prompt]
+ * @property {ToolCall[]} [forced]
+ * @property {{index?: number, finish_reason?: string, text?: string,
+ *   tool_calls?: ToolCall[]}[]} rounds
+ * @typedef {{name?: string, arguments?: string, error?: string|null,
+ *   message?: string|null}} ToolCall
+ *
+ * @typedef {{path: string, code: string, message: string}} Violation
+ *
+ * The kernel → front end messages (PROTOCOL.md); the page's SSE events take the same shapes.
+ * @typedef {{type: "turn_start", turn_id: string, question?: string, followup?: boolean}}
+ *   TurnStartMessage
+ * @typedef {{type: "references", turn_id: string, references?: Reference[]}} ReferencesMessage
+ * @typedef {{type: "token", turn_id: string, text?: string}} TokenMessage
+ * @typedef {object} DoneMessage
+ * @property {"done"} type
+ * @property {string} turn_id
+ * @property {string} [text]
+ * @property {Reference[]} [references]
+ * @property {SuggestedReply[]} [suggested_replies]
+ * @property {import("./message.js").WireMessage|null} [message]
+ * @property {string|null} [conversation_id]
+ * @property {number|null} [turn]
+ * @property {string|null} [log_id]
+ * @property {string|null} [trace_id]
+ * @property {boolean} [no_answer]
+ * @property {Rounds|null} [rounds]
+ * @typedef {{type: "error", turn_id: string, code?: string, message?: string}} ErrorMessage
+ * @typedef {TurnStartMessage|ReferencesMessage|TokenMessage|DoneMessage|ErrorMessage}
+ *   TurnEvent
+ * @typedef {{type: "ack", request_id: string, error?: string, document?: unknown}} AckMessage
+ * @typedef {{type: "reset"}} ResetMessage
+ * @typedef {TurnEvent|AckMessage|ResetMessage} KernelMessage
+ *
+ * @typedef {object} WidgetModel          What the front end uses of an anywidget model.
+ * @property {(name: string) => unknown} get
+ * @property {(name: string, value: unknown) => void} [set]
+ * @property {(event: string, handler: (...args: never[]) => void) => void} on
+ * @property {(event: string, handler: (...args: never[]) => void) => void} off
+ * @property {(content: object) => void} send
+ * @property {unknown} [widget_manager]   JupyterLab's manager (kernel_watch.js reads it).
+ *
+ * What anywidget hands a widget's `initialize` and `render` (each a different proxy of the
+ * model: see kernel/widget_store.js).
+ * @typedef {{model: WidgetModel}} InitializeProps
+ * @typedef {{model: WidgetModel, el: HTMLElement}} RenderProps
+ */
+
+export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);
+
+/**
+ * A turn still waiting for its answer or streaming it.
+ * @param {unknown} status
+ */
+export function isOpen(status) {
+  return status === "pending" || status === "streaming";
+}
+
+/**
+ * A turn that has ended (answered or failed): no event changes it any more.
+ * @param {unknown} status
+ */
+export function isSettled(status) {
+  return status === "done" || status === "error";
+}
+
+/** Chat widget traits and their defaults (citelab.Chat). */
+export const CHAT_TRAITS = Object.freeze({
+  turns: [], // Turn[]: final state; survives a reload
+  conversation_id: null, // string|null: the current conversation
+  agent: "default", // string: the agent that answers
+  feedback_enabled: false, // boolean: show thumbs up/down on answered turns
+  placeholder: "Ask a question…", // string: the question box's placeholder
+  show_sources: true, // boolean: a Sources list inside the chat (panels can show it too)
+  _kernel_session: "", // string: header.session of the kernel process holding it (kernel_watch.js)
+});
+
+/** Sources panel traits (citelab.SourcesPanel): mirrored from its chat. */
+export const SOURCES_TRAITS = Object.freeze({
+  turns: [],
+  heading: "Sources",
+});
+
+/** Message view traits (citelab.MessageView). */
+export const MESSAGE_TRAITS = Object.freeze({
+  message: null, // AnswerMessage wire dict (null when the kernel could not read one)
+  violations: [], // {path, code, message}[]: contract violations the kernel found
+});
+
+/** Every widget model (citelab.Chat, SourcesPanel, MessageView) carries this trait. */
+export const COMMON_TRAITS = Object.freeze({
+  _model_key: null, // string: unique hex id of the model; keys the front-end state per model
+});
+
+/** Kernel → front end custom messages (`type` values). */
+export const KERNEL_MESSAGES = Object.freeze([
+  "turn_start", // {turn_id, question, followup}
+  "references", // {turn_id, references}
+  "token", // {turn_id, text}: one or more tokens, coalesced
+  // {turn_id, text, references, suggested_replies, message, conversation_id, turn,
+  //  log_id?, trace_id?, no_answer, rounds?}
+  "done",
+  "error", // {turn_id, code, message}; code "cancelled": a new question replaced this one
+  "reset", // {}: New conversation; every view clears
+  "ack", // {request_id, error?, document?}
+]);
+
+/** Front end → kernel custom messages (`type` values). */
+export const FRONTEND_MESSAGES = Object.freeze([
+  "ask", // {request_id, question, followup}
+  "feedback", // {request_id, turn_id, value: "up"|"down", comment?}
+  "stop", // {request_id}: cancel the answer streaming and the questions waiting
+  "new_conversation", // {request_id}: cancel and forget the conversation
+  "document", // {request_id, uri}: an entity: document for the local document view
+  "reply", // message view only: {text} when a suggested-reply chip is clicked
+]);
+
+/**
+ * A list field of untrusted data: the list, or [] when it is not one.
+ * @template T
+ * @param {T[]|unknown} value
+ * @returns {T[]}
+ */
+export function listOf(value) {
+  return Array.isArray(value) ? value : [];
+}
+
+/**
+ * Read a trait with its default when the model does not have it (older kernels).
+ * @param {WidgetModel} model
+ * @param {string} name
+ * @param {Readonly<Record<string, unknown>>} defaults
+ * @returns {unknown}
+ */
+export function trait(model, name, defaults) {
+  const value = model.get(name);
+  return value === undefined || value === null ? defaults[name] : value;
+}

@@ -1,0 +1,101 @@
+"""The command line's own words: every ``--help`` reads as written, and ``citelab eval``
+interrupted with Ctrl-C says what it kept and how to resume (the real command, a real
+SIGINT)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from citelab.cli import build_parser
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield parser.prog, parser
+    for action in parser._actions:  # argparse keeps its subparsers here, and nowhere public
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield from _parsers(child)
+
+
+def test_no_help_shows_a_doubled_percent_sign() -> None:
+    helps = {prog: sub.format_help() for prog, sub in _parsers(build_parser())}
+    assert "citelab judges calibrate" in helps
+    assert "95% bootstrap" in " ".join(helps["citelab judges calibrate"].split())
+    for prog, text in helps.items():
+        assert "%%" not in text, prog
+
+
+SUITE = """
+name = "interrupt"
+datasets = ["university"]
+models = [{spec = "extractive", options = {piece_delay = 0.02}}]
+concurrency = 1
+scorers = ["anchor_validity"]
+
+[[variants]]
+name = "baseline"
+"""
+
+
+def _eval(tmp_path: Path) -> subprocess.Popen[str]:
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE, encoding="utf-8")
+    env = {**os.environ, "CITELAB_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "citelab", "eval", "--suite", str(suite)]
+    command += ["--out", str(tmp_path / "out"), "--quiet", "--no-cache", "--limit", "6"]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def _records(tmp_path: Path) -> list[str]:
+    path = tmp_path / "out" / "records.jsonl"
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
+def test_an_interrupted_eval_says_what_is_kept_and_that_it_resumes(tmp_path: Path) -> None:
+    process = _eval(tmp_path)
+    try:
+        waited = 0.0
+        while len(_records(tmp_path)) < 2:
+            assert process.poll() is None, process.communicate()
+            assert waited < 120, "no case finished"
+            time.sleep(0.05)  # waiting for the run to write, not timing it
+            waited += 0.05
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    kept = len({line for line in _records(tmp_path) if line.strip()})
+    assert kept >= 2
+    assert "Traceback" not in err
+    assert f"citelab eval: interrupted; {kept} finished case run(s) are kept in " in err
+    assert "records.jsonl. Run the same command again to resume" in err
+    finished = _eval(tmp_path)
+    _out, err = finished.communicate(timeout=300)
+    assert finished.returncode == 0, err
+    assert len(_records(tmp_path)) > kept
+
+
+@pytest.mark.parametrize("content", ["", '{"key": "a", "turns": [{"error": null}]}\n{"torn'])
+def test_the_message_counts_what_the_records_file_holds(tmp_path: Path, content: str) -> None:
+    from citelab.cli.eval import _interrupted_message
+
+    (tmp_path / "records.jsonl").write_text(content, encoding="utf-8")
+    message = _interrupted_message(tmp_path)
+    if content:
+        assert message.startswith("citelab eval: interrupted; 1 finished case run(s) are kept")
+    else:
+        assert "nothing is kept" in message
