@@ -32,7 +32,8 @@ def _dunder(part: str) -> bool:
 
 class PrivateModulesContract(Contract):
     """Options: ``containers`` (the packages whose modules are checked), ``ignore_imports``
-    (``importer -> imported`` pairs allowed anyway)."""
+    (``importer -> imported`` pairs allowed anyway; one that names no import breaks the
+    contract, so an exception does not outlive its import)."""
 
     type_name = "private_modules"
 
@@ -54,9 +55,20 @@ class PrivateModulesContract(Contract):
                     details = graph.get_import_details(importer=importer, imported=imported)
                     lines = [detail["line_number"] for detail in details]
                     broken.append({"importer": importer, "imported": imported, "lines": lines})
-        return ContractCheck(kept=not broken, metadata={"broken": broken})
+        unmatched = sorted(
+            f"{importer} -> {imported}"
+            for importer, imported in allowed
+            if not graph.direct_import_exists(importer=importer, imported=imported)
+        )
+        return ContractCheck(
+            kept=not broken and not unmatched,
+            metadata={"broken": broken, "unmatched": unmatched},
+        )
 
     def render_broken_contract(self, check: ContractCheck) -> None:
+        for text in check.metadata["unmatched"]:
+            output.print_error(f"No such import to ignore: {text} (remove it).", bold=False)
+            output.new_line()
         for item in check.metadata["broken"]:
             lines = ", ".join(f"l.{line}" for line in item["lines"])
             output.print_error(
