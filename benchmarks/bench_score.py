@@ -17,7 +17,7 @@
    holds its slot for one latency per judge call it makes (its calls are sequential: each
    precision check depends on the joint verdict). Side by side at 32: the way before (the
    SDK's sync client, asked from a pool of 32 scoring threads), then today's (one event loop,
-   the runner's async adapter; see :mod:`citelab.evals._judge_calls`). On two cores shared
+   the runner's async adapter; see :mod:`citelab.evals.judges._deferring`). On two cores shared
    with other jobs the client's CPU per call (printed) decides the figure: compare the two
    lines of one run, and take the figure itself on a quiet machine.
 
@@ -56,9 +56,9 @@ from citelab.evals import (
     build_scorers,
     score_answers,
 )
-from citelab.evals._answers import _records
-from citelab.evals._formats import to_answers
-from citelab.evals._results import score_record
+from citelab.evals.external import to_answers
+from citelab.evals.external._score import _records
+from citelab.evals.results import score_record
 
 _WORDS = [f"w{index}" for index in range(300)]
 _COMPAT = [
@@ -158,15 +158,15 @@ def _command_seconds(path: Path, source: Path | None, options: tuple[str, ...] =
 
 _NLTK_PART = """
 import json, sys, time
-from citelab.evals._punkt import _build
+from citelab.evals.scorers._punkt import _build
 began = time.perf_counter()
-tokenizer = _build()  # NLTK's punkt without nltk's package __init__ (see citelab.evals._punkt)
+tokenizer = _build()  # NLTK punkt without nltk's package __init__ (see evals.scorers._punkt)
 imported = time.perf_counter() - began
 began = time.perf_counter()
 import nltk.tokenize.punkt  # the whole package, as an ordinary import does (scipy.stats too)
 whole = time.perf_counter() - began
 from nltk.tokenize.punkt import PunktSentenceTokenizer
-from citelab.evals._statements import alce_output
+from citelab.evals.scorers import alce_output
 outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
 plain = PunktSentenceTokenizer(tokenizer._params)
 began = time.perf_counter()
