@@ -150,6 +150,19 @@ def test_the_score_is_a_probability_and_the_verdict_its_threshold(
     assert not strict.supports(pairs[0][0], LIBRARY)
 
 
+def test_the_verdict_is_the_score_against_the_threshold_on_every_labelled_pair() -> None:
+    # supports() skips the word pairs when they cannot change the verdict: never another one.
+    labelled = ROOT / "fixtures" / "judges" / "support_labels.jsonl"
+    rows = [json.loads(line) for line in labelled.read_text(encoding="utf-8").splitlines()]
+    for threshold in (0.2, 0.4125, 0.6):
+        judge = TrainedLexicalJudge(threshold=threshold)
+        for row in rows:
+            evidence = "\n".join(row["evidence"])
+            expected = judge.score(row["claim"], evidence) >= threshold
+            assert judge.supports(row["claim"], evidence) == expected, row["id"]
+            assert judge.supports_passages(row["claim"], row["evidence"]) == expected, row["id"]
+
+
 _SCORES = """
 import json, sys
 from citelab.evals.judges._support_model import TrainedLexicalJudge

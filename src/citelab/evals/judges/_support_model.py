@@ -275,43 +275,72 @@ class _Statement:
 @lru_cache(maxsize=16_384)
 def _statement(text: str) -> _Statement:
     read = _read(text)
-    kinds: dict[str, int] = {}
+    names: set[str] = set()
+    numbers: set[str] = set()
+    words: set[str] = set()
     for key, kind in zip(read.keys, read.kinds, strict=True):
-        if kinds.get(key) != _NAME:  # a term capitalised anywhere is a name
-            kinds[key] = _WORD if kind == _NAME and read.german else kind
+        if kind == _NUMBER:
+            numbers.add(key)
+        elif kind == _NAME and not read.german:
+            names.add(key)
+        else:
+            words.add(key)
     return _Statement(
-        keys=frozenset(kinds),
-        names=frozenset(k for k, kind in kinds.items() if kind == _NAME),
-        numbers=frozenset(k for k, kind in kinds.items() if kind == _NUMBER),
-        words=frozenset(k for k, kind in kinds.items() if kind == _WORD),
+        keys=frozenset(read.keys),
+        names=frozenset(names),
+        numbers=frozenset(numbers),
+        words=frozenset(words - names),  # a term capitalised anywhere is a name
         pairs=tuple(pair for pair in itertools.pairwise(read.keys) if pair[0] != pair[1]),
         negated=bool(read.negated),
     )
 
 
+@lru_cache(maxsize=262_144)
+def _key(token: str) -> str:
+    """The term key of a token, "" when it is no term (a stop, function word, negation)."""
+    kind, key = _token(token)
+    return key if kind >= _NUMBER else ""
+
+
 @dataclass(frozen=True)
 class _Line:
-    """One line of evidence: its terms, and where each occurs (for the word pairs)."""
+    """One line of evidence, read cheaply: its terms and whether it holds a negation word.
+    Its sentences and term positions (:func:`_detail`) are read only when needed."""
 
-    text: _Text
+    raw: str
     keys: frozenset[str]
-    where: dict[str, tuple[int, ...]]  # term → its positions
+    negated: bool
 
 
 @lru_cache(maxsize=16_384)  # passages recur in ever new combinations: each line once
 def _line(text: str) -> _Line:
+    tokens = _tokens(text)
+    keys = frozenset(map(_key, tokens)).difference(("",))
+    negated = not _NEGATIONS.isdisjoint(map(str.casefold, tokens))
+    return _Line(text, keys, negated)
+
+
+@dataclass(frozen=True)
+class _Detail:
+    text: _Text
+    where: dict[str, tuple[int, ...]]  # term → its positions
+
+
+@lru_cache(maxsize=16_384)
+def _detail(text: str) -> _Detail:
     read = _read(text)
     where: dict[str, list[int]] = {}
     for position, key in enumerate(read.keys):
         where.setdefault(key, []).append(position)
-    return _Line(read, frozenset(where), {k: tuple(v) for k, v in where.items()})
+    return _Detail(read, {k: tuple(v) for k, v in where.items()})
 
 
 def _near(line: _Line, first: str, second: str) -> bool:
     """Whether the two terms occur within _PAIR_WINDOW terms of each other in one sentence."""
-    sentence = line.text.sentence
-    for i in line.where[first]:
-        for j in line.where[second]:
+    detail = _detail(line.raw)
+    sentence = detail.text.sentence
+    for i in detail.where[first]:
+        for j in detail.where[second]:
             if abs(i - j) <= _PAIR_WINDOW and sentence[i] == sentence[j]:
                 return True
     return False
@@ -330,26 +359,22 @@ def _checked(value: object, what: str) -> str:
     return value
 
 
-def _features(statement: str, texts: Sequence[str], every: bool = False) -> list[float]:
+def _features(
+    statement: str, texts: Sequence[str], every: bool = False, pairs_too: bool = True
+) -> list[float]:
     """The features in :data:`FEATURES` order; best_sentence_coverage only when ``every`` is
-    set or the negation check needs it (it reads every sentence), else 0."""
+    set or the negation check needs it (it reads every sentence), else 0; pair_coverage NaN
+    unless ``pairs_too`` (see :meth:`TrainedLexicalJudge.supports_passages`)."""
     claim = _statement(statement)
     size = len(claim.keys)
     if not size:
         return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
     lines = [_line(text) for text in texts]
     found = frozenset().union(*(claim.keys & line.keys for line in lines))
-    pairs = claim.pairs
-    if pairs:
-        near = sum(
-            any(a in ln.keys and b in ln.keys and _near(ln, a, b) for ln in lines) for a, b in pairs
-        )
-        pair_share = near / len(pairs)
-    else:
-        pair_share = len(found) / size
+    pair_share = _pair_share(claim, lines, found) if pairs_too else math.nan
     best = 0.0
     mismatch = False
-    if every or claim.negated or any(line.text.negated for line in lines):
+    if every or claim.negated or any(line.negated for line in lines):
         best, negated = _best_sentence(found, lines)
         mismatch = best >= _NEAR_COPY * size and claim.negated != negated
     return [
@@ -364,13 +389,23 @@ def _features(statement: str, texts: Sequence[str], every: bool = False) -> list
     ]
 
 
+def _pair_share(claim: _Statement, lines: Sequence[_Line], found: frozenset[str]) -> float:
+    if not claim.pairs:
+        return len(found) / len(claim.keys)
+    near = sum(
+        any(a in line.keys and b in line.keys and _near(line, a, b) for line in lines)
+        for a, b in claim.pairs
+    )
+    return near / len(claim.pairs)
+
+
 def _best_sentence(found: frozenset[str], lines: Sequence[_Line]) -> tuple[int, bool]:
     """The most terms of ``found`` one sentence holds, and whether the clause of that sentence
     holding most of them is negated (the first sentence and clause on ties): a negation reaches
     as far as its clause ("graduates do not pay; undergraduates pay 20 euros")."""
     best, negated = -1, False
     for line in lines:
-        text = line.text
+        text = _detail(line.raw).text
         sentences: dict[int, set[str]] = {}
         clauses: dict[int, set[str]] = {}
         for key, sentence, clause in zip(text.keys, text.sentence, text.clause, strict=True):
@@ -526,7 +561,7 @@ class TrainedLexicalJudge:
         self.threshold = self.parameters.threshold if threshold is None else threshold
 
     def supports(self, statement: str, evidence: str) -> bool:
-        return self.score(statement, evidence) >= self.threshold
+        return self.supports_passages(statement, [_checked(evidence, "evidence")])
 
     def score(self, statement: str, evidence: str) -> float:
         """P(fully supported), calibrated on the training data (one statement, one evidence)."""
@@ -537,8 +572,25 @@ class TrainedLexicalJudge:
         """``supports(statement, "\n".join(passages))``, without joining them (the citation
         scorers ask about the same passages in ever new combinations)."""
         lines = [line for passage in passages for line in _checked(passage, "passage").split("\n")]
-        values = _features(_checked(statement, "statement"), lines)
-        return self.parameters.probability(values) >= self.threshold
+        statement = _checked(statement, "statement")
+        values = _features(statement, lines, pairs_too=False)
+        model, threshold = self.parameters, self.threshold
+        if "pair_coverage" in model.features:
+            # The cheap features first: when the verdict is the same whatever the word pairs
+            # (their share lies in [0, 1] and the score rises or falls with it), they are not
+            # read. The score is monotone in it, so this is the verdict score() would give.
+            pair = _INDEX["pair_coverage"]
+            low, high = (
+                model.probability([*values[:pair], v, *values[pair + 1 :]]) for v in (0, 1)
+            )
+            if min(low, high) >= threshold:
+                return True
+            if max(low, high) < threshold:
+                return False
+            claim, read = _statement(statement), [_line(text) for text in lines]
+            found = frozenset().union(*(claim.keys & line.keys for line in read))
+            values[pair] = _pair_share(claim, read, found)
+        return model.probability(values) >= threshold
 
     def config(self) -> dict[str, Any]:
         return {
