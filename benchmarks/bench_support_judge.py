@@ -46,7 +46,9 @@ def clear_caches() -> None:
     for function in (lexical_module._content_terms, lexical_module._evidence_terms):
         function.cache_clear()
     for cached in (
+        trained_module._key,
         trained_module._line,
+        trained_module._passage,
         trained_module._statement,
         trained_module._token,
     ):

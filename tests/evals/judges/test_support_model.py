@@ -163,6 +163,60 @@ def test_the_verdict_is_the_score_against_the_threshold_on_every_labelled_pair()
             assert judge.supports_passages(row["claim"], row["evidence"]) == expected, row["id"]
 
 
+def _labelled_pairs() -> list[tuple[str, list[str]]]:
+    """The judge's own training pairs: citelab's labelled set, and WiCE dev's oracle chunks
+    when they are there (each claim against each of its chunks, the chunk's lines apart)."""
+    labelled = ROOT / "fixtures" / "judges" / "support_labels.jsonl"
+    pairs = [
+        (row["claim"], list(row["evidence"]))
+        for row in map(json.loads, labelled.read_text(encoding="utf-8").splitlines())
+    ]
+    wice = WICE / "oracle_claim_dev.jsonl"
+    if wice.is_file():
+        rows = map(json.loads, wice.read_text(encoding="utf-8").splitlines())
+        pairs += [(row["claim"], list(row["evidence"])) for row in rows]
+    return pairs
+
+
+def _every_feature_model(tmp_path: Path) -> str:
+    # A model using all of FEATURES, with weights of both signs: the shipped one leaves out
+    # best_sentence_coverage, whose shortcut must hold too.
+    weights = [1.5, 2.0, -0.9, -1.2, 0.8, -2.5, 0.3, -1.1]
+    document = {
+        **_shipped(),
+        "features": list(FEATURES),
+        "mean": [0.5] * len(FEATURES),
+        "scale": [0.25] * len(FEATURES),
+        "coef": weights,
+        "intercept": -0.7,
+    }
+    path = tmp_path / "every_feature.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+def test_the_fast_path_gives_exactly_the_plain_feature_computation(tmp_path: Path) -> None:
+    # score() and supports() read only what they need, from caches; support_features() reads
+    # every feature afresh. The model over those must give the very same float and verdict.
+    pairs = _labelled_pairs()
+    for model in (None, _every_feature_model(tmp_path)):
+        plain_judge = TrainedLexicalJudge(model=model)
+        parameters = plain_judge.parameters
+        plain = [
+            parameters.probability(support_features(claim, "\n".join(evidence)))
+            for claim, evidence in pairs
+        ]
+        # Thresholds at and beside actual scores: where a shortcut's rounding would show.
+        middle = sorted(plain)[len(plain) // 2]
+        for threshold in (parameters.threshold, middle, math.nextafter(middle, 1.0), 0.2, 0.7):
+            judge = TrainedLexicalJudge(threshold=threshold, model=model)
+            for (claim, evidence), expected in zip(pairs, plain, strict=True):
+                joined = "\n".join(evidence)
+                assert judge.score(claim, joined) == expected, claim
+                assert judge.supports(claim, joined) == (expected >= threshold), claim
+                assert judge.supports_passages(claim, evidence) == (expected >= threshold), claim
+
+
 _SCORES = """
 import json, sys
 from citelab.evals.judges._support_model import TrainedLexicalJudge
