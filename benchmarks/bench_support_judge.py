@@ -31,7 +31,7 @@ from typing import Any
 
 from bench_score import _write
 from citelab.evals import LexicalJudge, score_answers
-from citelab.evals import _judges as lexical_module
+from citelab.evals.judges import _judges as lexical_module
 from citelab.evals.judges import _support_model as trained_module
 from citelab.evals.judges._support_model import TrainedLexicalJudge
 
