@@ -1,6 +1,6 @@
 """``citelab judges``: list the support judges, and check them against human labels.
 
-``citelab judges calibrate [LABELS] --judge lexical --judge lexical_pairs`` prints each
+``citelab judges calibrate [LABELS] --judge lexical_trained --judge lexical`` prints each
 judge's accuracy, macro-F1 and Cohen's κ (with 95% bootstrap intervals) on a JSONL file of
 human support decisions — citelab's own labelled set when LABELS is not given; ALCE's
 human-eval citation file (``--format alce``, or any ``.json``) is read too — beside the
@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
         "--judge",
         action="append",
         metavar="NAME|JSON|module:attr",
-        help="a judge to check (repeatable; default: lexical and lexical_pairs)",
+        help="a judge to check (repeatable; default: the default judge and lexical)",
     )
     calibrate.add_argument("--json", action="store_true", help="print the figures as JSON")
     calibrate.add_argument("--by-category", action="store_true", help="add accuracy per category")

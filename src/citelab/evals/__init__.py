@@ -49,6 +49,7 @@ from citelab.evals.external import (
 )
 from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
+    DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
     DEFAULT_LABELS,
     FunctionJudge,
@@ -56,7 +57,7 @@ from citelab.evals.judges import (
     LabelledPair,
     LexicalJudge,
     LLMJudge,
-    PairLexicalJudge,
+    TrainedLexicalJudge,
     build_judge,
     calibrate,
     calibration_table,
@@ -175,6 +176,7 @@ _LAZY: dict[str, str] = dict.fromkeys(
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "ANSWER_FORMATS",
+    "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
     "AnchorValidity",
@@ -207,7 +209,6 @@ __all__ = [
     "ModelSpec",
     "NoAnswer",
     "NumberingStability",
-    "PairLexicalJudge",
     "ReaderSpec",
     "ReportView",
     "RequiredSearches",
@@ -221,6 +222,7 @@ __all__ = [
     "SourceRecord",
     "Statement",
     "Suite",
+    "TrainedLexicalJudge",
     "TurnRecord",
     "UncitedDropping",
     "Variant",

@@ -30,7 +30,13 @@ from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inher
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals.judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
+from citelab.evals.judges import (
+    DEFAULT_JUDGE,
+    Judge,
+    LexicalJudge,
+    TrainedLexicalJudge,
+    build_judge,
+)
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import (
@@ -77,7 +83,7 @@ def score_answers(
     answers: str | Path | Any,
     answer_format: AnswerFormat | str = "alce",
     *,
-    judge: str | Mapping[str, Any] | Judge = "lexical",
+    judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE,
     scorers: Sequence[str | Mapping[str, Any] | Scorer] | None = None,
     out_dir: str | Path | None = None,
     qampari: bool | None = None,
@@ -251,7 +257,7 @@ def _offline_and_ours(scorer: Scorer) -> bool:
     model a fork must not share)."""
     judge = getattr(scorer, "judge", None)
     ours = type(scorer).__module__.startswith("citelab.evals.")
-    return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
+    return ours and (judge is None or type(judge) in {LexicalJudge, TrainedLexicalJudge})
 
 
 def _score_in_processes(

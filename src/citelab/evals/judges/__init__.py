@@ -1,5 +1,6 @@
 """Judges: every support decision ("does this evidence support this statement?") goes
-through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :class:`LLMJudge`
+through a :class:`Judge` — :class:`TrainedLexicalJudge` (offline, the default:
+:data:`DEFAULT_JUDGE`), :class:`LexicalJudge` (offline, word coverage), :class:`LLMJudge`
 (any OpenAI-compatible model), a function, or ``module:attr`` — and calibration measures a
 judge against human labels.
 
@@ -31,17 +32,18 @@ from citelab.evals.judges._deferring import (
     score_deferring,
 )
 from citelab.evals.judges._judges import (
+    DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
     FunctionJudge,
     Judge,
     LexicalJudge,
     LLMJudge,
-    PairLexicalJudge,
     build_judge,
     content_terms,
     judge_names,
     register_judge,
 )
+from citelab.evals.judges._support_model import TrainedLexicalJudge
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -52,6 +54,7 @@ _LAZY: dict[str, str] = dict.fromkeys(
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
+    "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
     "DeferringJudge",
@@ -61,7 +64,7 @@ __all__ = [
     "LLMJudge",
     "LabelledPair",
     "LexicalJudge",
-    "PairLexicalJudge",
+    "TrainedLexicalJudge",
     "VerdictPending",
     "build_judge",
     "calibrate",

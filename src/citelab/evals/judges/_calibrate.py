@@ -16,8 +16,9 @@ give: they sit side by side as a reference, not as a like-for-like comparison.
 
 citelab ships a small set of its own (:data:`DEFAULT_LABELS`, 209 pairs written and labelled
 by citelab's developers, covering paraphrase, negation, numbers, partial support, word-pair
-swaps and multi-passage support). It is ours, small, and the ``lexical_pairs`` defaults were
-set on it: treat figures on it as in-distribution.
+swaps and multi-passage support). It is ours and small, and the default judge
+(``lexical_trained``) was trained on it beside WiCE's dev split: treat figures on it as
+in-distribution.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from citelab._errors import InvalidInput
 from citelab._jsonl import JsonlRows, load_jsonl
 from citelab._paths import fixtures_dir
 from citelab.evals.judges._calibrate_alce import is_alce_human_eval, load_alce_human_eval
-from citelab.evals.judges._judges import Judge, build_judge
+from citelab.evals.judges._judges import DEFAULT_JUDGE, Judge, build_judge
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
@@ -123,7 +124,7 @@ def _default_labels() -> Path:
 
 def calibrate(
     labels: Sequence[LabelledPair] | str | Path | None = None,
-    judges: Iterable[str | Mapping[str, Any] | Judge] = ("lexical", "lexical_pairs"),
+    judges: Iterable[str | Mapping[str, Any] | Judge] = (DEFAULT_JUDGE, "lexical"),
     *,
     seed: int = 0,
     resamples: int = 1000,
