@@ -129,14 +129,15 @@ print(vendor.summary()[["metric", "value"]].to_string(index=False))
 # Every number above rests on the judge's support decisions. `calibrate` asks each judge every
 # pair of a labelled set and reports accuracy, macro-F1 and Cohen's κ with bootstrap intervals,
 # beside the agreement ALCE published for its NLI judge. citelab's labelled set (209 pairs) is
-# **our own**, written and labelled by citelab's developers; `lexical_pairs`' defaults were set
-# on it, so its figures here are in-distribution, and ALCE's are on ALCE's data: a reference,
-# not a like-for-like comparison.
+# **our own**, written and labelled by citelab's developers; the default judge
+# (`lexical_trained`) was trained on it beside WiCE's dev split, so its figures here are
+# in-distribution, and ALCE's are on ALCE's data: a reference, not a like-for-like comparison.
+# By default `calibrate` checks the default judge and the plain `lexical` one.
 
 # %%
 from citelab.evals import calibrate, calibration_table, category_accuracy
 
-verdicts, metrics = calibrate(judges=["lexical", "lexical_pairs"])
+verdicts, metrics = calibrate()
 columns = ["judge", "pairs", "accuracy", "macro_f1", "kappa", "kappa_low", "kappa_high", "source"]
 print(calibration_table(metrics)[columns].round(3).to_string(index=False))
 
@@ -144,9 +145,10 @@ print(calibration_table(metrics)[columns].round(3).to_string(index=False))
 print(category_accuracy(verdicts).round(2).to_string())
 
 # %% [markdown]
-# The plain lexical judge cannot see a changed number, a dropped "not" or swapped word pairs;
-# `lexical_pairs` checks numbers, negation and neighbouring word pairs, and does better on
-# exactly those — while no lexical judge understands a paraphrase. For figures to publish, use
+# The plain lexical judge cannot see a changed number or a dropped "not"; the default judge,
+# a small logistic regression over lexical features (coverage, missing names and numbers,
+# neighbouring word pairs, negation) trained on human labels, does better on exactly those —
+# while no lexical judge understands a paraphrase as people do. For figures to publish, use
 # an LLM judge (`{"name": "llm", "model": ..., "base_url": ...}`) or your own NLI judge named as
 # `module:attr`, and calibrate it first.
 #
@@ -154,6 +156,6 @@ print(category_accuracy(verdicts).round(2).to_string())
 #
 # ```
 # citelab score results.json --format alce --scale 100 --out report/
-# citelab score answers.jsonl --format gemini --judge lexical_pairs --json
-# citelab judges calibrate --judge lexical --judge lexical_pairs --by-category
+# citelab score answers.jsonl --format gemini --judge lexical --json
+# citelab judges calibrate --judge lexical_trained --judge lexical --by-category
 # ```
