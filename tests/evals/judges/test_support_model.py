@@ -385,3 +385,25 @@ def _kappa(pairs: list[tuple[bool, bool]]) -> float:
     yes_judge = sum(b for _, b in pairs) / n
     expected = yes_truth * yes_judge + (1 - yes_truth) * (1 - yes_judge)
     return (observed - expected) / (1 - expected)
+
+
+def test_the_readme_shows_the_figures_the_training_script_wrote() -> None:
+    # README's "Support judges" table is the shipped file's figures, rounded: retraining
+    # without updating the README fails here.
+    figures = _shipped()["figures"]
+    subset = figures["wice_dev_t5_subset"]
+    trained, dev, subset_claims = (
+        "`lexical_trained` (the default), out of fold",
+        "WiCE dev, 349 claims",
+        "the 100 of them with T5 outputs",
+    )
+    rows = [
+        (trained, dev, figures["wice_dev"]["mean"]),
+        ("`lexical`", dev, figures["lexical_baseline"]["wice"]),
+        (trained, subset_claims, subset["lexical_trained"]["mean"]),
+        ("T5-3B trained on ANLI (WiCE's published outputs)", subset_claims, subset["t5_3b_anli"]),
+    ]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for judge, claims, value in rows:
+        row = f"| {judge} | {claims} | {value['kappa']:.3f} | {value['auc']:.3f} | "
+        assert row + f"{value['says_yes']:.2f} |" in readme, row
