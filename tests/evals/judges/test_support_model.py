@@ -407,3 +407,39 @@ def test_the_readme_shows_the_figures_the_training_script_wrote() -> None:
     for judge, claims, value in rows:
         row = f"| {judge} | {claims} | {value['kappa']:.3f} | {value['auc']:.3f} | "
         assert row + f"{value['says_yes']:.2f} |" in readme, row
+
+
+@needs_wice
+def test_the_training_script_writes_each_wice_claims_out_of_fold_score(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn", reason="training needs scikit-learn (a dev dependency)")
+    out, oof = tmp_path / "model.json", tmp_path / "oof.json"
+    command = [sys.executable, str(TRAIN), "--seeds", "1", "--out", str(out)]
+    done = subprocess.run(
+        [*command, "--oof-scores", str(oof)], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    written = json.loads(oof.read_text(encoding="utf-8"))
+    lines = (WICE / "oracle_claim_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    claims = {row["meta"]["id"] for row in rows}
+    assert set(written["scores"]) == set(written["verdicts"]) == claims
+    assert all(0.0 < score < 1.0 for score in written["scores"].values())
+    assert "ODC-BY" in written["licence"]
+    assert "WiCE dev" in written["data"]
+    # Out of fold: not the scores of the model fitted on every claim.
+    judge = TrainedLexicalJudge(model=str(out))
+    best: dict[str, float] = {}
+    for row in rows:
+        score = judge.score(row["claim"], "\n".join(row["evidence"]))
+        best[row["meta"]["id"]] = max(best.get(row["meta"]["id"], 0.0), score)
+    assert any(not math.isclose(best[c], written["scores"][c]) for c in claims)
+    # --fit-only has no cross-validation to take them from.
+    refused = subprocess.run(
+        [*command, "--fit-only", "--oof-scores", str(oof)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert refused.returncode == 2
+    assert "--oof-scores needs the cross-validation" in refused.stderr
