@@ -23,6 +23,7 @@ from citelab._errors import (
     Unavailable,
 )
 from citelab._lazy import lazy_attributes
+from citelab._registry import Registry
 from citelab._version import __version__
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ __all__ = [
     "PerturbedModel",
     "RagSearch",
     "Reader",
+    "Registry",
     "RetrievalSettings",
     "ScriptedModel",
     "Source",
