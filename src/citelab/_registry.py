@@ -36,7 +36,7 @@ from typing import Any, Generic, TypeVar
 
 from citelab._errors import ConfigError, InvalidInput
 
-__all__ = ["Registry", "description_of", "import_path", "plain_text"]
+__all__ = ["Registry", "description_of", "import_attr", "import_path", "plain_text"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -187,7 +187,9 @@ class Registry(Generic[T]):
 
     def unknown(self, spec: object) -> ConfigError:
         """The error for a name nothing answers to: it lists the known names."""
-        return ConfigError(f"unknown {self.kind} {spec!r}; {self._known()}")
+        return ConfigError(
+            f"unknown {self.kind} {spec!r}; {self._known()} (or name one as module:attr)"
+        )
 
     def _known(self) -> str:
         return f"known {self.kind}s: {', '.join(self.names()) or 'none'}"
@@ -243,12 +245,24 @@ def import_path(spec: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(2)) if match else None
 
 
+def import_attr(spec: str) -> Any:
+    """The attribute a ``module:attr`` spec names, imported now; a
+    :class:`~citelab.ConfigError` says why it cannot be."""
+    try:
+        return _import(spec)
+    except _ImportFailed as exc:
+        raise ConfigError(f"{spec!r}: {exc}") from exc.__cause__
+
+
 class _ImportFailed(Exception):
     """Why a ``module:attr`` could not be imported (the caller names what it was for)."""
 
 
 def _import(spec: str) -> Any:
-    module_name, attr = import_path(spec) or ("", "")
+    parts = import_path(spec)
+    if parts is None:
+        raise _ImportFailed("not written module:attr")
+    module_name, attr = parts
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as exc:

@@ -40,8 +40,9 @@ from citelab.evals.dataset import (
 from citelab.evals.external import (
     ANSWER_FORMATS,
     AnswerFormat,
+    AnswerReader,
     ExternalAnswer,
-    default_answer_scorers,
+    MessageReader,
     read_answers,
     score_answers,
     summary_json,
@@ -50,7 +51,7 @@ from citelab.evals.external import (
 from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE_PROMPT,
-    DEFAULT_LABELS,
+    JUDGES,
     FunctionJudge,
     Judge,
     LabelledPair,
@@ -90,10 +91,10 @@ from citelab.evals.results import (
     bootstrap_interval,
     evaluate_findings,
     score_records,
-    summarize,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.scorers import (
+    SCORERS,
     AnchorValidity,
     CitationPrecision,
     CitationRecall,
@@ -137,7 +138,6 @@ from citelab.evals.scorers import (
     split_statements,
     split_statements_alce,
     uncited_dropping,
-    written_citations,
 )
 
 if TYPE_CHECKING:
@@ -145,7 +145,6 @@ if TYPE_CHECKING:
         CachedModel,
         RunPlan,
         default_output_dir,
-        earlier_numbers,
         plan_run,
         rescore,
         run,
@@ -161,7 +160,6 @@ _LAZY: dict[str, str] = dict.fromkeys(
         "CachedModel",
         "RunPlan",
         "default_output_dir",
-        "earlier_numbers",
         "plan_run",
         "rescore",
         "run",
@@ -176,9 +174,11 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "ANSWER_FORMATS",
     "DEFAULT_JUDGE_PROMPT",
-    "DEFAULT_LABELS",
+    "JUDGES",
+    "SCORERS",
     "AnchorValidity",
     "AnswerFormat",
+    "AnswerReader",
     "CachedModel",
     "Case",
     "CaseRecord",
@@ -204,6 +204,7 @@ __all__ = [
     "LabelledPair",
     "Level",
     "LexicalJudge",
+    "MessageReader",
     "ModelSpec",
     "NoAnswer",
     "NumberingStability",
@@ -244,9 +245,7 @@ __all__ = [
     "content_terms",
     "cross_turn_stability",
     "dangling_markers",
-    "default_answer_scorers",
     "default_output_dir",
-    "earlier_numbers",
     "evaluate_findings",
     "first_citation_order",
     "gold_sources",
@@ -275,14 +274,12 @@ __all__ = [
     "source_leakage",
     "split_statements",
     "split_statements_alce",
-    "summarize",
     "summary_json",
     "to_answers",
     "turn_record",
     "uncited_dropping",
     "write_comparison",
     "write_outputs",
-    "written_citations",
 ]
 
 

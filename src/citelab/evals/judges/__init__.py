@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from citelab._lazy import lazy_attributes
 from citelab.evals.judges._calibrate import (
     ALCE_PUBLISHED_AGREEMENT,
-    DEFAULT_LABELS,
     LabelledPair,
     calibrate,
     calibration_table,
@@ -32,6 +31,7 @@ from citelab.evals.judges._deferring import (
 )
 from citelab.evals.judges._judges import (
     DEFAULT_JUDGE_PROMPT,
+    JUDGES,
     FunctionJudge,
     Judge,
     LexicalJudge,
@@ -53,7 +53,7 @@ _LAZY: dict[str, str] = dict.fromkeys(
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "DEFAULT_JUDGE_PROMPT",
-    "DEFAULT_LABELS",
+    "JUDGES",
     "DeferringJudge",
     "FunctionJudge",
     "Judge",

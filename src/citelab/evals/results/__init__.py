@@ -21,7 +21,6 @@ from citelab.evals.results._results import (
     score_records,
     score_rows,
     set_display,
-    summarize,
 )
 
 __all__ = [
@@ -41,5 +40,4 @@ __all__ = [
     "score_records_concurrently",
     "score_rows",
     "set_display",
-    "summarize",
 ]
