@@ -9,14 +9,21 @@ import pandas as pd
 
 from citelab.evals import (
     SCORERS,
+    Case,
+    CaseRecord,
     GoldTurn,
+    RoundRecord,
     Score,
     TurnRecord,
     build_scorers,
     load_suite,
     register_scorer,
+    render_html,
+    score_records,
 )
 from citelab.evals.report._glossary import metric_glossary
+
+from .._builders import record
 
 
 def _default_glossary() -> pd.DataFrame:
@@ -94,3 +101,27 @@ def test_a_users_scorer_is_described_in_its_own_words() -> None:
     assert rows["word_count"]["unit"] == "statement-level detail row"
     assert rows["word_count"]["better"] == "lower"
     assert listed["described"] == "Words in the answer, counted by str.split."
+
+
+def _result_with_baseline(name: str) -> Any:
+    records = [
+        CaseRecord(
+            key=f"{variant}-c",
+            variant=variant,
+            model="m",
+            dataset="d",
+            case_id="c",
+            turns=[record("Fees are due in May [1].", ("fees",), rounds=[RoundRecord(index=0)])],
+        )
+        for variant in (name, "other")
+    ]
+    cases = {("d", "c"): Case(id="c", turns=[GoldTurn(question="When are fees due?")])}
+    return score_records(records, cases, build_scorers(["citation_recall"]), seed=1)
+
+
+def test_the_differences_heading_names_the_baseline_once() -> None:
+    page = render_html(_result_with_baseline("baseline"), [], "t")
+    assert "<h2>Differences from the baseline</h2>" in page
+    assert "(baseline)" not in page
+    page = render_html(_result_with_baseline("v1"), [], "t")
+    assert "<h2>Differences from the baseline, v1</h2>" in page
