@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -286,10 +287,15 @@ def description_of(thing: object) -> str:
     if isinstance(declared, str) and declared.strip():
         return plain_text(declared)
     documented = thing if inspect.isclass(thing) or inspect.isroutine(thing) else type(thing)
+    if documented is type(thing) and _standard(documented):
+        return ""  # a Template's or a partial's docstring says nothing of what was registered
     doc = inspect.getdoc(documented) or ""
-    if documented is type(thing) and type(thing).__module__ in ("builtins", "string"):
-        doc = ""  # a str's or a Template's docstring says nothing of what was registered
     return plain_text(doc.split("\n\n", 1)[0])
+
+
+def _standard(cls: type) -> bool:
+    """``cls`` comes from Python's standard library."""
+    return cls.__module__.partition(".")[0] in sys.stdlib_module_names
 
 
 def plain_text(text: str) -> str:
