@@ -206,15 +206,13 @@ def _check_model_names(specs: list[str]) -> None:
     """Every ``--model`` names a registered model (building or reaching it is the preflight's
     part, which ``--no-preflight`` skips)."""
     from citelab._errors import ConfigError
-    from citelab.models import available_models
+    from citelab.models import MODELS
 
-    known = available_models()
-    prefixes = {name.removesuffix(":<model>") for name in known if name.endswith(":<model>")}
     for spec in specs:
-        prefix, colon, rest = spec.partition(":")
-        if (colon and rest and prefix in prefixes) or (not colon and spec in known):
-            continue
-        raise ConfigError(f"--model {spec!r}: unknown model; known models: {', '.join(known)}")
+        try:
+            MODELS.check(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--model: {exc}") from exc
 
 
 def _print_errors(errors: Any, turns: int) -> None:
