@@ -23,6 +23,7 @@ __all__ = [
     "agents_and_corpora",
     "agents_from",
     "default_agent",
+    "print_descriptions",
     "reader_from",
     "warn_if_reachable",
 ]
@@ -153,3 +154,11 @@ def warn_if_reachable(command: str, host: str, why: str = "") -> bool:
     warning = f"citelab {command}: warning: {host} is reachable from other machines"
     print(warning + (f"; {why}" if why else ""), file=sys.stderr)
     return False
+
+
+def print_descriptions(described: Mapping[str, str]) -> None:
+    """Registered names with their descriptions (a registry's ``describe()``), one a line, the
+    descriptions aligned after the names."""
+    width = max((len(name) for name in described), default=0)
+    for name, description in described.items():
+        print(f"{name:<{width}}  {description}".rstrip())

@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         description="Support judges: list them, or calibrate them against human labels.",
     )
     commands = parser.add_subparsers(dest="judges_command", metavar="ACTION", required=True)
-    listing = commands.add_parser("list", help="the registered judges")
+    listing = commands.add_parser("list", help="the registered judges, with what each does")
     listing.set_defaults(func=_list)
     calibrate = commands.add_parser(
         "calibrate",
@@ -57,10 +57,10 @@ def register(subparsers: Any) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from citelab.evals import judge_names
+    from citelab.cli._common import print_descriptions
+    from citelab.evals import JUDGES
 
-    for name in judge_names():
-        print(name)
+    print_descriptions(JUDGES.describe())
     return 0
 
 
