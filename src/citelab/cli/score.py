@@ -10,11 +10,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["register", "run"]
 
-_FORMATS = ("alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini")
+
+class _Formats:
+    """``--format``'s choices: the registered answer formats (``citelab list formats``), or a
+    ``module:attr`` reader; read from the registry only when argparse needs them, so other
+    commands do not import the evaluations."""
+
+    def __contains__(self, name: object) -> bool:
+        from citelab.evals import ANSWER_FORMATS
+
+        return name in ANSWER_FORMATS
+
+    def __iter__(self) -> Iterator[str]:
+        from citelab.evals import ANSWER_FORMATS
+
+        return iter(ANSWER_FORMATS.names())
 
 
 def register(subparsers: Any) -> None:
@@ -29,7 +44,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("input", metavar="INPUT", help="a JSON or JSON Lines file of answers")
     parser.add_argument(
-        "--format", dest="answer_format", choices=_FORMATS, default="alce", help="(default: alce)"
+        "--format",
+        dest="answer_format",
+        choices=_Formats(),
+        default="alce",
+        help="a registered format (%(choices)s; default: alce) or a module:attr reader",
     )
     parser.add_argument(
         "--judge",
