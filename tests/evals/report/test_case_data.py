@@ -24,7 +24,11 @@ from citelab.evals.report._case_data import (
 
 from .test_report import _result
 
-DATA_JS = Path(__file__).resolve().parents[3] / "js" / "report" / "data.js"
+ROOT = Path(__file__).resolve().parents[3]
+DATA_JS = ROOT / "js" / "report" / "data.js"
+FIXTURE = ROOT / "js" / "tests" / "report" / "report_data.json"
+"""A report's data as the front end's tests read it; rewritten by running this module
+(``python -m tests.evals.report.test_case_data``) when the data changes."""
 SCHEMA = [ReportData, Variant, Metric, CaseEntry, Gold, Round]
 ADAPTER: TypeAdapter[ReportData] = TypeAdapter(ReportData)
 
@@ -77,3 +81,20 @@ def test_the_page_splits_each_entry_into_its_list_keys_and_its_details() -> None
             ],
         }
     )
+
+
+def fixture_text() -> str:
+    return json.dumps(case_browser_data(_result()), indent=1, ensure_ascii=False) + "\n"
+
+
+def test_the_front_ends_fixture_is_what_a_report_writes_now() -> None:
+    committed = FIXTURE.read_text(encoding="utf-8")
+    ADAPTER.validate_json(committed)
+    assert committed == fixture_text(), (
+        f"{FIXTURE.name} is not the data a report writes now: "
+        "rewrite it with python -m tests.evals.report.test_case_data"
+    )
+
+
+if __name__ == "__main__":
+    FIXTURE.write_text(fixture_text(), encoding="utf-8")
