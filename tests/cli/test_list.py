@@ -77,7 +77,7 @@ def test_a_module_attr_reader_is_a_format_choice(
 ) -> None:
     path = tmp_path / "lines.json"
     path.write_text(json.dumps(LINES), encoding="utf-8")
-    spec = "tests.cli.test_list:read_lines"
+    spec = f"{__name__}:read_lines"  # importable as pytest imported it
     assert main(["score", str(path), "--format", spec, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["format"] == spec
     with pytest.raises(SystemExit):
