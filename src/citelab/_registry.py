@@ -1,5 +1,5 @@
 """One registry for every kind of pluggable thing: models, rerankers, judges, scorers, contract
-templates, answer formats.
+templates, answer formats, executors.
 
 A :class:`Registry` holds the things of one kind by name, so configuration files (and a run's
 log) can name them and rebuild them. Every kind is registered, listed and built the same way::

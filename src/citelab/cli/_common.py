@@ -7,8 +7,9 @@ so building the parser (``citelab --help``) stays fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from citelab.corpus import Corpus, Reader
 
 __all__ = [
+    "RegisteredNames",
     "add_address_arguments",
     "add_agents_arguments",
     "add_model_arguments",
@@ -27,6 +29,25 @@ __all__ = [
     "reader_from",
     "warn_if_reachable",
 ]
+
+
+class RegisteredNames:
+    """An option's choices: the names in the registry ``attr`` of ``module`` (``citelab list
+    KIND``), or a ``module:attr`` to import. The registry is imported only when argparse reads
+    the choices (a value given, ``--help``), so other commands do not import it."""
+
+    def __init__(self, module: str, attr: str) -> None:
+        self.module = module
+        self.attr = attr
+
+    def _registry(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._registry()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry().names())
 
 
 def add_agents_arguments(parser: argparse.ArgumentParser) -> None:

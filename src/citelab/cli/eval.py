@@ -5,7 +5,8 @@ dataset, with the ablations) and writes ``evaluations/reports/default/``: tables
 Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
 finished cases are not run again, and model calls are answered from the disk cache.
 ``--executor ray [--address ADDR] [--workers N]`` runs the cases on a Ray cluster instead of
-in this process, with the same results (see the README's "Sweeps on a Ray cluster").
+in this process, with the same results (see the README's "Sweeps on a Ray cluster");
+``--executor`` takes any registered executor (``citelab list executors``) or a ``module:attr``.
 
 Failures are loud: a model that cannot be reached or does not exist stops the run before
 the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
@@ -19,6 +20,8 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Any
+
+from citelab.cli._common import RegisteredNames
 
 __all__ = ["register", "run"]
 
@@ -67,10 +70,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--executor",
-        choices=("local", "ray"),
+        choices=RegisteredNames("citelab.evals.runner", "EXECUTORS"),
         default="local",
-        help="where the cases run: this process (local, the default) or a Ray cluster (ray; "
-        "needs citelab[ray])",
+        help="where the cases run: a registered executor (%(choices)s; citelab list "
+        "executors) or a module:attr factory; local (the default) is this process, ray a Ray "
+        "cluster (needs citelab[ray])",
     )
     parser.add_argument(
         "--address",
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ConfigError(f"--{option} must be at least 1, got {value}")
-    if args.executor != "ray" and (args.address is not None or args.workers is not None):
+    if args.executor == "local" and (args.address is not None or args.workers is not None):
         raise ConfigError("--address and --workers need --executor ray")
     suite = load_suite(args.suite)
     _check_model_names(args.model or [])  # before anything starts (a progress bar included)

@@ -5,8 +5,8 @@ file or a command-line option may name (besides a ``module:attr`` to import):
 
 ``models`` (``--model``, an agent's ``model``), ``rerankers`` (an agent's retrieval
 ``reranker``), ``templates`` (an agent's ``contract_template``), ``judges`` (``--judge``, a
-suite's ``judge``), ``scorers`` (``--scorers``, a suite's ``scorers``) and ``formats``
-(``citelab score --format``).
+suite's ``judge``), ``scorers`` (``--scorers``, a suite's ``scorers``), ``formats``
+(``citelab score --format``) and ``executors`` (``citelab eval --executor``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 __all__ = ["KINDS", "register", "run"]
 
 KINDS: dict[str, tuple[str, str]] = {
+    "executors": ("citelab.evals.runner", "EXECUTORS"),
     "formats": ("citelab.evals", "ANSWER_FORMATS"),
     "judges": ("citelab.evals", "JUDGES"),
     "models": ("citelab.models", "MODELS"),
@@ -32,7 +33,8 @@ KINDS: dict[str, tuple[str, str]] = {
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "list",
-        help="what is registered: models, judges, scorers, formats, templates, rerankers",
+        help="what is registered: models, judges, scorers, formats, templates, rerankers, "
+        "executors",
         description=(
             "List the registered names of one kind, each with its description: what a "
             "suite, an agents file or an option may name."

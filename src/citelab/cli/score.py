@@ -10,26 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any
 
+from citelab.cli._common import RegisteredNames
+
 __all__ = ["register", "run"]
-
-
-class _Formats:
-    """``--format``'s choices: the registered answer formats (``citelab list formats``), or a
-    ``module:attr`` reader; read from the registry only when argparse needs them, so other
-    commands do not import the evaluations."""
-
-    def __contains__(self, name: object) -> bool:
-        from citelab.evals import ANSWER_FORMATS
-
-        return name in ANSWER_FORMATS
-
-    def __iter__(self) -> Iterator[str]:
-        from citelab.evals import ANSWER_FORMATS
-
-        return iter(ANSWER_FORMATS.names())
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +31,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--format",
         dest="answer_format",
-        choices=_Formats(),
+        choices=RegisteredNames("citelab.evals", "ANSWER_FORMATS"),
         default="alce",
         help="a registered format (%(choices)s; default: alce) or a module:attr reader",
     )

@@ -18,7 +18,13 @@ from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite, r
 if TYPE_CHECKING:
     from citelab.evals.runner._batch import BatchRunner, earlier_numbers, turn_record
     from citelab.evals.runner._cache import CachedModel
-    from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
+    from citelab.evals.runner._executors import (
+        EXECUTORS,
+        Executor,
+        ExecutorFactory,
+        LocalExecutor,
+        get_executor,
+    )
     from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint, plan_run
     from citelab.evals.runner._runner import (
         Resume,
@@ -34,7 +40,7 @@ if TYPE_CHECKING:
 _MODULES = {
     "_batch": ("BatchRunner", "earlier_numbers", "turn_record"),
     "_cache": ("CachedModel",),
-    "_executors": ("Executor", "LocalExecutor", "get_executor"),
+    "_executors": ("EXECUTORS", "Executor", "ExecutorFactory", "LocalExecutor", "get_executor"),
     "_plan": ("RunPlan", "Unit", "model_endpoint", "plan_run"),
     "_runner": (
         "Resume",
@@ -52,9 +58,11 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "EXECUTORS",
     "BatchRunner",
     "CachedModel",
     "Executor",
+    "ExecutorFactory",
     "LocalExecutor",
     "ModelSpec",
     "Resume",

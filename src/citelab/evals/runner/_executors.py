@@ -9,16 +9,20 @@ other, on Ray where the answers are. Either way the scored rows come back as one
 
 ``local`` is today's asyncio runner: one event loop, ``concurrency`` cases at a time.
 ``ray`` (``citelab[ray]``) runs small batches of cases on Ray actors; see
-:mod:`citelab.evals.runner._ray`.
+:mod:`citelab.evals.runner._ray`. Both are in :data:`EXECUTORS`, a
+:class:`~citelab.Registry` of factories: ``executor="name"`` (``citelab eval --executor``)
+builds one, and a user's executor is registered, or named as ``module:attr``, like any other
+part (``citelab list executors``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from citelab._errors import ConfigError
 from citelab._memory import paused_garbage_collection
+from citelab._registry import Registry
 from citelab.evals.records import CaseRecord, RecordsFile
 from citelab.evals.results import (
     ScoredRows,
@@ -31,10 +35,7 @@ if TYPE_CHECKING:
     from citelab.evals.runner._batch import BatchRunner
     from citelab.evals.runner._plan import RunPlan, Unit
 
-__all__ = ["Executor", "ExecutorName", "LocalExecutor", "get_executor"]
-
-ExecutorName = Literal["local", "ray"]
-EXECUTORS: tuple[ExecutorName, ...] = ("local", "ray")
+__all__ = ["EXECUTORS", "Executor", "ExecutorFactory", "LocalExecutor", "get_executor"]
 
 
 class Executor(Protocol):
@@ -117,28 +118,38 @@ class LocalExecutor:
         return None
 
 
+ExecutorFactory = Callable[..., Executor]
+"""Makes an executor; called with ``address`` and ``workers`` when they are given."""
+
+EXECUTORS: Registry[ExecutorFactory] = Registry("executor")
+"""Every executor by name: ``EXECUTORS.build("ray", workers=4)`` is a new one."""
+EXECUTORS.register("local", LocalExecutor)
+EXECUTORS.register(
+    "ray",
+    # Imported when first built: the runner does not load the Ray executor to run locally.
+    "citelab.evals.runner._ray:RayExecutor",
+    description="Ray actors on a cluster, each running small batches of cases and scoring "
+    "them where they were answered (citelab[ray]).",
+)
+
+
 def get_executor(
     executor: str | Executor = "local",
     *,
     address: str | None = None,
     workers: int | None = None,
 ) -> Executor:
-    """An executor by name (``local`` or ``ray``), or the given object as is.
+    """An executor by its name in :data:`EXECUTORS` (or ``module:attr``), or the given
+    object as is.
 
-    ``address`` (a Ray cluster's, e.g. ``ray://head:10001`` or ``head:6379``; default: the
-    cluster this process is connected to, else a local one started for the run) and
-    ``workers`` (actors; default: one per CPU of the cluster) apply to ``ray`` only.
+    ``address`` and ``workers``, when given, go to the executor's factory: ``ray`` takes both
+    (a cluster's address, e.g. ``ray://head:10001`` or ``head:6379``, default: the cluster
+    this process is connected to, else a local one started for the run; actors, default: one
+    per CPU of the cluster), ``local`` neither (a :class:`~citelab.ConfigError` says so).
     """
     if not isinstance(executor, str):
         return executor
-    if executor not in EXECUTORS:
-        raise ConfigError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if workers is not None and workers < 1:
         raise ConfigError(f"workers must be at least 1, got {workers}")
-    if executor == "local":
-        if address is not None or workers is not None:
-            raise ConfigError("address and workers need executor 'ray'")
-        return LocalExecutor()
-    from citelab.evals.runner._ray import RayExecutor
-
-    return RayExecutor(address=address, workers=workers)
+    given = {"address": address, "workers": workers}
+    return EXECUTORS.build(executor, **{k: v for k, v in given.items() if v is not None})

@@ -97,6 +97,8 @@ def run(
     ``executor="ray"`` runs the cases on a Ray cluster (``citelab[ray]``): the one at
     ``address``, else the one this process is connected to, else a local one started for the
     run, with ``workers`` actors (default: one per CPU). The results are the same as local.
+    Any executor in :data:`~citelab.evals.runner.EXECUTORS` (or ``module:attr``) may be named,
+    or an :class:`Executor` given; one built from a name is closed when the run ends.
     """
     call = run_async(
         suite,
