@@ -16,7 +16,7 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 if TYPE_CHECKING:
-    from citelab.evals.runner._batch import BatchRunner, earlier_numbers, turn_record
+    from citelab.evals.runner._batch import BatchRunner, turn_record
     from citelab.evals.runner._cache import CachedModel
     from citelab.evals.runner._executors import (
         EXECUTORS,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
-    "_batch": ("BatchRunner", "earlier_numbers", "turn_record"),
+    "_batch": ("BatchRunner", "turn_record"),
     "_cache": ("CachedModel",),
     "_executors": ("EXECUTORS", "Executor", "ExecutorFactory", "LocalExecutor", "get_executor"),
     "_plan": ("RunPlan", "Unit", "model_endpoint", "plan_run"),
@@ -72,7 +72,6 @@ __all__ = [
     "Unit",
     "Variant",
     "default_output_dir",
-    "earlier_numbers",
     "get_executor",
     "load_suite",
     "model_endpoint",
