@@ -7,7 +7,8 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
+  (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
+  (an entailment model run here); :func:`calibrate`
   measures a judge against human labels.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
@@ -56,6 +57,7 @@ from citelab.evals.judges import (
     LabelledPair,
     LexicalJudge,
     LLMJudge,
+    NLIJudge,
     PairLexicalJudge,
     build_judge,
     calibrate,
@@ -205,6 +207,7 @@ __all__ = [
     "Level",
     "LexicalJudge",
     "ModelSpec",
+    "NLIJudge",
     "NoAnswer",
     "NumberingStability",
     "PairLexicalJudge",

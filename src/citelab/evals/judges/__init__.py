@@ -1,6 +1,7 @@
 """Judges: every support decision ("does this evidence support this statement?") goes
 through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :class:`LLMJudge`
-(any OpenAI-compatible model), a function, or ``module:attr`` — and calibration measures a
+(any OpenAI-compatible model), :class:`NLIJudge` (an entailment model run here, ALCE's TRUE
+among them; the extra ``nli``), a function, or ``module:attr`` — and calibration measures a
 judge against human labels.
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
@@ -42,6 +43,7 @@ from citelab.evals.judges._judges import (
     judge_names,
     register_judge,
 )
+from citelab.evals.judges._nli import TRUE_INPUT, NLIJudge
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -54,6 +56,7 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
+    "TRUE_INPUT",
     "DeferringJudge",
     "FunctionJudge",
     "Judge",
@@ -61,6 +64,7 @@ __all__ = [
     "LLMJudge",
     "LabelledPair",
     "LexicalJudge",
+    "NLIJudge",
     "PairLexicalJudge",
     "VerdictPending",
     "build_judge",
