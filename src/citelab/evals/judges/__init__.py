@@ -44,6 +44,7 @@ from citelab.evals.judges._judges import (
     register_judge,
 )
 from citelab.evals.judges._nli import TRUE_INPUT, NLIJudge
+from citelab.evals.judges._prompts import MINICHECK_PROMPT, MINICHECK_SYSTEM
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -56,6 +57,8 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
+    "MINICHECK_PROMPT",
+    "MINICHECK_SYSTEM",
     "TRUE_INPUT",
     "DeferringJudge",
     "FunctionJudge",
