@@ -89,8 +89,11 @@ class Chat(StaticFallbackWidget):
     as the model writes; ``"demo"`` replays each answer at about 25 tokens per second (the
     offline model answers at once, which a demo cannot see); a number is seconds per token.
     ``model`` (``"openai:<model>"``, ``"anthropic:<model>"``, ``"extractive"``… or a model
-    object) and ``corpus`` (a JSONL file or a folder of documents) replace every agent's:
-    ``Chat(corpus="notes/", model="openai:llama3.1")``.
+    object) replaces every agent's. ``corpus`` (a JSONL file or a folder of documents) given
+    without agents gets one agent of its own, as ``citelab serve --corpus`` does: named after
+    the corpus (``notes`` for ``notes/``), with starter questions drawn from it
+    (``Chat(corpus="notes/", model="openai:llama3.1")``); with agents given, it replaces
+    their corpus.
     """
 
     _esm = bundle("widget_chat.js")
