@@ -14,6 +14,14 @@
  * @property {string|null} [detail]       Tells same-title sources apart (e.g. "MSc").
  * @property {string|null} [passage]      The supporting passage (untrusted plain text).
  * @property {boolean} [restricted]       Access rules apply: shows a Restricted badge.
+ * @property {CitedSpan[]} [cited_spans]  The sentence(s) of this source the answer's claims
+ *                                        rest on (done event only; the Read view marks them).
+ *
+ * @typedef {object} CitedSpan            A part of a source's text a claim rests on.
+ * @property {string} text                The sentence(s), untrusted plain text.
+ * @property {number|null} [start]        Code point offset into the cited translation's
+ *                                        `content`; null when not known.
+ * @property {number|null} [end]          Code point offset, end exclusive.
  *
  * @typedef {{label: string, message?: string|null}} SuggestedReply
  *
