@@ -40,6 +40,8 @@
  * @property {number|null} [turn]         The service's turn number (sent back with feedback).
  * @property {string|null} [trace_id]     The answer's trace id (informational).
  * @property {boolean} [no_answer]        True hides the feedback buttons.
+ * @property {boolean} [withheld]         A turn shown again whose answer drew on a document
+ *                                        its reader may no longer read: question only.
  * @property {import("./message.js").WireMessage|null} [message]  The AnswerMessage wire
  *                                        dict (copy as JSON, anchors).
  * @property {Rounds|null} [rounds]       Prompt and rounds (kernel only).
@@ -93,6 +95,38 @@
  * model: see kernel/widget_store.js).
  * @typedef {{model: WidgetModel}} InitializeProps
  * @typedef {{model: WidgetModel, el: HTMLElement}} RenderProps
+ */
+
+// The page's conversations in the server's store (GET /api/conversations[/{id}]).
+/**
+ * One turn as the server gives it back (citelab.answers.HistoryTurn): GET /api/conversations/{id}.
+ * @typedef {object} HistoryTurn
+ * @property {number} turn
+ * @property {string} question
+ * @property {number} [created_at]
+ * @property {boolean} [no_answer]
+ * @property {boolean} [withheld]
+ * @property {string|null} [answer]
+ * @property {Omit<DoneMessage, "type"|"turn_id">|null} [done]
+ *
+ * A conversation shown again (citelab.answers.History).
+ * @typedef {object} History
+ * @property {string} conversation_id
+ * @property {string} agent
+ * @property {number} [created_at]
+ * @property {number} [updated_at]
+ * @property {number} [expires_at]
+ * @property {HistoryTurn[]} turns
+ *
+ * One line of the recent conversations (citelab.answers.ConversationSummary).
+ * @typedef {object} ConversationSummary
+ * @property {string} conversation_id
+ * @property {string} agent
+ * @property {string} first_question
+ * @property {number} turns
+ * @property {number} created_at
+ * @property {number} updated_at
+ * @property {number} expires_at
  */
 
 export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);

@@ -6,7 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
+import citelab.answers
 import citelab.events
 from citelab.widget import Chat, MessageView, SourcesPanel
 from citelab.widget._display import StaticFallbackWidget
@@ -54,11 +56,20 @@ def typedef_properties(name: str) -> set[str]:
     return set(re.findall(r"@property \{[^}]*\} \[?(\w+)", found.group(1)))
 
 
-@pytest.mark.parametrize("name", ["Reference", "CitedSpan"])
-def test_the_reference_typedefs_mirror_the_events(name: str) -> None:
-    """The JS types of a reference and of its cited spans name every field the server
-    sends, and no other."""
-    assert typedef_properties(name) == set(getattr(citelab.events, name).model_fields)
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("Reference", citelab.events.Reference),
+        ("CitedSpan", citelab.events.CitedSpan),
+        ("History", citelab.answers.History),
+        ("HistoryTurn", citelab.answers.HistoryTurn),
+        ("ConversationSummary", citelab.answers.ConversationSummary),
+    ],
+)
+def test_the_server_shapes_are_mirrored_in_the_js_types(name: str, model: type[BaseModel]) -> None:
+    """The JS types of a reference, its cited spans and a conversation shown again name
+    every field the server sends, and no other."""
+    assert typedef_properties(name) == set(model.model_fields)
 
 
 def test_protocol_lists_every_field_of_a_reference() -> None:
