@@ -102,24 +102,31 @@ def test_a_conversation_asked_in_one_tab_reopens_from_the_list_in_a_new_tab(
         first = tabs.open(printed_url)  # the login link: the session cookie is set
         first.get_by_label("Question", exact=True).wait_for()
         assert "No conversations yet" in first.locator(".citelab-page-recent").inner_text()
-        first.get_by_label("Question", exact=True).fill(QUESTIONS[0])
+        # An earlier conversation (a starter question), then New conversation.
+        first.locator(".citelab-starters .citelab-chip").first.click()
+        _done(first, 1)
+        assert _recent(first, 1)[0]["current"] == "true"
+        first.get_by_role("button", name="New conversation", exact=True).click()
+        first.get_by_label("Question", exact=True).fill(QUESTIONS[1])
         first.get_by_role("button", name="Ask", exact=True).click()
         _done(first, 1)
-        first.get_by_label("Follow-up question", exact=True).fill(QUESTIONS[1])
+        first.get_by_label("Follow-up question", exact=True).fill(QUESTIONS[2])
         first.get_by_role("button", name="Send", exact=True).click()
         _done(first, 2)
         markers = numbers_agree_or_two(first)
-        # After its first answer the conversation is listed, marked as the one shown.
-        [listed] = _recent(first, 1)
-        assert listed["question"] == QUESTIONS[0]
+        # After its first answer the conversation is listed on top, marked as the one shown.
+        listed, earlier = _recent(first, 2)
+        assert listed["question"] == QUESTIONS[1]
         assert listed["current"] == "true"
+        assert earlier["question"] == "How much is the semester fee?"
+        assert earlier["current"] is None
 
         # A NEW tab (same cookies, fresh sessionStorage): the page starts empty and lists it.
         base = re.sub(r"\?.*$", "", printed_url)
         second = tabs.open(base)
         second.get_by_label("Question", exact=True).wait_for()
-        [again] = _recent(second, 1)
-        assert again["question"] == QUESTIONS[0]
+        again, _ = _recent(second, 2)
+        assert again["question"] == QUESTIONS[1]
         assert again["meta"].startswith("2 questions · ")
         assert again["current"] is None
         assert second.locator(".citelab-turn").count() == 0
@@ -129,37 +136,36 @@ def test_a_conversation_asked_in_one_tab_reopens_from_the_list_in_a_new_tab(
         link.focus()
         second.keyboard.press("Enter")
         _done(second, 2)
-        assert second.evaluate(TURN_QUESTIONS) == QUESTIONS[:2]
+        assert second.evaluate(TURN_QUESTIONS) == QUESTIONS[1:]
         assert second.evaluate(MARKERS) == markers
         assert second.locator("li.citelab-source").count() >= 2
         assert link.get_attribute("aria-current") == "true"
         assert "ask a follow-up" in second.locator(".citelab-recent-status").inner_text()
         assert low_contrast(second, "body") == []
+        if SHOTS:
+            second.screenshot(path=str(ROOT / SHOTS / "page-recent.png"), animations="disabled")
 
         # A follow-up continues the same conversation (listed once, now with 3 questions).
-        second.get_by_label("Follow-up question", exact=True).fill(QUESTIONS[2])
+        second.get_by_label("Follow-up question", exact=True).fill(QUESTIONS[0])
         second.get_by_role("button", name="Send", exact=True).click()
         _done(second, 3)
         second.wait_for_function(
             "() => document.querySelector('.citelab-recent-meta')?.textContent"
             ".startsWith('3 questions')"
         )
-        assert len(second.evaluate(RECENT)) == 1
+        assert len(second.evaluate(RECENT)) == 2
         numbers_agree(second)
+        asked = [*QUESTIONS[1:], QUESTIONS[0]]
 
         # The list's link opened in a tab of its own shows the conversation there too, and
         # the address forgets it (a reload shows what is open then).
         third = tabs.open(f"{base.rstrip('/')}{again['href']}")
         _done(third, 3)
-        assert third.evaluate(TURN_QUESTIONS) == QUESTIONS
+        assert third.evaluate(TURN_QUESTIONS) == asked
         assert "conversation=" not in third.url
         third.reload()
         _done(third, 3)
-        assert third.evaluate(TURN_QUESTIONS) == QUESTIONS
-        if SHOTS:
-            third.locator(".citelab-answer a[data-ref-index]").first.hover()
-            third.locator(".citelab-hovercard").wait_for(state="visible")
-            third.screenshot(path=str(ROOT / SHOTS / "page-recent.png"))
+        assert third.evaluate(TURN_QUESTIONS) == asked
     finally:
         tabs.close()
 
