@@ -112,7 +112,8 @@ export class PageClient {
     if (id === this.saved) return;
     this.saved = id;
     try {
-      if (id) this.storage.setItem(this.key, JSON.stringify({ version: STORAGE_VERSION, conversation_id: id }));
+      const kept = { version: STORAGE_VERSION, conversation_id: id };
+      if (id) this.storage.setItem(this.key, JSON.stringify(kept));
       else this.storage.removeItem(this.key);
     } catch {
       // full or refused storage: the conversation just is not shown again after a reload

@@ -31,13 +31,17 @@ export function historyTurns(history, nextId) {
   return history.turns
     .filter((entry) => entry && typeof entry.question === "string")
     .map((entry, index) => {
-      const turn = { ...newTurn({ turn_id: nextId(), question: entry.question, followup: index > 0 }) };
+      const question = entry.question;
+      const turn = newTurn({ turn_id: nextId(), question, followup: index > 0 });
       const number = Number.isInteger(entry.turn) ? entry.turn : null;
       if (entry.withheld) {
-        return { ...turn, status: "done", withheld: true, no_answer: true, conversation_id, turn: number };
+        const withheld = { withheld: true, no_answer: true, conversation_id, turn: number };
+        return { ...turn, status: "done", ...withheld };
       }
-      if (entry.done && typeof entry.done === "object") {
-        return doneTurn(turn, { ...entry.done, conversation_id: entry.done.conversation_id ?? conversation_id });
+      const done = entry.done;
+      if (done && typeof done === "object") {
+        const id = done.conversation_id ?? conversation_id;
+        return doneTurn(turn, { ...done, conversation_id: id });
       }
       // Saved before the server kept done events: the answer's text, without its sources.
       return doneTurn(turn, {
@@ -55,7 +59,10 @@ export function historyTurns(history, nextId) {
  * @returns {ConversationSummary[]}
  */
 export function summariesOf(body) {
-  const list = body && typeof body === "object" ? /** @type {{conversations?: unknown}} */ (body).conversations : null;
+  const list =
+    body && typeof body === "object"
+      ? /** @type {{conversations?: unknown}} */ (body).conversations
+      : null;
   if (!Array.isArray(list)) return [];
   return list.filter(
     (item) =>

@@ -142,8 +142,9 @@ function recentConversations(client, elements, { signedIn, now }) {
       const { error, code, stale } = await opened;
       if (stale) return;
       const why = code === "not_found" ? GONE : error;
+      const which = atStart ? "the conversation this page had open" : "the conversation";
       const message = why
-        ? `Could not show ${atStart ? "the conversation this page had open" : "the conversation"}: ${why}`
+        ? `Could not show ${which}: ${why}`
         : atStart
           ? ""
           : "The conversation is shown: ask a follow-up to continue it.";

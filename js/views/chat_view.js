@@ -234,7 +234,8 @@ export class ChatView {
     const reference = turn?.references?.find((candidate) => Number(candidate.number) === number);
     if (!turn || !reference) return null;
     const retrieved = isOpen(turn.status);
-    return { reference, retrieved, number, quote: retrieved ? null : quoteOf(turn, link, reference) };
+    const quote = retrieved ? null : quoteOf(turn, link, reference);
+    return { reference, retrieved, number, quote };
   }
 
   destroy() {

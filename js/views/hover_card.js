@@ -2,9 +2,10 @@
 // onto it) shows the source's number, title, the detail that tells same-title sources apart,
 // its domain or URI, badges (restricted; retrieved, not yet cited) and what supports the claim
 // (the sentence(s) of the source the marker's claim rests on where known, else the retrieved
-// passage), and highlights the span the marker cites. The card is a `role="tooltip"` the link names with
-// `aria-describedby` while it shows, so a screen reader reads it with the link. It stays while
-// the pointer moves onto it, and Escape dismisses it (WCAG 1.4.13). All text is set as text.
+// passage), and highlights the span the marker cites. The card is a `role="tooltip"` the link
+// names with `aria-describedby` while it shows, so a screen reader reads it with the link. It
+// stays while the pointer moves onto it, and Escape dismisses it (WCAG 1.4.13). All text is
+// set as text.
 import { passageOf, sourceLabel, whereOf } from "../contract/reference.js";
 import { element, uniqueId } from "../dom/nodes.js";
 import { cardBadges } from "./references/cards.js";

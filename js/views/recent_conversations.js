@@ -188,10 +188,13 @@ export class RecentConversations {
   /** @param {MouseEvent} event */
   follow(event) {
     const target = /** @type {Element|null} */ (event.target);
-    const link = /** @type {HTMLAnchorElement|null} */ (target?.closest?.("a.citelab-recent-link") ?? null);
+    const link = /** @type {HTMLAnchorElement|null} */ (
+      target?.closest?.("a.citelab-recent-link") ?? null
+    );
     const id = link?.dataset.conversationId;
     if (!link || id === undefined) return;
-    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    const elsewhere = event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
+    if (event.button !== 0 || elsewhere) return;
     event.preventDefault();
     this.host.open(id);
   }
