@@ -155,6 +155,7 @@ export const CHAT_TRAITS = Object.freeze({
   feedback_enabled: false, // boolean: show thumbs up/down on answered turns
   placeholder: "Ask a question…", // string: the question box's placeholder
   show_sources: true, // boolean: a Sources list inside the chat (panels can show it too)
+  starter_questions: [], // string[]: questions offered as chips before the first one
   _kernel_session: "", // string: header.session of the kernel process holding it (kernel_watch.js)
 });
 

@@ -77,6 +77,7 @@ def test_a_corpus_alone_gets_its_own_agent_with_starters_drawn_from_it(
     notes = chat.service.agents["notes"]
     assert notes.corpus == str((tmp_path / "notes").resolve())
     assert notes.starter_questions == ["Tell me about Bike"]
+    assert chat.starter_questions == ["Tell me about Bike"]  # offered as chips
     assert "university" not in notes.prompt.casefold()
     answer = chat.ask_sync("Where is the bike lock code kept?")
     assert answer.agent == "notes"
@@ -139,3 +140,20 @@ def test_template_lab_answers_with_the_corpus_agent(
     assert all("red drawer" in text for text in frame["answer"])
     with pytest.raises(ConfigError, match=r"agent 'intranet'.*one agent, 'notes'"):
         TemplateLab(["default"], "Q?", agent="intranet", corpus=tmp_path / "notes")
+
+
+def test_the_chat_offers_its_agents_starter_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the page does: the agent's starters are chips before the first question; another
+    agent brings its own; they can be set (or emptied) like any trait."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    chat = Chat(agent="helpcentre", update_outputs=False)
+    helpcentre = chat.service.agents["helpcentre"].starter_questions
+    assert helpcentre
+    assert chat.starter_questions == helpcentre
+    assert "starter_questions" in chat.get_state()
+    chat.agent = "intranet"
+    assert chat.starter_questions == chat.service.agents["intranet"].starter_questions
+    chat.starter_questions = []
+    assert chat.get_state()["starter_questions"] == []

@@ -111,6 +111,9 @@ class Chat(StaticFallbackWidget):
     """The question box's placeholder."""
     show_sources = traitlets.Bool(True).tag(sync=True)
     """Show a Sources list inside the chat (panels can show it elsewhere too)."""
+    starter_questions = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """Questions offered as chips before the first one (default: the agent's
+    ``starter_questions``, e.g. drawn from a corpus given alone; ``[]`` offers none)."""
     _kernel_session = traitlets.Unicode("").tag(sync=True)
     """The session id of the kernel process that holds this chat: ``header.session`` of every
     message it sends (``""`` outside an IPython kernel). A message from another session means
@@ -143,6 +146,7 @@ class Chat(StaticFallbackWidget):
         self._service = service
         super().__init__(
             agent=agent,
+            starter_questions=list(service.agents[agent].starter_questions),
             feedback_enabled=feedback,
             placeholder=placeholder,
             show_sources=show_sources,
@@ -292,6 +296,10 @@ class Chat(StaticFallbackWidget):
         name = str(proposal["value"])
         check_agent(self._service, name)
         return name
+
+    @traitlets.observe("agent")
+    def _offer_agents_starters(self, change: dict[str, Any]) -> None:
+        self.starter_questions = list(self._service.agents[change["new"]].starter_questions)
 
     # --- front-end requests --------------------------------------------------------------------
 
