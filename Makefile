@@ -21,9 +21,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/citelab eval --suite default
 
+# ruff, then the import contract in pyproject.toml (layers in the order of the data flow, no
+# cycles, no private module imported from outside its package).
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -54,4 +57,4 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -18,14 +18,22 @@
    and the load average when it was taken.
 
     .venv/bin/python benchmarks/bench_pipeline.py [--quick] [--repeat N]
+    .venv/bin/python benchmarks/bench_pipeline.py --before CHECKOUT [--rounds N] [--quick]
+
+``--before /path/to/other/checkout`` measures figure 1 only, side by side: each checkout's
+code (its ``src/``, same interpreter and packages) in a fresh process, the two taking turns
+``N`` times; the median of each row per checkout, and the after/before ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -269,23 +277,71 @@ async def concurrent(count: int, latency_ms: float, folder: Path, repeat: int) -
     return bursts
 
 
+OVERHEAD_HEADER = (
+    f"{'model':<12}{'stores':<8}{'median ms':>10}{'p99 ms':>10}{'sources':>9}{'rounds':>8}"
+)
+KINDS = [(model, store) for model in ("extractive", "instant") for store in ("memory", "sqlite")]
+
+
+def overhead_line(model_name: str, kind: str, row: dict[str, float]) -> str:
+    return (
+        f"{model_name:<12}{kind:<8}{row['median_ms']:>10.2f}{row['p99_ms']:>10.2f}"
+        f"{row['sources']:>9.1f}{row['rounds']:>8.2f}"
+    )
+
+
+async def overheads(per_corpus: int, folder: Path) -> dict[str, dict[str, float]]:
+    """Figure 1, one row per model and store kind (keys ``model/store``)."""
+    return {
+        f"{model}/{store}": await overhead(store, model, per_corpus, folder)
+        for model, store in KINDS
+    }
+
+
+def overheads_by_turns(before: Path, per_corpus: int, rounds: int) -> None:
+    """Figure 1 with this checkout's code and ``before``'s, in fresh processes by turns."""
+    trees = [(f"code of {before}", before / "src"), ("this checkout", None)]
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {label: [] for label, _ in trees}
+    print(f"pipeline overhead per answer, model time excluded ({per_corpus} per corpus), by turns")
+    for _ in range(rounds):
+        for label, source in trees:
+            env = dict(os.environ)
+            if source is not None:
+                env["PYTHONPATH"] = str(source)
+            command = [sys.executable, __file__, "--overhead-json", str(per_corpus)]
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+            if done.returncode != 0:
+                raise SystemExit(f"the overhead run failed: {done.stderr}")
+            runs[label].append(json.loads(done.stdout))
+            print(f"  {label}: done, load {os.getloadavg()[0]:.2f}")
+    medians = {}
+    for label, _ in trees:
+        print(f"{label}, median of {rounds}:\n{OVERHEAD_HEADER}")
+        medians[label] = {}
+        for model, store in KINDS:
+            key = f"{model}/{store}"
+            row = {
+                field: statistics.median(run[key][field] for run in runs[label])
+                for field in runs[label][0][key]
+            }
+            medians[label][key] = row["median_ms"]
+            print(overhead_line(model, store, row))
+    old, new = (medians[label] for label, _ in trees)
+    ratios = ", ".join(f"{key} {new[key] / old[key]:.2f}x" for key in old)
+    print(f"median ms per answer, after / before: {ratios}")
+
+
 async def main(quick: bool, repeat: int) -> None:
     per_corpus = 10 if quick else 60
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         print(f"pipeline overhead per answer, model time excluded ({per_corpus} per corpus)")
-        print(
-            f"{'model':<12}{'stores':<8}{'median ms':>10}{'p99 ms':>10}{'sources':>9}{'rounds':>8}"
-        )
+        print(OVERHEAD_HEADER)
+        found = await overheads(per_corpus, folder)
         rows = {}
-        for model_name in ("extractive", "instant"):
-            for kind in ("memory", "sqlite"):
-                row = await overhead(kind, model_name, per_corpus, folder)
-                rows[(model_name, kind)] = row
-                print(
-                    f"{model_name:<12}{kind:<8}{row['median_ms']:>10.2f}{row['p99_ms']:>10.2f}"
-                    f"{row['sources']:>9.1f}{row['rounds']:>8.2f}"
-                )
+        for model_name, kind in KINDS:
+            rows[(model_name, kind)] = row = found[f"{model_name}/{kind}"]
+            print(overhead_line(model_name, kind, row))
         base = rows[("instant", "memory")]["median_ms"]
         sqlite = rows[("instant", "sqlite")]["median_ms"]
         print(f"sqlite / memory stores (instant model, median): {sqlite / base:.2f}x")
@@ -311,5 +367,24 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small run")
     parser.add_argument("--repeat", type=int, default=None, help="bursts of each kind")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="figure 1 only, with another checkout's code (its src/) by turns",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="runs per code with --before")
+    parser.add_argument("--overhead-json", type=int, metavar="N", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.quick, arguments.repeat or (1 if arguments.quick else 3)))
+    if arguments.overhead_json:  # one run of figure 1, as JSON (for --before)
+
+        async def one_run(per_corpus: int) -> dict[str, dict[str, float]]:
+            with tempfile.TemporaryDirectory() as tmp:
+                return await overheads(per_corpus, Path(tmp))
+
+        print(json.dumps(asyncio.run(one_run(arguments.overhead_json))))
+    elif arguments.before is not None:
+        per_corpus = 10 if arguments.quick else 60
+        overheads_by_turns(arguments.before, per_corpus, max(1, arguments.rounds))
+    else:
+        asyncio.run(main(arguments.quick, arguments.repeat or (1 if arguments.quick else 3)))

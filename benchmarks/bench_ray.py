@@ -41,13 +41,12 @@ from typing import Any
 
 from _common import served_model
 from bench_evals import _questions, ideal_seconds
-from citelab.corpus._memory import paused_garbage_collection
+from citelab._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
-from citelab.evals._executors import Executor, LocalExecutor
-from citelab.evals._ray import RayExecutor
-from citelab.evals._records import CaseRecord
-from citelab.evals._results import ScoredRows, score_rows
-from citelab.evals._runner import _read_records, _read_records_file
+from citelab.evals.records import CaseRecord, read_records, read_records_file
+from citelab.evals.results import ScoredRows, score_rows
+from citelab.evals.runner import Executor, LocalExecutor
+from citelab.evals.runner._ray import RayExecutor
 
 
 @contextmanager
@@ -201,7 +200,7 @@ def _record_sweep(root: Path, target: int) -> tuple[Path, Path, int]:
     keys until there are about ``target`` of them. Returns (suite, output folder, count)."""
     first = root / "bundled"
     run("default", out_dir=first, progress=False)
-    recorded = _read_records(first / "records.jsonl")
+    recorded = read_records(first / "records.jsonl")
     by_case = {(r.variant, r.model, r.dataset, r.case_id): r for r in recorded.values()}
     copies = math.ceil(target / len(by_case))
     suite = _replicated_suite(root, copies)
@@ -222,7 +221,7 @@ def _time_scoring(executor: Executor, suite: Path, out: Path, read: bool) -> tup
     recorded case (``read``: telling the executor the file they came from), after a warm-up
     that starts the workers."""
     plan = plan_run(load_suite(suite))
-    recorded, source = _read_records_file(out / "records.jsonl")
+    recorded, source = read_records_file(out / "records.jsonl")
     records = list(recorded.values())
     executor.score(plan, records[:50])  # start the workers (once per run), warm them up
     began, cpu = time.perf_counter(), time.process_time()

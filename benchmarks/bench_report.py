@@ -50,7 +50,7 @@ from typing import Any
 import pandas as pd
 
 from citelab.evals import Case, CaseRecord, EvalResult, load_suite, run
-from citelab.evals._report import write_outputs
+from citelab.evals.report import write_outputs
 
 BUDGET = 2.0
 WRITE_BUDGET = 5.0
@@ -200,7 +200,7 @@ import citelab
 if not Path(citelab.__file__).resolve().is_relative_to(Path(tree).resolve()):
     raise SystemExit(f"imported {citelab.__file__}, not the tree of the commit")
 import bench_report
-from citelab.evals._report import write_outputs
+from citelab.evals.report import write_outputs
 base = bench_report.base_result(Path(out) / "before-base")
 results = {size: bench_report.repeated(base, int(size)) for size in sizes}
 print(json.dumps({"ready": True}), flush=True)
@@ -268,7 +268,7 @@ def main() -> int:
     parser.add_argument("--no-browser", action="store_true", help="measure the writing only")
     args = parser.parse_args()
     sizes = (500, 2_000) if args.quick else (2_000, 10_000)
-    from citelab._browser import chromium_executable, launched_chromium
+    from _browser import chromium_executable, launched_chromium
 
     if not args.no_browser and chromium_executable() is None:
         print("chromium is not installed (apt-get install chromium)", file=sys.stderr)

@@ -17,7 +17,7 @@
    holds its slot for one latency per judge call it makes (its calls are sequential: each
    precision check depends on the joint verdict). Side by side at 32: the way before (the
    SDK's sync client, asked from a pool of 32 scoring threads), then today's (one event loop,
-   the runner's async adapter; see :mod:`citelab.evals._judge_calls`). On two cores shared
+   the runner's async adapter; see :mod:`citelab.evals.judges._deferring`). On two cores shared
    with other jobs the client's CPU per call (printed) decides the figure: compare the two
    lines of one run, and take the figure itself on a quiet machine.
 
@@ -25,7 +25,9 @@ Run: ``.venv/bin/python benchmarks/bench_score.py [--quick] [--llm-only | --no-l
 [--before CHECKOUT --rounds N]`` (under ``flock /tmp/heavy.lock`` on a shared machine).
 ``--before /path/to/other/checkout`` also times the command with that checkout's ``src/``
 (same interpreter and packages), the two taking turns ``N`` times, so the before/after ratio
-is measured side by side. Each line gives the load average when it was taken.
+is measured side by side; and it measures figure 2 at concurrency 32 the same way: each
+checkout's judge in a fresh process, by turns, against one served judge. Each line gives the
+load average when it was taken.
 """
 
 from __future__ import annotations
@@ -54,9 +56,9 @@ from citelab.evals import (
     build_scorers,
     score_answers,
 )
-from citelab.evals._answers import _records
-from citelab.evals._formats import to_answers
-from citelab.evals._results import score_record
+from citelab.evals.external import to_answers
+from citelab.evals.external._score import _records
+from citelab.evals.results import score_record
 
 _WORDS = [f"w{index}" for index in range(300)]
 _COMPAT = [
@@ -156,15 +158,15 @@ def _command_seconds(path: Path, source: Path | None, options: tuple[str, ...] =
 
 _NLTK_PART = """
 import json, sys, time
-from citelab.evals._punkt import _build
+from citelab.evals.scorers._punkt import _build
 began = time.perf_counter()
-tokenizer = _build()  # NLTK's punkt without nltk's package __init__ (see citelab.evals._punkt)
+tokenizer = _build()  # NLTK punkt without nltk's package __init__ (see evals.scorers._punkt)
 imported = time.perf_counter() - began
 began = time.perf_counter()
 import nltk.tokenize.punkt  # the whole package, as an ordinary import does (scipy.stats too)
 whole = time.perf_counter() - began
 from nltk.tokenize.punkt import PunktSentenceTokenizer
-from citelab.evals._statements import alce_output
+from citelab.evals.scorers import alce_output
 outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
 plain = PunktSentenceTokenizer(tokenizer._params)
 began = time.perf_counter()
@@ -283,9 +285,61 @@ def _threaded(data: list[dict[str, Any]], judge: _ThreadedJudge, concurrency: in
     score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
 
 
-def llm_judge(count: int, latency_ms: float) -> None:
+def _judge_data(count: int) -> list[dict[str, Any]]:
     rng = random.Random(11)
-    data = [_example(i, rng) for i in range(count)]
+    return [_example(i, rng) for i in range(count)]
+
+
+def _judge_seconds(base_url: str, count: int, concurrency: int) -> tuple[float, float]:
+    """Wall and CPU seconds of ``count`` answers scored with the LLM judge at ``base_url``
+    (after one warm-up call), with this process's citelab."""
+    data = _judge_data(count)
+    judge = LLMJudge("judge", base_url=base_url, concurrency=concurrency)
+    judge.supports("warm up", "the connection")
+    began, cpu = time.perf_counter(), time.process_time()
+    score_answers({"data": data}, "alce", judge=judge, scorers=_COMPAT)
+    return time.perf_counter() - began, time.process_time() - cpu
+
+
+def llm_judge_by_turns(count: int, latency_ms: float, before: Path, rounds: int) -> None:
+    """Figure 2 at concurrency 32, each checkout's code in a fresh process, by turns."""
+    calls = _calls_per_answer(_judge_data(count))
+    ideal = _ideal(calls, 32, latency_ms / 1000)
+    print(
+        f"2. LLM judge over real HTTP, {count} answers, {sum(calls)} judge calls, "
+        f"{latency_ms:.0f} ms each, concurrency 32, ideal {ideal:.2f} s; by turns"
+    )
+    trees = [(f"code of {before}", before / "src"), ("this checkout", None)]
+    ratios: dict[str, list[float]] = {label: [] for label, _ in trees}
+    with served_model("--model", "judge", "--latency-ms", str(latency_ms)) as served:
+        for _ in range(rounds):
+            for label, source in trees:
+                seconds, cpu = _judge_process(served.base_url, count, source)
+                ratios[label].append(ideal / seconds)
+                print(
+                    f"   {label:40}: {seconds:6.2f} s → achieved/ideal {ideal / seconds:4.2f}  "
+                    f"(client CPU {1000 * cpu / sum(calls):.2f} ms per call)  load {_load():.2f}"
+                )
+    old, new = (statistics.median(ratios[label]) for label, _ in trees)
+    print(f"   achieved/ideal, median of {rounds}, before → after: {old:.2f} → {new:.2f}")
+
+
+def _judge_process(base_url: str, count: int, source: Path | None) -> tuple[float, float]:
+    """:func:`_judge_seconds` in a fresh process (``source``: the ``src`` whose citelab it
+    runs, else this checkout's)."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    command = [sys.executable, __file__, "--judge-at", base_url, "--answers", str(count)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"the LLM judge run failed: {done.stderr}")
+    seconds, cpu = json.loads(done.stdout)
+    return float(seconds), float(cpu)
+
+
+def llm_judge(count: int, latency_ms: float) -> None:
+    data = _judge_data(count)
     calls = _calls_per_answer(data)
     latency = latency_ms / 1000
     print(
@@ -330,14 +384,20 @@ def main() -> None:
         help="also time the command with another checkout's code (its src/), by turns",
     )
     parser.add_argument("--rounds", type=int, default=1, help="command runs per code (median)")
+    parser.add_argument("--judge-at", metavar="URL", help=argparse.SUPPRESS)  # one run, as JSON
     args = parser.parse_args()
+    if args.judge_at:
+        print(json.dumps(_judge_seconds(args.judge_at, args.answers, 32)))
+        return
     examples, answers = (1_000, 160) if args.quick else (args.examples, args.answers)
     if not args.llm_only:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "generated_results.json"
             _write(path, examples)
             throughput(path, examples, args.before, max(1, args.rounds))
-    if not args.no_llm:
+    if not args.no_llm and args.before is not None:
+        llm_judge_by_turns(answers, args.latency_ms, args.before, max(1, args.rounds))
+    elif not args.no_llm:
         llm_judge(answers, args.latency_ms)
 
 

@@ -57,7 +57,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Route, sync_playwright
 
-from citelab._browser import LAUNCH_ARGS
+from _browser import LAUNCH_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "http://127.0.0.1:8766"

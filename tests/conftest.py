@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from browser._chromium import chromium_executable, launched_chromium
 from browser._lab import Lab, start_lab
-from citelab._browser import chromium_executable, launched_chromium
 
 
 @pytest.fixture(scope="module")

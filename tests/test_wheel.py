@@ -39,11 +39,12 @@ def test_wheel_holds_bundles_fixtures_suites_and_agents(wheel: Path) -> None:
         "citelab/_fixtures/corpora/university.jsonl",
         "citelab/_fixtures/datasets/university.jsonl",
         "citelab/_suites/default.toml",
-        "citelab/agents/default.toml",
+        "citelab/agent/default_agents.toml",
         "citelab/py.typed",
     ]:
         assert needed in names, needed
     assert not any(".index/" in name for name in names), "built indexes must not ship"
+    assert "citelab/_browser.py" not in names, "the tests' chromium launcher must not ship"
 
 
 def test_every_bundled_corpus_and_dataset_is_in_the_wheel(wheel: Path) -> None:

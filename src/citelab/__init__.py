@@ -23,6 +23,7 @@ from citelab._errors import (
     Unavailable,
 )
 from citelab._lazy import lazy_attributes
+from citelab._version import __version__
 
 if TYPE_CHECKING:
     from citelab.agent import AgentConfig, load_agents
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     )
     from citelab.widget import Chat, MessageView, SourcesPanel, TemplateLab
 
-__version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "AgentConfig": "citelab.agent",

@@ -65,8 +65,8 @@ def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must say TCP: only then does asyncio set TCP_NODELAY on accepted connections, and
-    # without it every small SSE frame or keep-alive response may wait ~40 ms on Nagle's
-    # algorithm and delayed ACKs.
+    # without it every small SSE frame or keep-alive response may wait on Nagle's algorithm
+    # and the peer's delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from browser._chromium import guard_loopback
 from browser._contrast import CONTRAST
-from citelab._browser import guard_loopback
 
 __all__ = [
     "LIST",

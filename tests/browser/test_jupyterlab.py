@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from citelab._browser import guard_loopback
+from browser._chromium import guard_loopback
 
 from ._lab import CHAT_CELL, Lab, notebook_json
 

@@ -1,4 +1,4 @@
-"""citelab._browser: how chromium is launched and how a page is kept on loopback.
+"""browser._chromium: how chromium is launched and how a page is kept on loopback.
 
 No browser runs here: the recipe is checked as data, the guard with stand-in emitters.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from browser._chromium import LAUNCH_ARGS, guard_loopback, launch_kwargs, leaves_loopback
 from citelab import ConfigError
-from citelab._browser import LAUNCH_ARGS, guard_loopback, launch_kwargs, leaves_loopback
 
 
 @dataclass

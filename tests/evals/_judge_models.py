@@ -1,7 +1,7 @@
 """The yes/no model the LLM-judge tests serve behind the OpenAI API.
 
 It reads the judge's prompt as citelab's own offline judge model does
-(:func:`citelab.evals._judge_model.read_judge_prompt`), so the tests pin the prompt the judge
+(:func:`citelab.evals.judges._judge_model.read_judge_prompt`), so the tests pin the prompt the judge
 really sends, and answers by a rule simple enough to state in a test.
 """
 
@@ -11,7 +11,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
 
-from citelab.evals._judge_model import read_judge_prompt
+from citelab.evals.judges import read_judge_prompt
 from citelab.models import (
     FinishDelta,
     Message,

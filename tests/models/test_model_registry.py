@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -119,3 +121,23 @@ def test_a_registered_factory_is_built_by_name() -> None:
 def test_a_bad_name_cannot_be_registered(name: str) -> None:
     with pytest.raises(InvalidInput, match="must be non-empty and contain no ':'"):
         register_model(name, ExtractiveModel)
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_a_factory_named_module_attr_is_imported_when_first_built() -> None:
+    register_model("named", "citelab.models:ExtractiveModel")
+    assert "named" in available_models()
+    assert isinstance(get_model("named"), ExtractiveModel)
+    with pytest.raises(InvalidInput, match="write its factory as module:attr"):
+        register_model("unnamed", "citelab.models.ExtractiveModel")
+
+
+def test_the_judge_model_is_registered_without_importing_the_evaluations() -> None:
+    # models sits below evals: the judge model is named there, imported only when built.
+    code = (
+        "import sys, citelab.models as m; "
+        "print(any(n.startswith('citelab.evals') for n in sys.modules)); "
+        "print(type(m.get_model('judge')).__module__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "citelab.evals.judges._judge_model"]

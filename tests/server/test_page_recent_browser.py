@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from browser._chromium import guard_loopback
 from browser._page import MARKERS, QUESTIONS, low_contrast, numbers_agree
-from citelab._browser import guard_loopback
 
 from .processes import served_page
 

@@ -1,7 +1,7 @@
 """The fast paths of finalize and anchors agree with the full rules they stand in for.
 
 Each test switches a shortcut off (every chain read candidate by candidate, every removal
-re-read, the code scanner line by line, every claim taken by the chain rules) and checks
+re-read, every claim taken by the chain rules) and checks
 that the result is the same on generated Markdown full of the hard cases.
 """
 
@@ -23,7 +23,6 @@ from citelab.sources import (
     parse_markers,
 )
 from citelab.sources import _anchors as anchors_module
-from citelab.sources import _code as code_module
 from citelab.sources import _finalize as finalize_module
 from citelab.sources import _markers as markers_module
 
@@ -218,41 +217,6 @@ def test_anchors_without_chains_are_those_the_chain_rules_make(
         assert build_anchors(finalized) == fast
 
 
-_MARKDOWN_LINES = [
-    "",
-    "Text line {m}",
-    "another `code {m}` line",
-    "- Bullet {m}",
-    "- bullet `a` and `b` {m}",
-    "* star {m}",
-    "  continued {m}",
-    "    indented {m}",
-    "1. item {m}",
-    "```",
-    "~~~",
-    "# Heading `x {m}`",
-    "> quoted {m}",
-    "---",
-    "é accented {m}",
-    "\tTabbed {m}",
-]
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    lines=st.lists(st.sampled_from(_MARKDOWN_LINES), min_size=1, max_size=14),
-    newline=st.sampled_from(["\n", "\r\n"]),
-)
-def test_the_code_scanner_reads_runs_of_lines_as_it_reads_single_lines(
-    lines: list[str], newline: str
-) -> None:
-    text = newline.join(line.replace("{m}", "[1]") for line in lines)
-    fast = code_module.code_ranges(text)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(code_module._Scanner, "skip", lambda *_: 0)
-        assert code_module.code_ranges(text) == fast
-
-
 def long_answer(seed: int, dangling: float) -> str:
     """An answer like the benchmark's: paragraphs, lists, code spans, one fence."""
     rng = random.Random(seed)
@@ -280,7 +244,6 @@ def test_a_long_answer_finalizes_as_the_full_rules_do(dangling: float) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(markers_module, "_hazards", every_chain_special)
         patch.setattr(finalize_module, "keeps_reading", lambda *_: False)
-        patch.setattr(code_module._Scanner, "skip", lambda *_: 0)
         full = finalize_citations(text, sources)
         patch.setattr(anchors_module, "_any_chained", lambda *_: True)
         full_anchors = build_anchors(full)

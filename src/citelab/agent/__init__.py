@@ -1,8 +1,9 @@
 """The agent loop: an agent's configuration, its per-run context, hooks and rounds.
 
 - :class:`AgentConfig` / :func:`load_agents` / :func:`default_agents`: agents described as
-  data (TOML or YAML), so ablations are configuration; :func:`corpus_agent`: the agent for a
-  user's own corpus, named after it, with :func:`starter_questions` drawn from it.
+  data (TOML or YAML), so ablations are configuration; the bundled ones are
+  ``default_agents.toml`` in this package; :func:`corpus_agent`: the agent for a user's own
+  corpus, named after it, with :func:`starter_questions` drawn from it.
 - :func:`register_template` / :func:`contract_template`: the citation contract templates the
   system-prompt hook appends (placeholders ``$sources`` and ``$guidance``).
 - :class:`RunContext` / :func:`run_scope` / :func:`current_run`: one run's state, bound with

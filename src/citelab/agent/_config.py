@@ -186,9 +186,9 @@ def load_agents(path: str | Path) -> dict[str, AgentConfig]:
 
 def default_agents() -> dict[str, AgentConfig]:
     """The bundled agents: ``default`` and one per fixture corpus (no configuration needed)."""
-    bundled = resources.files("citelab.agents").joinpath("default.toml")
+    bundled = resources.files("citelab.agent").joinpath("default_agents.toml")
     data = tomllib.loads(bundled.read_text(encoding="utf-8"))
-    return parse_agents(data, "citelab/agents/default.toml")
+    return parse_agents(data, "citelab/agent/default_agents.toml")
 
 
 def override_agents(

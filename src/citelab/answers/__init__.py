@@ -12,6 +12,7 @@
 """
 
 from citelab.answers._answer import Answer, DanglingMarker
+from citelab.answers._documents import DocumentPayload, read_document
 from citelab.answers._feedback import (
     FEEDBACK_EXTRA_KEY,
     FEEDBACK_TAG_PREFIX,
@@ -61,6 +62,7 @@ __all__ = [
     "ConversationStore",
     "ConversationSummary",
     "DanglingMarker",
+    "DocumentPayload",
     "FeedbackLogger",
     "FeedbackValue",
     "History",
@@ -78,6 +80,7 @@ __all__ = [
     "default_database_path",
     "held_after",
     "may_resume",
+    "read_document",
     "runner_tag",
     "trace_scorer_from_env",
     "with_feedback",

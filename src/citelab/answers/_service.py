@@ -37,7 +37,6 @@ on_token=None)`` does, in order (as the seed's ``AnswerService::answer()``):
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import time
 import uuid
@@ -47,6 +46,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
+from citelab._async import run_blocking
 from citelab._errors import (
     CitelabError,
     ConfigError,
@@ -297,13 +297,7 @@ class AnswerService:
     ) -> Answer:
         """:meth:`answer` for scripts; inside a running event loop (Jupyter) it runs in a
         worker thread, so prefer ``await service.answer(...)`` there."""
-        call = self.answer(agent, question, conversation_id, user, **callbacks)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(call)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, call).result()
+        return run_blocking(self.answer(agent, question, conversation_id, user, **callbacks))
 
     async def conversation(
         self, conversation_id: str, user: Reader | None = None

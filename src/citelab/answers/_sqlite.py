@@ -6,11 +6,12 @@ record as JSON in a ``data`` column, read back with :meth:`SQLiteDatabase.read_v
 
 Every operation runs in a single worker thread that owns the database's one connection, so
 operations never block the event loop, never share a connection across threads, and are
-serialized (the lock SQLite would take for writes anyway). Opening a connection per operation
-cost about ten times the operation itself. Other processes using the same file coordinate
-through WAL and a short ``busy_timeout``: a write that finds the file locked for longer is
-:class:`~citelab.Unavailable` (503) at once rather than holding up every queued operation
-behind it; :meth:`SQLiteDatabase.write_retrying` waits between attempts off the worker thread.
+serialized (the lock SQLite would take for writes anyway); a connection is not opened per
+operation (that would cost more than the operation: see docs/performance.md). Other
+processes using the same file coordinate through WAL and a short ``busy_timeout``: a write
+that finds the file locked for longer is :class:`~citelab.Unavailable` (503) at once rather
+than holding up every queued operation behind it; :meth:`SQLiteDatabase.write_retrying`
+waits between attempts off the worker thread.
 
 :meth:`SQLiteDatabase.check` opens the file and tries a write, so a path that is a folder, not
 a database, or not writable is a clear :class:`~citelab.ConfigError` at start-up.
@@ -158,7 +159,7 @@ class SQLiteDatabase:
         conn.execute(f"PRAGMA busy_timeout = {round(self.busy_seconds * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         # With WAL, NORMAL never corrupts the database; a power cut may lose the last
-        # commits. FULL would fsync on every commit: ninety times slower per write here.
+        # commits. FULL would fsync on every commit (see docs/performance.md).
         conn.execute("PRAGMA synchronous = NORMAL")
         for statement in self._schema:
             conn.execute(statement)

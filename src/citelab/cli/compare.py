@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab.evals._compare import compare_runs, write_comparison
+    from citelab.evals import compare_runs, write_comparison
 
     comparison = compare_runs(args.run_a, args.run_b, args.labels)
     out = Path(args.out) if args.out else Path(args.run_b) / f"compare-{Path(args.run_a).name}"

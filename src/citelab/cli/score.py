@@ -65,17 +65,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab.corpus._memory import paused_garbage_collection
-
-    # The whole command runs with cyclic collection paused, its imports included: what it
-    # builds lives until it has printed and the process ends, so a collection walks all of it
-    # for nothing (score_answers pauses collection while it scores; the first collection after
-    # it returned walked every record: ~0.5 s of 10,000 answers).
-    with paused_garbage_collection():
-        return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
     from citelab.evals import score_answers, summary_json
 

@@ -43,8 +43,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
-    from citelab.models import get_model
-    from citelab.models._server import run_server
+    from citelab.models import get_model, run_server
 
     try:
         options = json.loads(args.options)

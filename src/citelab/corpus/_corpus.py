@@ -8,7 +8,6 @@ from pathlib import Path
 
 from citelab._errors import InvalidInput
 from citelab._jsonl import JsonlRows, load_jsonl
-from citelab.corpus._memory import paused_garbage_collection
 from citelab.corpus._model import Document
 
 __all__ = ["EXAMPLE_LINE", "Corpus", "load_corpus"]
@@ -63,17 +62,16 @@ class Corpus:
 def load_corpus(path: str | Path, name: str | None = None) -> Corpus:
     """Load a JSONL corpus; every bad line is reported with its number and field path."""
     path = Path(path)
-    with paused_garbage_collection():
-        try:
-            documents = load_jsonl(path, _DOCUMENTS)
-        except InvalidInput as exc:
-            if not path.is_file():
-                raise
-            raise InvalidInput(
-                f"{exc}\nA valid line looks like this (one JSON object per line):\n"
-                f"{EXAMPLE_LINE}\n(a folder of Markdown, text, HTML or PDF files can be "
-                "turned into a corpus with `citelab corpus import DIR -o corpus.jsonl`)"
-            ) from exc
+    try:
+        documents = load_jsonl(path, _DOCUMENTS)
+    except InvalidInput as exc:
+        if not path.is_file():
+            raise
+        raise InvalidInput(
+            f"{exc}\nA valid line looks like this (one JSON object per line):\n"
+            f"{EXAMPLE_LINE}\n(a folder of Markdown, text, HTML or PDF files can be "
+            "turned into a corpus with `citelab corpus import DIR -o corpus.jsonl`)"
+        ) from exc
     corpus = Corpus(documents, name=name or path.stem)
     corpus.path = path
     return corpus

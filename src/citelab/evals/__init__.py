@@ -1,47 +1,34 @@
-"""Evaluations: datasets, scorers, judges, the runner and its reports.
+"""Evaluations: datasets, judges, scorers, results, reports, the runner, other people's answers.
 
-* Datasets — :func:`load_dataset` reads JSONL :class:`Case` lines (readers, turns, gold claims
-  and their supporting entities, expected no-answers, multi-round scenarios).
-* Scorers — small objects behind one :class:`Scorer` protocol, built by name from their
+One subpackage (room) per job, each re-exported here; imports run one way, from the rooms on
+top to the rooms below them (``pyproject.toml``'s import contract checks it):
+
+* ``dataset`` and ``records`` — :func:`load_dataset` reads JSONL :class:`Case` lines (readers,
+  turns, gold claims and their supporting entities, expected no-answers, multi-round
+  scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
+* ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
+  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
+  measures a judge against human labels.
+* ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
   numbering stability, dangling markers, no-answer behaviour and restricted-source leakage.
-* Judges — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model).
-* Results — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
-  statement, case and variant level, bootstrap intervals), :func:`write_outputs` (CSV,
-  Parquet, ``run.json`` and a self-contained HTML report), checked :class:`Finding` s.
-* Runner — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents' variants ×
-  models); :func:`run` runs it through the answer service with bounded concurrency, a disk
-  cache of model calls (:class:`CachedModel`), resumable records and progress bars;
-  :func:`rescore` scores recorded runs again without any model call.
+* ``results`` — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
+  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
+* ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
+  report with plots and a case browser) and :func:`compare_runs`.
+* ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
+  variants × models); :func:`run` runs it through the answer service with bounded
+  concurrency, a disk cache of model calls (:class:`CachedModel`), resumable records and
+  progress bars; :func:`rescore` scores recorded runs again without any model call.
+* ``external`` — :func:`score_answers` scores answers citelab did not produce (ALCE files,
+  vendor responses, AnswerMessages) with the same scorers and reports.
 """
 
 from typing import TYPE_CHECKING
 
 from citelab._lazy import lazy_attributes
-from citelab.evals._answers import default_answer_scorers, score_answers, summary_json
-from citelab.evals._calibrate import (
-    ALCE_PUBLISHED_AGREEMENT,
-    DEFAULT_LABELS,
-    LabelledPair,
-    calibrate,
-    calibration_table,
-    category_accuracy,
-    load_labels,
-)
-from citelab.evals._citation_scorers import (
-    CitationPrecision,
-    CitationRecall,
-    ClaimAttribution,
-    ClaimRecall,
-    citation_precision,
-    citation_recall,
-    claim_attribution,
-    claim_recall,
-)
-from citelab.evals._compare import Comparison, compare_runs, load_run, write_comparison
-from citelab.evals._dataset import (
+from citelab.evals.dataset import (
     Case,
     Dataset,
     GoldClaim,
@@ -50,28 +37,68 @@ from citelab.evals._dataset import (
     check_dataset,
     load_dataset,
 )
-from citelab.evals._findings import Finding, FindingResult, evaluate_findings
-from citelab.evals._formats import (
+from citelab.evals.external import (
     ANSWER_FORMATS,
     AnswerFormat,
     ExternalAnswer,
+    default_answer_scorers,
     read_answers,
+    score_answers,
+    summary_json,
     to_answers,
 )
-from citelab.evals._judges import (
+from citelab.evals.judges import (
+    ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE_PROMPT,
+    DEFAULT_LABELS,
     FunctionJudge,
     Judge,
+    LabelledPair,
     LexicalJudge,
     LLMJudge,
     PairLexicalJudge,
     build_judge,
+    calibrate,
+    calibration_table,
+    category_accuracy,
     content_terms,
     judge_names,
+    load_labels,
     register_judge,
 )
-from citelab.evals._pipeline_scorers import (
+from citelab.evals.records import (
+    CaseRecord,
+    RestrictedEntity,
+    RoundRecord,
+    SourceRecord,
+    TurnRecord,
+)
+from citelab.evals.report import (
+    Comparison,
+    ReportView,
+    compare_runs,
+    load_run,
+    render_html,
+    write_comparison,
+    write_outputs,
+)
+from citelab.evals.results import (
+    EvalResult,
+    Finding,
+    FindingResult,
+    Level,
+    bootstrap_interval,
+    evaluate_findings,
+    score_records,
+    summarize,
+)
+from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
+from citelab.evals.scorers import (
     AnchorValidity,
+    CitationPrecision,
+    CitationRecall,
+    ClaimAttribution,
+    ClaimRecall,
     CrossTurnStability,
     DanglingMarkers,
     FirstCitationOrder,
@@ -79,53 +106,43 @@ from citelab.evals._pipeline_scorers import (
     NoAnswer,
     NumberingStability,
     RequiredSearches,
+    Score,
+    Scorer,
     SourceLanguage,
     SourceLeakage,
+    Statement,
     UncitedDropping,
+    accepts_argument,
+    alce_output,
+    alce_remove_citations,
     anchor_validity,
+    build_scorer,
+    build_scorers,
+    citation_precision,
+    citation_recall,
+    claim_attribution,
+    claim_recall,
     cross_turn_stability,
     dangling_markers,
     first_citation_order,
     gold_sources,
     no_answer,
     numbering_stability,
+    register_scorer,
     required_searches,
+    scorer_names,
+    sent_tokenize,
     source_language,
     source_leakage,
+    split_statements,
+    split_statements_alce,
     uncited_dropping,
     written_citations,
 )
-from citelab.evals._punkt import sent_tokenize
-from citelab.evals._records import (
-    CaseRecord,
-    RestrictedEntity,
-    RoundRecord,
-    SourceRecord,
-    TurnRecord,
-)
-from citelab.evals._report import ReportView, render_html, write_outputs
-from citelab.evals._results import EvalResult, Level, bootstrap_interval, score_records, summarize
-from citelab.evals._scoring import (
-    Score,
-    Scorer,
-    accepts_argument,
-    build_scorer,
-    build_scorers,
-    register_scorer,
-    scorer_names,
-)
-from citelab.evals._statements import (
-    Statement,
-    alce_output,
-    alce_remove_citations,
-    split_statements,
-    split_statements_alce,
-)
-from citelab.evals._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 if TYPE_CHECKING:
-    from citelab.evals._cache import CachedModel
-    from citelab.evals._runner import (
+    from citelab.evals.runner import (
+        CachedModel,
         RunPlan,
         default_output_dir,
         earlier_numbers,
@@ -136,25 +153,23 @@ if TYPE_CHECKING:
         turn_record,
     )
 
-# Imported on first use: the runner and the model-call cache pull in the agents, the answer
-# service and the model adapters, which scoring other people's answers (``citelab score``)
-# does not need: about half a second of CPU in every such process.
-_LAZY: dict[str, str] = {
-    "CachedModel": "citelab.evals._cache",
-    **dict.fromkeys(
-        (
-            "RunPlan",
-            "default_output_dir",
-            "earlier_numbers",
-            "plan_run",
-            "rescore",
-            "run",
-            "run_async",
-            "turn_record",
-        ),
-        "citelab.evals._runner",
+# Imported on first use (from citelab.evals.runner, which imports them on first use too): the
+# runner and the model-call cache pull in the agents, the answer service and the model
+# adapters, which scoring other people's answers (``citelab score``) does not need.
+_LAZY: dict[str, str] = dict.fromkeys(
+    (
+        "CachedModel",
+        "RunPlan",
+        "default_output_dir",
+        "earlier_numbers",
+        "plan_run",
+        "rescore",
+        "run",
+        "run_async",
+        "turn_record",
     ),
-}
+    "citelab.evals.runner",
+)
 
 
 __all__ = [

@@ -25,14 +25,14 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from citelab import __version__
 from citelab._errors import ConfigError, NotFound
+from citelab._text import snippet
+from citelab._version import __version__
 from citelab.answers import Answer, AnswerService
 from citelab.corpus import Reader
 from citelab.events import DoneEvent
 from citelab.mcp_server._search import CorpusSearch, SearchResults, entity_markdown
 from citelab.server import problem
-from citelab.sources._source import snippet
 
 __all__ = [
     "AgentInfo",

@@ -7,8 +7,8 @@
 * :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
 * :class:`ScriptedModel` — replays given rounds and records what it saw.
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
-* :func:`source_version` — a digest of a model's code, for its ``code_version`` (the
-  model-call cache keys by it).
+* :func:`source_version` — a module and its package's version, for a model's
+  ``code_version`` (the model-call cache keys by it).
 * :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…).
 * :func:`build_app` / :func:`serve_in_thread` — serve a model as an OpenAI-compatible endpoint
   (``citelab serve-model``).
@@ -34,7 +34,7 @@ from citelab.models._registry import (
 )
 from citelab.models._scripted import ScriptedModel, ScriptedRound, ScriptedToolCall
 from citelab.models._seen import SeenSource, View, current_view, round_views, sources_in_message
-from citelab.models._server import RunningServer, build_app, serve_in_thread
+from citelab.models._server import RunningServer, build_app, run_server, serve_in_thread
 from citelab.models._types import (
     AssistantMessage,
     FinishDelta,
@@ -59,7 +59,7 @@ from citelab.models._types import (
     collect,
     message_text,
 )
-from citelab.models._version import source_version
+from citelab.models._version import code_version_of, source_version
 
 __all__ = [
     "AnthropicModel",
@@ -100,6 +100,7 @@ __all__ = [
     "available_models",
     "build_app",
     "check_model_name",
+    "code_version_of",
     "collect",
     "current_view",
     "get_model",
@@ -107,6 +108,7 @@ __all__ = [
     "message_text",
     "register_model",
     "round_views",
+    "run_server",
     "serve_in_thread",
     "source_version",
     "sources_in_message",

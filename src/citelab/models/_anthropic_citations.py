@@ -36,8 +36,7 @@ from html import escape
 from typing import Any
 
 from citelab._errors import InvalidInput
-from citelab.sources import parse_markers, supporting_span
-from citelab.sources._markers import Marker
+from citelab.sources import Marker, parse_markers, supporting_span
 
 __all__ = [
     "RequestDocument",

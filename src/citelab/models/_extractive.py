@@ -60,7 +60,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from citelab._errors import InvalidInput
-from citelab.contract._payloads import SuggestedReply
+from citelab.contract import SuggestedReply
 from citelab.models._formats import question_of
 from citelab.models._lexicon import (
     Term,

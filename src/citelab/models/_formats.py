@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from html import unescape
 from typing import Any
 
-from citelab.sources._block import parse_sources_block
+from citelab.sources import parse_sources_block
 
 __all__ = ["FoundSource", "question_of", "read_sources"]
 

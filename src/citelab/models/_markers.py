@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from citelab.sources._markers import Marker, parse_markers
+from citelab.sources import Marker, parse_markers
 
 __all__ = ["marker_numbers", "rewrite_markers"]
 

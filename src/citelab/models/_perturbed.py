@@ -147,9 +147,9 @@ class PerturbedModel:
 
     @property
     def code_version(self) -> str:
-        """A digest of the code that injects the faults (see :mod:`citelab.models._version`),
-        joined with the inner model's version when it declares one. Over a vendor model the
-        faults are still this code's: a change to it must not replay recorded answers."""
+        """Its module and citelab's version (see :mod:`citelab.models._version`), joined
+        with the inner model's version when it declares one. Over a vendor model the faults
+        are still citelab's: another release must not replay recorded answers."""
         inner = code_version_of(self.inner)
         own = source_version(__name__)
         return own if inner is None else f"{own}+{inner}"

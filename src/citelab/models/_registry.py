@@ -12,6 +12,7 @@ builds ``OpenAIModel("gpt-4o-mini")``). Options are the factory's keyword argume
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,19 +29,25 @@ __all__ = ["ModelFactory", "available_models", "check_model_name", "get_model", 
 ModelFactory = Callable[..., Model]
 """Builds a model from keyword options (a prefix factory gets the rest of the spec first)."""
 
-_FACTORIES: dict[str, ModelFactory] = {}
-_PREFIX_FACTORIES: dict[str, ModelFactory] = {}
+_FACTORIES: dict[str, ModelFactory | str] = {}
+_PREFIX_FACTORIES: dict[str, ModelFactory | str] = {}
 
 
 def register_model(
-    name: str, factory: ModelFactory, *, prefix: bool = False, replace: bool = False
+    name: str, factory: ModelFactory | str, *, prefix: bool = False, replace: bool = False
 ) -> None:
-    """Make ``factory`` available as ``name`` (or as ``name:<anything>`` when ``prefix``)."""
+    """Make ``factory`` available as ``name`` (or as ``name:<anything>`` when ``prefix``).
+
+    ``factory`` may be given as ``"module:attr"``: it is imported when the model is first
+    built (so a model that lives in a package above this one costs nothing until used).
+    """
     table = _PREFIX_FACTORIES if prefix else _FACTORIES
     if not name or ":" in name:
         raise InvalidInput(f"model name {name!r}: must be non-empty and contain no ':'")
     if name in table and not replace:
         raise InvalidInput(f"model name {name!r} is already registered (pass replace=True)")
+    if isinstance(factory, str) and factory.count(":") != 1:
+        raise InvalidInput(f"model {name!r}: write its factory as module:attr, not {factory!r}")
     table[name] = factory
 
 
@@ -65,15 +72,24 @@ def get_model(spec: str, **options: Any) -> Model:
     prefix, _, rest = spec.partition(":")
     try:
         if rest and prefix in _PREFIX_FACTORIES:
-            return _PREFIX_FACTORIES[prefix](rest, **options)
+            return _factory(_PREFIX_FACTORIES, prefix)(rest, **options)
         if not rest and spec in _FACTORIES:
-            return _FACTORIES[spec](**options)
+            return _factory(_FACTORIES, spec)(**options)
     except TypeError as exc:
         raise ConfigError(f"model {spec!r}: bad options {sorted(options)}: {exc}") from exc
     except InvalidInput as exc:
         raise ConfigError(f"model {spec!r}: {exc}") from exc
     known = ", ".join(available_models())
     raise ConfigError(f"unknown model {spec!r}; known models: {known}")
+
+
+def _factory(table: dict[str, ModelFactory | str], name: str) -> ModelFactory:
+    """The factory registered as ``name``, imported (once) when it was given as module:attr."""
+    factory = table[name]
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        factory = table[name] = getattr(importlib.import_module(module), attr)
+    return factory
 
 
 def _scripted(**options: Any) -> Model:
@@ -97,15 +113,9 @@ def _perturbed(
         raise ConfigError(f"model 'perturbed': bad rates: {exc}") from exc
 
 
-def _judge(**options: Any) -> Model:
-    # Lives with the judges it wraps; imported on use (evals imports models, not the reverse).
-    from citelab.evals._judge_model import JudgeModel
-
-    return JudgeModel(**options)
-
-
 register_model("extractive", ExtractiveModel)
-register_model("judge", _judge)
+# Lives with the judges it wraps (evals imports models, never the reverse): named, not imported.
+register_model("judge", "citelab.evals.judges:JudgeModel")
 register_model("scripted", _scripted)
 register_model("perturbed", _perturbed)
 register_model("openai", OpenAIModel, prefix=True)

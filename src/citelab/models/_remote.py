@@ -237,9 +237,9 @@ class SDKModel:
         )
 
     def _tls_context(self, sdk: Any) -> Any:
-        """One TLS context for all the clients (loading the CA certificates costs about 20 ms,
-        a hundred calls' worth of client CPU), made as the SDK's HTTP library makes its
-        default one; None when that library does not offer to (each client then makes its own).
+        """One TLS context for all the clients (each would otherwise load the CA certificates
+        itself; see docs/performance.md), made as the SDK's HTTP library makes its default
+        one; None when that library does not offer to (each client then makes its own).
         """
         if self._tls is None:
             library = sdk.DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]

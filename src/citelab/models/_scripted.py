@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from citelab._errors import InvalidInput, ModelError
-from citelab.contract._payloads import SuggestedReply
+from citelab.contract import SuggestedReply
 from citelab.models._pieces import tool_call_deltas
 from citelab.models._types import (
     FinishDelta,
@@ -95,7 +95,7 @@ class ScriptedModel:
 
     @property
     def code_version(self) -> str:
-        """A digest of the code that plays its rounds (see :mod:`citelab.models._version`)."""
+        """Its module and citelab's version (see :mod:`citelab.models._version`)."""
         return source_version(__name__)
 
     @property

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from citelab._errors import ModelError
-from citelab.contract._payloads import SuggestedReply
+from citelab.contract import SuggestedReply
 
 __all__ = [
     "AssistantMessage",

@@ -1,36 +1,28 @@
-"""Code versions of citelab's own models, so a cache of their answers forgets stale ones.
+"""Code versions of models whose answers come from code, so a cache of their answers can tell
+answers of other code apart.
 
 A model that answers without a vendor (:class:`~citelab.models.ExtractiveModel`,
 :class:`~citelab.models.ScriptedModel`, :class:`~citelab.models.PerturbedModel`) answers what
-its code says: when that code changes, an answer recorded before may be wrong.
-:class:`~citelab.evals.CachedModel` therefore puts a model's ``code_version`` into its keys.
+its code says. It declares a ``code_version``, and :class:`~citelab.evals.CachedModel` puts
+that into its keys, so answers recorded by another release are not replayed.
 
-:func:`source_version` computes one from source: the module that defines the model and every
-citelab module it imports, followed to where each imported name is defined (``from
-citelab.models import X`` counts the module defining ``X``, not the whole package). Imports
-under ``if TYPE_CHECKING:`` are left out (they never run). Each module counts as its syntax
-tree without docstrings, comments or layout, so editing prose or reformatting changes no key;
-modules the model never imports (the vendor adapters, the server, the CLI) are not in it at
-all. The Python version is part of it too: the standard library (``re``, ``unicodedata``) and
-the normalized source may differ between versions. Computed once per process.
-
-Citelab's models read no data files (their word lists are code); a model that did would have
-to add their bytes here.
+citelab's models declare :func:`source_version` of their module: the module's name and the
+version of the installed package it comes from, e.g. ``citelab.models._extractive (citelab
+0.1.0)``. Plain on purpose: a new release changes it, and nothing else does. Code edited in
+place without a new version (a checkout under development) keeps its version: clear the
+cache then (see :class:`~citelab.evals.CachedModel`).
 """
 
 from __future__ import annotations
 
-import ast
 import functools
-import hashlib
-import importlib.util
-import sys
-from pathlib import Path
+from collections.abc import Iterator
+from importlib import metadata
 from typing import Any
 
 from citelab._errors import InvalidInput
 
-__all__ = ["code_version_of", "module_closure", "source_version"]
+__all__ = ["code_version_of", "source_version"]
 
 
 def code_version_of(model: Any) -> str | None:
@@ -54,144 +46,33 @@ def code_version_of(model: Any) -> str | None:
 
 
 def source_version(*modules: str) -> str:
-    """A short hex digest of the code of ``modules`` (names, as in ``__name__``) and of the
-    modules of their own top-level packages they import; see the module docs. The same code
-    gives the same version in every process (and on every machine with the same Python minor
-    version). A user model may declare ``code_version = source_version(__name__)``.
+    """``modules`` (names, as in ``__name__``), each with the installed version of the package
+    it comes from: ``"citelab.models._extractive (citelab 0.1.0)"``, several joined by ``", "``.
+    A user model in an installed package may declare ``code_version = source_version(__name__)``.
 
-    An :class:`ImportError` names a module whose Python source cannot be found."""
-    return _source_version(tuple(sorted(set(modules))))
+    An :class:`~citelab.InvalidInput` says when no installed package provides a module (a
+    script, a notebook): declare ``code_version`` as a string of your own then, and change it
+    when the model's answers change."""
+    return ", ".join(f"{name} ({_package_version(name)})" for name in sorted(set(modules)))
 
 
 @functools.cache
-def _source_version(modules: tuple[str, ...]) -> str:
-    digest = hashlib.sha256(f"python {sys.version_info[0]}.{sys.version_info[1]}\n".encode())
-    for name in module_closure(*modules):
-        digest.update(f"\0{name}\0".encode())
-        digest.update(_normalized(name).encode())
-    return digest.hexdigest()[:16]
-
-
-def module_closure(*modules: str) -> list[str]:
-    """``modules`` and every module of their top-level packages (``citelab`` for citelab's
-    models) they import at run time, directly or not, sorted by name."""
-    roots = frozenset(name.partition(".")[0] for name in modules)
-    seen: set[str] = set()
-    todo = list(modules)
-    while todo:
-        name = todo.pop()
-        if name in seen:
+def _package_version(module: str) -> str:
+    """``"<distribution> <version>"`` of the installed distribution providing ``module``."""
+    top = module.partition(".")[0]
+    for distribution in _distributions(top):
+        try:
+            return f"{distribution} {metadata.version(distribution)}"
+        except metadata.PackageNotFoundError:
             continue
-        seen.add(name)
-        todo.extend(_imported(name, roots))
-    return sorted(seen)
-
-
-@functools.cache
-def _source(name: str) -> str:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-        raise ImportError(f"code version: no Python source for module {name!r}")
-    return Path(spec.origin).read_text(encoding="utf-8")
-
-
-def _is_package(name: str) -> bool:
-    spec = importlib.util.find_spec(name)
-    return spec is not None and spec.submodule_search_locations is not None
-
-
-def _imported(name: str, roots: frozenset[str]) -> set[str]:
-    """The modules under ``roots`` that ``name`` imports at run time, each imported name
-    followed to the module that defines it."""
-    found: set[str] = set()
-    for node in _runtime_imports(name):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if _under(alias.name, roots))
-        else:
-            base = _absolute(node, name)
-            if _under(base, roots):
-                for alias in node.names:
-                    found.add(_defining_module(base, alias.name, roots, frozenset()))
-    return found
-
-
-@functools.cache
-def _runtime_imports(name: str) -> list[ast.Import | ast.ImportFrom]:
-    """The import statements of module ``name``, at any depth, but those under ``if
-    TYPE_CHECKING:`` (never run)."""
-    imports: list[ast.Import | ast.ImportFrom] = []
-    todo: list[ast.AST] = [ast.parse(_source(name))]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            imports.append(node)
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
-            todo.extend(node.orelse)
-        else:  # statements hold imports; expressions never do
-            todo.extend(
-                child
-                for child in ast.iter_child_nodes(node)
-                if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)
-            )
-    return imports
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    raise InvalidInput(
+        f"code version: no installed package provides module {module!r}; declare the "
+        "model's code_version as a string of your own (change it when its answers change)"
     )
 
 
-def _absolute(node: ast.ImportFrom, importer: str) -> str:
-    if not node.level:
-        return node.module or ""
-    package = importer if _is_package(importer) else importer.rpartition(".")[0]
-    return importlib.util.resolve_name("." * node.level + (node.module or ""), package)
-
-
-def _defining_module(
-    module: str, attr: str, roots: frozenset[str], visiting: frozenset[str]
-) -> str:
-    """The module ``from module import attr`` really reads: a submodule of that name, or the
-    module a package re-exports ``attr`` from (followed), else ``module`` itself."""
-    submodule = f"{module}.{attr}"
-    if _is_package(module) and importlib.util.find_spec(submodule) is not None:
-        return submodule
-    if module in visiting:
-        return module
-    for node in _runtime_imports(module):
-        if isinstance(node, ast.ImportFrom):
-            source = _absolute(node, module)
-            for alias in node.names:
-                if (alias.asname or alias.name) == attr and _under(source, roots):
-                    return _defining_module(source, alias.name, roots, visiting | {module})
-    return module
-
-
-def _under(name: str, roots: frozenset[str]) -> bool:
-    return name.partition(".")[0] in roots
-
-
-def _normalized(name: str) -> str:
-    """The module's code without docstrings, comments or layout."""
-    tree = ast.parse(_source(name))
-    todo: list[ast.AST] = [tree]
-    while todo:  # statements only: bare strings stand among statements, never in expressions
-        node = todo.pop()
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            node.body = [stmt for stmt in node.body if not _is_prose(stmt)] or [ast.Pass()]
-        todo.extend(
-            child
-            for child in ast.iter_child_nodes(node)
-            if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)
-        )
-    return ast.unparse(tree)
-
-
-def _is_prose(stmt: ast.AST) -> bool:
-    """A bare string statement: a docstring, or the documentation of an attribute."""
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    )
+def _distributions(package: str) -> Iterator[str]:
+    """Where to look for ``package``'s version: a distribution of the same name (citelab's
+    case), then those the installed metadata say provide it (read only when needed)."""
+    yield package
+    yield from metadata.packages_distributions().get(package, [])

@@ -53,7 +53,6 @@ from citelab.corpus import (
     chunk_spans,
     load_corpus,
 )
-from citelab.corpus._memory import paused_garbage_collection
 from citelab.retrieval._tokenize import Tokenizer
 
 __all__ = ["INDEX_FORMAT_VERSION", "SearchHit", "SearchIndex", "index_directory", "open_index"]
@@ -159,17 +158,16 @@ class SearchIndex:
         """Chunk, tokenize and index ``corpus`` in memory."""
         params = params or ChunkingParams()
         bm25: bm25s.BM25 | None = None
-        with paused_garbage_collection():
-            build = _tokenize_corpus(corpus, params, Tokenizer())
-            term_best = np.zeros(len(build.vocabulary), dtype=np.float32)
-            if build.vocabulary:
-                bm25 = bm25s.BM25(**_BM25_PARAMS)
-                bm25.index(
-                    (build.token_ids, build.vocabulary),
-                    create_empty_token=False,
-                    show_progress=False,
-                )
-                term_best = _best_per_term(bm25)
+        build = _tokenize_corpus(corpus, params, Tokenizer())
+        term_best = np.zeros(len(build.vocabulary), dtype=np.float32)
+        if build.vocabulary:
+            bm25 = bm25s.BM25(**_BM25_PARAMS)
+            bm25.index(
+                (build.token_ids, build.vocabulary),
+                create_empty_token=False,
+                show_progress=False,
+            )
+            term_best = _best_per_term(bm25)
         return cls(
             corpus, params=params, table=build.table, bm25=bm25, term_best=term_best, origin="built"
         )

@@ -21,8 +21,8 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from citelab import __version__
 from citelab._errors import ConfigError
+from citelab._version import __version__
 from citelab.answers import AnswerService
 from citelab.server._access import LOOPBACK_HOSTS, AccessMiddleware, Auth
 from citelab.server._handlers import Handlers

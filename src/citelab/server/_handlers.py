@@ -15,8 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from citelab._errors import InvalidInput, NotFound
-from citelab.answers import AnswerService, ConversationList
-from citelab.answers._documents import read_document
+from citelab.answers import AnswerService, ConversationList, read_document
 from citelab.events import Question
 from citelab.server._access import reader_of, session_of
 from citelab.server._api import (

@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from citelab.answers._documents import DocumentPayload
-from citelab.answers._history import ConversationList, History
+from citelab.answers import ConversationList, DocumentPayload, History
 from citelab.events import DoneEvent, ErrorEvent, Question, ReferencesEvent, TokenEvent
 from citelab.server._access import CSRF_HEADER
 from citelab.server._api import MAX_LISTED, DocumentRequest, FeedbackRequest, FeedbackResult

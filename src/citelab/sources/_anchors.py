@@ -14,9 +14,8 @@ only by spaces or tabs (``[1] [2]``, ``[1][2]``) form one chain and share the sp
 first. A marker citing several sources yields one anchor per source, all with the same span.
 A marker with nothing before it on its line (an empty claim) yields no anchor.
 
-Speed: each claim is one regex match on the text between two markers (the rules above, as a
-pattern), and the matches, the span look-ups and the anchors are made by loops in C
-(``map``); thousands of anchors are common in evaluations.
+Each claim is one regex match on the text between two markers (the rules above, as a
+pattern).
 """
 
 from __future__ import annotations
@@ -26,14 +25,13 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, cast
+from typing import cast
 
 from citelab.contract import Anchor, SourceQuote
 from citelab.sources._finalize import FinalizedAnswer
 from citelab.sources._markers import Marker
 from citelab.sources._source import Source
 from citelab.sources._support import supporting_span
-from citelab.sources._trusted import anchors
 
 __all__ = ["build_anchors", "source_quotes"]
 
@@ -70,22 +68,15 @@ def build_anchors(finalized: FinalizedAnswer) -> list[Anchor]:
     spans = _claims(text, lows, starts)
     if _any_chained(text, starts, lows):
         chained = [None, *map(_SPACES.fullmatch, repeat(text), lows[1:], starts[1:])]
-        return anchors(_rows_by_chain(text, markers, spans, chained, finalized))
+        return _anchors_by_chain(text, markers, spans, chained, finalized)
     # The common case: no marker follows another across spaces only, so each has its claim.
     uri_of = _uris(finalized)
-    return anchors(
-        [
-            {
-                "source_uri": uri_of[number],
-                "cited_text": text[start:end],
-                "start_index": start,
-                "end_index": end,
-            }
-            for numbers, (start, end) in zip(map(_NUMBERS, markers), spans, strict=True)
-            if start >= 0
-            for number in numbers
-        ]
-    )
+    return [
+        _anchor(uri_of[number], text, start, end)
+        for numbers, (start, end) in zip(map(_NUMBERS, markers), spans, strict=True)
+        if start >= 0
+        for number in numbers
+    ]
 
 
 def source_quotes(anchors: list[Anchor], sources: Iterable[Source]) -> list[SourceQuote]:
@@ -114,6 +105,10 @@ def source_quotes(anchors: list[Anchor], sources: Iterable[Source]) -> list[Sour
     return quotes
 
 
+def _anchor(uri: str, text: str, start: int, end: int) -> Anchor:
+    return Anchor(source_uri=uri, cited_text=text[start:end], start_index=start, end_index=end)
+
+
 def _uris(finalized: FinalizedAnswer) -> dict[int, str]:
     """Each final source's uri, by its number."""
     return {source.number: source.uri for source in finalized.sources if source.number}
@@ -138,17 +133,17 @@ def _claims(text: str, lows: list[int], starts: list[int]) -> list[tuple[int, in
     return [first.span(1), *map(re.Match.span, others, repeat(1))]
 
 
-def _rows_by_chain(
+def _anchors_by_chain(
     text: str,
     markers: tuple[Marker, ...],
     spans: list[tuple[int, int]],
     chained: list[re.Match[str] | None],
     finalized: FinalizedAnswer,
-) -> list[dict[str, Any]]:
+) -> list[Anchor]:
     """Markers separated only by spaces or tabs share the first one's claim, and anchor each
     source once."""
     uri_of = _uris(finalized)
-    rows: list[dict[str, Any]] = []
+    made: list[Anchor] = []
     span = (-1, -1)
     anchored: set[int] = set()
     for marker, own, follows in zip(markers, spans, chained, strict=True):
@@ -160,12 +155,5 @@ def _rows_by_chain(
         for number in marker.numbers:
             if number not in anchored:
                 anchored.add(number)
-                rows.append(
-                    {
-                        "source_uri": uri_of[number],
-                        "cited_text": text[start:end],
-                        "start_index": start,
-                        "end_index": end,
-                    }
-                )
-    return rows
+                made.append(_anchor(uri_of[number], text, start, end))
+    return made

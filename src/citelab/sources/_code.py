@@ -1,7 +1,7 @@
 """Find the parts of a Markdown text that are code, where ``[1]`` is not a citation.
 
-A line scanner after CommonMark, kept to what matters for citations (and measured: a full
-markdown-it parse costs tens of times more than this scan on a long answer):
+A line scanner after CommonMark, kept to what matters for citations (a full markdown-it parse
+would cost far more: see docs/performance.md):
 
 - fenced blocks (``````` or ``~~~``, up to 3 spaces of indentation relative to the enclosing
   list item; an unclosed fence runs to the end of the text; a line indented less than the
@@ -15,9 +15,7 @@ Not modelled: block quotes as containers (a fence inside ``>`` is not seen as co
 code span pairs across a quote's lazy continuation lines), HTML blocks (raw HTML is off for
 answers), and table cells.
 
-Speed: the scanner takes runs of the commonest lines (blank lines, paragraph text and
-top-level bullet items starting with a letter) with one regex match each, as far as the next
-line holding a backtick; code spans are paired only in the blocks that hold backticks.
+Code spans are paired only in the blocks that hold backticks.
 """
 
 from __future__ import annotations
@@ -36,21 +34,6 @@ _THEMATIC_BREAK = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3
 _SETEXT_UNDERLINE = re.compile(r"(?:=+|-+)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
 _BLOCK_CHARS = frozenset("`~#*-_+=0123456789")
-_BULLETS = frozenset(("- ", "* ", "+ "))
-_BULLET_CHARS = frozenset("-*+")
-_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-# Runs of whole lines the scanner takes at once, up to the next line holding a backtick.
-_TEXT_LINE = r"[A-Za-z].*\n"
-_BULLET_LINE = r"[-*+] [A-Za-z].*\n"
-_BLANK_LINES = re.compile(r"\n+")
-_TEXT_LINES = re.compile(rf"(?:{_TEXT_LINE})+")
-_BULLET_LINES = re.compile(rf"(?:{_BULLET_LINE})+")
-# Blank lines then a paragraph or a bullet list (items may have continuation lines), repeated;
-# group 1 is the last paragraph, group 2 the last bullet of the last list.
-_BLOCKS = re.compile(
-    rf"(?:\n+(?:(?:{_TEXT_LINE})+|(?:{_BULLET_LINE}(?:{_TEXT_LINE})*)+))*"
-    rf"\n+(?:((?:{_TEXT_LINE})+)|(?:(?={_BULLET_LINE})(.)[^\n]*\n(?:{_TEXT_LINE})*)+)"
-)
 
 Range = tuple[int, int]
 
@@ -60,7 +43,7 @@ def code_ranges(text: str) -> list[Range]:
     if "`" not in text and "~~~" not in text and not _maybe_indented(text):
         return []
     ticks = _backtick_runs(text)
-    scan = _Scanner(ticks)
+    scan = _Scanner()
     scan.run(text)
     return sorted(scan.code + _inline_code(text, ticks, scan.inline))
 
@@ -84,7 +67,7 @@ def _inline_code(text: str, runs: list[int], blocks: list[Range]) -> list[Range]
 
 
 def _backtick_runs(text: str) -> list[int]:
-    """Where each run of backticks starts (``str.find`` is many times faster than a regex)."""
+    """Where each run of backticks starts."""
     runs = []
     found = text.find("`")
     while found >= 0:
@@ -122,8 +105,6 @@ class _Fence:
 class _Scanner:
     """Block structure, line by line: code blocks, and the blocks whose inline code pairs."""
 
-    ticks: list[int]
-    """Where the backtick runs of the text start."""
     code: list[Range] = field(default_factory=list)
     inline: list[Range] = field(default_factory=list)
     lists: list[int] = field(default_factory=list)
@@ -133,94 +114,15 @@ class _Scanner:
     empty_item: bool = False
 
     def run(self, text: str) -> None:
-        pos = 0
-        while True:
-            if self.fence is None and (skipped := self.skip(text, pos)):
-                pos = skipped
-                continue
-            newline = text.find("\n", pos)
-            self.one(text[pos:newline] if newline >= 0 else text[pos:], pos)
-            if newline < 0:
-                break
-            pos = newline + 1
+        start = 0
+        for raw in text.split("\n"):
+            line = raw[:-1] if raw.endswith("\r") else raw  # CRLF line endings
+            self.line(line, start, start + len(line))
+            start += len(raw) + 1
         end = len(text)
         if self.fence is not None:
             self.code.append((self.fence.start, end))
         self.close_paragraph(end)
-
-    def skip(self, text: str, pos: int) -> int:
-        """Consume a run of the most common lines at once; where the run ends, or 0 (none).
-
-        Each run has the effect its lines would have one by one (see ``one``); the paragraphs
-        a run opens and closes hold no backtick, so they need not be recorded.
-        """
-        limit = self.run_limit(text, pos)
-        if limit <= pos:
-            return 0
-        first = text[pos]
-        if first == "\n":
-            self.blank(pos)
-            blocks = _BLOCKS.match(text, pos, limit)
-            if blocks is None:
-                blanks = _BLANK_LINES.match(text, pos, limit)
-                assert blanks is not None  # text[pos] is a line break, before the limit
-                return blanks.end()
-            # Blank lines, each run followed by a paragraph or a bullet list: only the last
-            # block is still open afterwards.
-            if blocks[1] is not None:
-                self.text_line(blocks.start(1))
-            else:
-                self.bullet_line(blocks.start(2), opens_at=blocks.start(2))
-            return blocks.end()
-        if first in _ASCII_LETTERS and (lines := _TEXT_LINES.match(text, pos, limit)):
-            self.text_line(pos)
-            return lines.end()
-        if first in _BULLET_CHARS and (lines := _BULLET_LINES.match(text, pos, limit)):
-            end = lines.end()
-            last = max(pos, text.rfind("\n", pos, end - 1) + 1)
-            self.bullet_line(last, opens_at=pos)
-            return end
-        return 0
-
-    def run_limit(self, text: str, pos: int) -> int:
-        """Where a run of lines from ``pos`` must stop: at the next line holding a backtick
-        (the paragraph it is in must be recorded), or at the end of the text."""
-        tick = bisect_left(self.ticks, pos)
-        if tick == len(self.ticks):
-            return len(text)
-        return text.rfind("\n", pos, self.ticks[tick]) + 1
-
-    def one(self, line: str, pos: int) -> None:
-        """One line, without its line break."""
-        if self.fence is not None:
-            self.general(line, pos)
-        elif not line:
-            self.blank(pos)
-        elif line[:1].isalpha():
-            self.text_line(pos)
-        elif line[:2] in _BULLETS and line[2:3].isalpha():
-            self.bullet_line(pos, opens_at=pos)
-        else:
-            self.general(line, pos)
-
-    def text_line(self, start: int) -> None:
-        """A line starting with a letter (outside fences) starts no block: paragraph text."""
-        self.empty_item = self.quoted = False
-        if self.paragraph is None:
-            self.lists.clear()
-            self.paragraph = start
-
-    def bullet_line(self, start: int, *, opens_at: int) -> None:
-        """A top-level bullet item whose content starts with a letter, at ``start``; the
-        paragraph open before ``opens_at`` (where a run of such items begins) ends there."""
-        self.close_paragraph(opens_at)
-        self.lists[:] = [2]
-        self.paragraph = start
-        self.empty_item = False
-
-    def general(self, line: str, start: int) -> None:
-        content = line[:-1] if line.endswith("\r") else line  # CRLF line endings
-        self.line(content, start, start + len(content))
 
     def line(self, raw: str, start: int, end: int) -> None:
         stripped = raw.lstrip(" \t")

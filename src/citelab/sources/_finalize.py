@@ -33,9 +33,8 @@ structure exactly as the model wrote it. ``dangling_escaped`` tells when any was
 Speed: answers run to thousands of markers, so the common case is done per distinct marker
 text rather than per marker: a one-group chain in plain context whose numbers all name
 sources is rewritten through a table, and the text is joined once (see
-``benchmarks/bench_sources.py``). Chains with dangling
-numbers, several groups or odd neighbours (see ``MarkerScan``) go marker by marker, exactly
-as the rules above say.
+docs/performance.md). Chains with dangling numbers, several groups or odd neighbours (see
+``MarkerScan``) go marker by marker, exactly as the rules above say.
 """
 
 from __future__ import annotations
@@ -59,8 +58,8 @@ _SEPARATOR = re.compile(r" *, *")
 _NUMBER = attrgetter("number")
 
 
-# Plain value types rather than pydantic models: an answer can hold thousands of markers,
-# and validating each would cost more than parsing the whole text.
+# Plain value types rather than pydantic models: an answer can hold thousands of markers
+# (see docs/performance.md).
 class DanglingCitation(NamedTuple):
     """A number that named no source, and where its marker was in the original text."""
 

@@ -73,7 +73,7 @@ _CONTEXT_LIMIT = MAX_GROUP_NUMBERS * 10
 # Every marker is a bracketed run of marker characters starting with a digit, so adjacent
 # runs of those (a chain) hold every chain of markers; one split finds them all.
 _GROUP = r"\[[0-9][0-9 ,\-–]*\]"
-_CHAINS = re.compile(rf"({_GROUP}(?:{_GROUP})*)")  # unrolled: several times faster than (…)+
+_CHAINS = re.compile(rf"({_GROUP}(?:{_GROUP})*)")  # unrolled, rather than (…)+
 _NUMBER_LIST = re.compile(rf"\[{_NUMBER}(?: *, *{_NUMBER}){{0,{MAX_GROUP_NUMBERS - 1}}}\]")
 # Where a chain may not be a plain citation: a "]" or "\" right before it, or after it a
 # "(", "[" or ":", or marker characters up to a "]" (the bracket check of _is_citation_chain).

@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from citelab.sources._source import ViewMode, snippet
+from citelab._text import snippet
+from citelab.sources._source import ViewMode
 
 __all__ = ["label_line", "render_content"]
 

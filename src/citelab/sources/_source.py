@@ -6,7 +6,6 @@ text the model reads. Its ``number`` is ``None`` until a merge strategy numbers 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any, Literal
 from urllib.parse import quote
@@ -14,6 +13,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citelab._errors import InvalidInput
+from citelab._text import snippet
 from citelab.events import Reference
 from citelab.sources._block import NumberedSource, render_sources_block
 
@@ -27,9 +27,7 @@ so the fallbacks cannot collide with an entity)."""
 ViewMode = Literal["chunk", "teaser", "full", "label"]
 """How a source's ``content`` is rendered for the model (see :class:`RetrievalSettings`)."""
 
-_SNIPPET_LENGTH = 240
 _DETAIL_LENGTH = 40
-_WHITESPACE = re.compile(r"\s+")
 
 
 class Source(BaseModel):
@@ -135,18 +133,6 @@ def _derived_uri(data: dict[str, Any]) -> str:
     if data.get("title"):
         return "urn:citelab:title:" + quote(str(data["title"]), safe="")
     return ""
-
-
-def snippet(text: str, limit: int = _SNIPPET_LENGTH) -> str:
-    """``text`` on one line, cut at a word boundary to at most ``limit`` characters."""
-    flat = _WHITESPACE.sub(" ", text).strip()
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 class RetrievalSettings(BaseModel):

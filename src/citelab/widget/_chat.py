@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import traitlets
 
 from citelab._errors import CitelabError, Conflict, InvalidInput, NotFound
-from citelab.answers import Answer, AnswerService, FeedbackValue, LogEntry
-from citelab.answers._documents import read_document
+from citelab.answers import Answer, AnswerService, FeedbackValue, LogEntry, read_document
 from citelab.contract import AnswerMessage
 from citelab.corpus import Reader
 from citelab.events import Reference

@@ -1,0 +1,381 @@
+"""Reading other people's answers: ALCE result files, vendor API responses, AnswerMessages.
+
+Every format becomes a list of :class:`ExternalAnswer` — a question, an answer text whose
+``[n]`` markers cite numbered sources, and those sources with the passages a judge reads —
+which :func:`citelab.evals.score_answers` scores with the same scorers as ``citelab eval``.
+
+``alce``
+    ALCE result files as researchers have them: ``{"data": [{"question", "docs": [{"title",
+    "text"}] , "output", ...}]}`` (a bare list of items is read too). ``docs`` are numbered
+    from 1; a doc with ``sent`` (QA-extracted docs) is judged on ``sent`` as ALCE does.
+``citelab``
+    AnswerMessages in their wire shape (MCP blocks and ``_meta``). The text's own ``[n]``
+    markers cite the sources in priority order; a text without markers gets them from its
+    anchors.
+``anthropic``, ``openai-responses``, ``openai-chat``, ``cohere``, ``gemini``
+    The vendor's response (JSON, or the SDK object itself) read by the matching converter of
+    :mod:`citelab.contract.convert`. Its anchors become ``[n]`` markers at the end of each
+    cited span, ``n`` the source's position in the message.
+
+A file holds one JSON value (one record, or a list of them) or JSON Lines (one record per
+line). A record is the answer itself, or an envelope ``{"id"?, "question"?, "response":
+<the answer>, "sources"?: [{"uri", "title"?, "content"?}]}``; for ``anthropic`` the
+request's ``documents`` (document blocks, in request order) may stand in for ``sources``.
+A source's passage is its ``content`` when given, else the passage text the response carries
+for it (Cohere document ``text``/``snippet``, Gemini ``retrievedContext.text``, Anthropic
+``cited_text``), else nothing: then only its title is judged.
+
+Bad input is an ``InvalidInput`` naming the file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from citelab._errors import CitelabError, InvalidInput
+from citelab.evals.records import SourceRecord
+
+if TYPE_CHECKING:  # imported where a vendor or citelab answer is read (ALCE files need none)
+    from citelab.contract import AnswerMessage
+
+__all__ = [
+    "ANSWER_FORMATS",
+    "AnswerFormat",
+    "ExternalAnswer",
+    "read_answers",
+    "to_answers",
+]
+
+AnswerFormat = Literal[
+    "alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini"
+]
+ANSWER_FORMATS: tuple[str, ...] = get_args(AnswerFormat)
+_M = TypeVar("_M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ExternalAnswer:
+    """One answer to score, whatever format it came in."""
+
+    id: str
+    """The record's id (its ``id`` field, else its position)."""
+    question: str
+    text: str
+    """The answer with ``[n]`` markers (ALCE outputs exactly as written)."""
+    sources: list[SourceRecord]
+    """Numbered from 1, in the order the markers use."""
+    message: dict[str, Any] = field(default_factory=dict)
+    """The AnswerMessage in its wire shape (vendor and citelab formats)."""
+    raw_text: str = ""
+    """The text before markers were added (vendor formats) or as given."""
+    dropped: tuple[str, ...] = ()
+    """What the format's converter left out of this answer, one line each (Gemini: chunks
+    without uri, supports inside thought parts, citationMetadata)."""
+
+
+# --- ALCE -----------------------------------------------------------------------------------
+
+
+class _AlceDoc(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    title: str = ""
+    text: str | None = None
+    sent: str | None = None
+
+    @model_validator(mode="after")
+    def _has_text(self) -> _AlceDoc:
+        if self.text is None and self.sent is None:
+            raise ValueError("a doc needs 'text' (or 'sent')")
+        return self
+
+    @property
+    def passage(self) -> str:
+        # ALCE's _format_document: "sent" wins when present (QA-extracted docs).
+        return self.sent if self.sent is not None else self.text or ""
+
+
+class _AlceItem(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    question: str
+    output: str
+    docs: list[_AlceDoc] = []
+    id: str | int | None = None
+
+
+def _alce_answer(data: Any, where: str, position: int) -> ExternalAnswer:
+    item = _validate(_AlceItem, data, where)
+    sources = [
+        SourceRecord(number=n, uri=f"alce:doc/{n}", title=doc.title, content=doc.passage)
+        for n, doc in enumerate(item.docs, start=1)
+    ]
+    ident = str(item.id) if item.id is not None else str(position)
+    return ExternalAnswer(ident, item.question, item.output, sources, raw_text=item.output)
+
+
+def _alce_items(data: Any, where: str) -> tuple[list[Any], str]:
+    """The items, and how an item's position is named (``file: data[3]``)."""
+    if isinstance(data, Mapping):
+        if "data" not in data:
+            raise InvalidInput(f"{where}: an ALCE result file needs a 'data' list of items")
+        data = data["data"]
+        where = f"{where}: data"
+    if not isinstance(data, list):
+        raise InvalidInput(f"{where}: expected a list of ALCE items, got {type(data).__name__}")
+    return data, where
+
+
+# --- envelopes and vendor responses ---------------------------------------------------------
+
+
+class _GivenSource(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    uri: str
+    title: str | None = None
+    content: str | None = None
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | int | None = None
+    question: str = ""
+    response: Any
+    sources: list[_GivenSource] | None = None
+    documents: list[dict[str, Any]] | None = None
+
+
+def _envelope(data: Any, where: str) -> _Envelope:
+    plain = _plain(data)
+    if isinstance(plain, Mapping) and "response" in plain:
+        return _validate(_Envelope, plain, where)
+    return _Envelope(response=data)
+
+
+def _plain(data: Any) -> Any:
+    dump = getattr(data, "model_dump", None)
+    return dump(mode="json") if callable(dump) else data
+
+
+def _reader(answer_format: str) -> Callable[..., AnswerMessage]:
+    from citelab.contract import convert
+
+    readers: dict[str, Callable[..., AnswerMessage]] = {
+        "anthropic": convert.from_anthropic,
+        "openai-responses": convert.from_openai_responses,
+        "openai-chat": convert.from_openai_chat,
+        "cohere": convert.from_cohere,
+        "gemini": convert.from_gemini,
+    }
+    return readers[answer_format]
+
+
+def _vendor_answer(data: Any, answer_format: str, where: str, position: int) -> ExternalAnswer:
+    from citelab.contract import AnswerMessage
+
+    envelope = _envelope(data, where)
+    given = _given_sources(envelope, answer_format)
+    dropped: list[str] = []
+    try:
+        if answer_format == "citelab":
+            message = AnswerMessage.model_validate(_plain(envelope.response))
+        elif answer_format == "gemini":  # the converter that keeps the rest and says what not
+            message = _reader(answer_format)(
+                envelope.response, sources=given or None, dropped=dropped
+            )
+        else:
+            message = _reader(answer_format)(envelope.response, sources=given or None)
+    except ValidationError as exc:
+        raise InvalidInput(f"{where}: not an AnswerMessage: {_first_error(exc)}") from exc
+    except CitelabError as exc:
+        raise InvalidInput(f"{where}: {exc}") from exc
+    passages = {**_response_passages(_plain(envelope.response)), **_passages(given)}
+    text = message.text
+    if answer_format != "citelab" or not _MARKER.search(text):
+        text = _with_markers(message)
+    sources = [
+        SourceRecord(
+            number=n,
+            uri=link.uri,
+            title=link.title or link.name,
+            content=passages.get(link.uri, link.description or ""),
+        )
+        for n, link in enumerate(message.sources, start=1)
+    ]
+    ident = str(envelope.id) if envelope.id is not None else str(position)
+    return ExternalAnswer(
+        ident,
+        envelope.question,
+        text,
+        sources,
+        message.to_wire(),
+        raw_text=message.text,
+        dropped=tuple(dropped),
+    )
+
+
+def _given_sources(envelope: _Envelope, answer_format: str) -> list[dict[str, Any]]:
+    if envelope.sources is not None:
+        return [source.model_dump(exclude_none=True) for source in envelope.sources]
+    if envelope.documents is not None and answer_format == "anthropic":
+        return list(envelope.documents)
+    return []
+
+
+def _passages(given: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Source uri → passage, from given sources (``content``) or Anthropic documents."""
+    from citelab.contract.convert import anthropic_document_source
+
+    out: dict[str, str] = {}
+    for index, item in enumerate(given):
+        if item.get("type") == "document":
+            source = anthropic_document_source(item, index)
+            uri, content = source["uri"], source.get("content")
+        else:
+            uri, content = item.get("uri"), item.get("content")
+        if isinstance(uri, str) and isinstance(content, str):
+            out[uri] = content
+    return out
+
+
+def _response_passages(data: Any) -> dict[str, str]:
+    """Passage text a vendor response carries for its sources (Cohere, Gemini, Anthropic)."""
+    found: dict[str, list[str]] = {}
+    for uri, text in _walk_passages(data):
+        if text not in found.setdefault(uri, []):
+            found[uri].append(text)
+    return {uri: "\n".join(texts) for uri, texts in found.items()}
+
+
+def _walk_passages(data: Any) -> Iterable[tuple[str, str]]:
+    if isinstance(data, list):
+        for item in data:
+            yield from _walk_passages(item)
+        return
+    if not isinstance(data, Mapping):
+        return
+    document = data.get("document") or data.get("tool_output")
+    if isinstance(document, Mapping):  # a Cohere citation source
+        uri = document.get("url") or document.get("uri") or data.get("id") or document.get("id")
+        text = document.get("text") or document.get("snippet")
+        if isinstance(uri, str) and isinstance(text, str):
+            yield uri, text
+    context = data.get("retrievedContext") or data.get("retrieved_context")
+    if isinstance(context, Mapping):  # a Gemini grounding chunk
+        uri, text = context.get("uri"), context.get("text")
+        if isinstance(uri, str) and isinstance(text, str):
+            yield uri, text
+    for value in data.values():
+        if isinstance(value, list | Mapping):
+            yield from _walk_passages(value)
+
+
+_MARKER = re.compile(r"\[\d+\]")
+
+
+def _with_markers(message: AnswerMessage) -> str:
+    """The text with ``[n]`` inserted at the end of every anchor (n: the source's position)."""
+    numbers = {link.uri: n for n, link in enumerate(message.sources, start=1)}
+    ends: dict[int, list[int]] = {}
+    for anchor in message.anchors:
+        number = numbers.get(anchor.source_uri)
+        if number is not None and number not in ends.setdefault(anchor.end_index, []):
+            ends[anchor.end_index].append(number)
+    text = message.text
+    for end in sorted(ends, reverse=True):
+        markers = "".join(f"[{n}]" for n in sorted(ends[end]))
+        text = text[:end] + markers + text[end:]
+    return text
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def read_answers(
+    path: str | Path, answer_format: AnswerFormat | str = "alce"
+) -> list[ExternalAnswer]:
+    """The answers of a file in ``answer_format`` (see the module docs)."""
+    path = Path(path)
+    _check_format(answer_format)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot read it: {exc}") from exc
+    data = _parse_file(raw, str(path))
+    return to_answers(data, answer_format, where=str(path))
+
+
+def to_answers(
+    data: Any, answer_format: AnswerFormat | str = "alce", *, where: str = "input"
+) -> list[ExternalAnswer]:
+    """The answers of already-loaded data (a file's JSON, a list of SDK objects…)."""
+    _check_format(answer_format)
+    if answer_format == "alce":
+        items, named = _alce_items(data, where)
+        answers = [_alce_answer(item, f"{named}[{i}]", i) for i, item in enumerate(items)]
+    else:
+        items = data if isinstance(data, list) else [data]
+        answers = [
+            _vendor_answer(item, answer_format, f"{where}: record {i}", i)
+            for i, item in enumerate(items)
+        ]
+    if not answers:
+        raise InvalidInput(f"{where}: no answers to score")
+    _check_unique([a.id for a in answers], where)
+    return answers
+
+
+def _parse_file(raw: str, where: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as whole:
+        lines = [(n, line) for n, line in enumerate(raw.splitlines(), start=1) if line.strip()]
+        if len(lines) < 2:
+            raise InvalidInput(f"{where}: not JSON: {whole}") from whole
+        records = []
+        for number, line in lines:
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{where}: line {number}: not JSON: {exc}") from exc
+        return records
+
+
+def _check_format(answer_format: str) -> None:
+    if answer_format not in ANSWER_FORMATS:
+        raise InvalidInput(
+            f"unknown answer format {answer_format!r}; choose one of {', '.join(ANSWER_FORMATS)}"
+        )
+
+
+def _check_unique(ids: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for ident in ids:
+        if ident in seen:
+            raise InvalidInput(f"{where}: two records have the id {ident!r}")
+        seen.add(ident)
+
+
+def _validate(model: type[_M], data: Any, where: str) -> _M:
+    try:
+        return model.model_validate(_plain(data))
+    except ValidationError as exc:
+        raise InvalidInput(f"{where}: {_first_error(exc)}") from exc
+
+
+def _first_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors()[:3]:
+        location = ".".join(str(part) for part in error["loc"]) or "(the record)"
+        problems.append(f"field {location}: {error['msg']}")
+    more = len(exc.errors()) - len(problems)
+    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")

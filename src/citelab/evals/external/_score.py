@@ -1,0 +1,342 @@
+"""Scoring answers citelab did not produce: :func:`score_answers` (``citelab score``).
+
+The answers of a file (or of loaded data) in one of :data:`ANSWER_FORMATS` become recorded
+turns — one case per answer, its sources numbered as the answer cites them — and are scored
+by the same scorers as ``citelab eval`` into the same :class:`EvalResult` tables and HTML
+report. Everything is read and checked before anything is scored, and the output folder is
+written only once every answer is scored (through a temporary folder beside it), so a bad
+record or a failing judge leaves no half-written report.
+
+Many answers scored by citelab's own scorers and offline judges are scored in several
+processes (``processes``; on Linux, forked, so nothing is pickled on the way there): the
+answers are cut into consecutive slices, this process scores the first while the others
+score the rest, and the rows come back in order: the same tables as one process scores.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from citelab._errors import ConfigError
+from citelab._memory import paused_garbage_collection
+from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
+from citelab.evals._versions import versions
+from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
+from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
+from citelab.evals.judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
+from citelab.evals.records import CaseRecord, TurnRecord
+from citelab.evals.report import write_outputs
+from citelab.evals.results import (
+    EvalResult,
+    ScoredRows,
+    concurrent_judges,
+    result_of,
+    score_records_concurrently,
+    score_rows,
+)
+from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
+
+__all__ = ["default_answer_scorers", "score_answers", "summary_json"]
+
+_NO_QUESTION = "(no question given)"
+_READER = ReaderSpec()
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")
+# The TurnRecord fields an external answer leaves empty (see _records); validation builds a
+# new list or dict from each, so no instance shares one.
+_EMPTY_TURN: dict[str, Any] = {
+    "seen": (),
+    "rounds": (),
+    "restricted": (),
+    "canaries": (),
+    "injections": (),
+    "mapping": {},
+    "earlier": {},
+}
+# Answers per process when ``processes`` is left to choose: below 2 × this, one process
+# (forking and the rows' way back cost more than they save on a few hundred answers).
+_PER_PROCESS = 500
+
+
+def default_answer_scorers(answer_format: str, qampari: bool = False) -> list[dict[str, Any]]:
+    """ALCE files: ALCE-compatible recall and precision (the numbers to compare with ALCE's
+    tables); other formats: citelab's recall and precision. Ask for the others by name."""
+    if answer_format != "alce":
+        return [{"name": "citation_recall"}, {"name": "citation_precision"}]
+    alce = {"alce_compat": True, "qampari": qampari}
+    return [{"name": "citation_recall", **alce}, {"name": "citation_precision", **alce}]
+
+
+def score_answers(
+    answers: str | Path | Any,
+    answer_format: AnswerFormat | str = "alce",
+    *,
+    judge: str | Mapping[str, Any] | Judge = "lexical",
+    scorers: Sequence[str | Mapping[str, Any] | Scorer] | None = None,
+    out_dir: str | Path | None = None,
+    qampari: bool | None = None,
+    name: str | None = None,
+    seed: int = 0,
+    resamples: int = 1000,
+    workers: int | None = None,
+    processes: int | None = None,
+) -> EvalResult:
+    """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
+
+    ``judge`` goes to every scorer that takes one and names none. ``qampari`` (ALCE files)
+    switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
+    ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
+    one event loop (default: the judge's own ``concurrency``); offline judges score one
+    answer after the other, in ``processes`` processes (see the module docs; None: one per
+    CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
+    citelab's offline one, and no other thread runs; 1: this process only). With
+    ``out_dir`` the tables, ``run.json`` and ``report.html`` are written there.
+    """
+    began = time.time()
+    path = Path(answers) if isinstance(answers, str | Path) else None
+    # No cyclic collection while the answers, records and rows pile up: they all live until
+    # the result is built, and every full collection walked all of them (a third of the
+    # scoring time on 10,000 answers, and half of the reading, measured). gc.freeze was
+    # measured and dropped: it also moves the rest of the process's young objects, so their
+    # cyclic garbage (an unclosed socket's warning) would surface much later.
+    with paused_garbage_collection():
+        items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
+        if qampari is None:
+            qampari = answer_format == "alce" and path is not None and "qampari" in path.name
+        if qampari and answer_format != "alce":
+            raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
+        built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
+        chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+        dataset = _dataset_name(path, name)
+        variant = name or "answers"
+        records, cases = _records(items, dataset, variant=variant, model=answer_format)
+        count = _process_count(records, chosen, processes)
+        if count > 1:
+            scored = _score_in_processes(records, cases, chosen, count)
+        else:
+            scored = score_records_concurrently(records, cases, chosen, workers)
+        config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
+        result = result_of(
+            scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
+        )
+    if out_dir is not None:
+        _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
+    return result
+
+
+def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
+    """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``)."""
+    summary = result.summary(scale=scale)
+    metrics = {
+        str(row["metric"]): {
+            "value": float(row["value"]),
+            "ci_low": float(row["ci_low"]),
+            "ci_high": float(row["ci_high"]),
+            "units": float(row["units"]),
+            "answers": int(row["cases"]),
+            "aggregate": str(row["aggregate"]),
+        }
+        for row in summary.to_dict("records")
+    }
+    return {
+        "answers": len(result.turns),
+        "scale": scale,
+        "format": result.config.get("format"),
+        "judge": result.config.get("judge"),
+        "dropped": result.config.get("dropped", []),
+        "metrics": metrics,
+    }
+
+
+def _with_judge(
+    scorers: Sequence[str | Mapping[str, Any] | Scorer] | None,
+    answer_format: str,
+    qampari: bool,
+    judge: Judge,
+) -> list[str | Mapping[str, Any] | Scorer]:
+    specs: list[str | Mapping[str, Any] | Scorer] = (
+        list(scorers)
+        if scorers is not None
+        else list(default_answer_scorers(answer_format, qampari))
+    )
+    out: list[str | Mapping[str, Any] | Scorer] = []
+    for spec in specs:
+        if isinstance(spec, Scorer):
+            out.append(spec)
+            continue
+        config: dict[str, Any] = {"name": spec} if isinstance(spec, str) else dict(spec)
+        scorer_name = str(config.get("name"))
+        if "judge" not in config and accepts_argument(scorer_name, "judge"):
+            config["judge"] = judge
+        if qampari and config.get("alce_compat") and "qampari" not in config:
+            config["qampari"] = True
+        out.append(config)
+    return out
+
+
+def _dataset_name(path: Path | None, name: str | None) -> str:
+    if name:
+        return name
+    return path.stem if path is not None else "answers"
+
+
+def _records(
+    items: list[ExternalAnswer], dataset: str, *, variant: str, model: str
+) -> tuple[list[CaseRecord], dict[tuple[str, str], Case]]:
+    records: list[CaseRecord] = []
+    cases: dict[tuple[str, str], Case] = {}
+    used: set[str] = set()
+    for position, item in enumerate(items):
+        case_id = _case_id(item.id, position, used)
+        question = item.question if item.question.strip() else _NO_QUESTION
+        # Every field given: pydantic deep-copies a mutable default for each instance it
+        # fills in (a shared reader, and empty lists passed in, cost a fraction of that).
+        gold = GoldTurn(question=question, claims=[], must_cite=[], must_not_cite=[])
+        cases[(dataset, case_id)] = Case(
+            id=case_id, reader=_READER, turns=[gold], tags=[], canaries=[]
+        )
+        turn = TurnRecord(
+            question=item.question,
+            text=item.text,
+            raw_text=item.raw_text or item.text,
+            sources=item.sources,
+            candidates=item.sources,
+            message=item.message,
+            **_EMPTY_TURN,
+        )
+        key = f"{variant}|{model}|{dataset}|{case_id}"
+        records.append(
+            CaseRecord(
+                key=key,
+                variant=variant,
+                model=model,
+                dataset=dataset,
+                case_id=case_id,
+                tags=[],
+                turns=[turn],
+            )
+        )
+    return records, cases
+
+
+def _process_count(
+    records: Sequence[CaseRecord], scorers: Sequence[Scorer], processes: int | None
+) -> int:
+    """How many processes score ``records`` (see :func:`score_answers`)."""
+    if processes is not None:
+        if processes < 1:
+            raise ConfigError(f"processes must be at least 1, got {processes}")
+        if processes > 1 and concurrent_judges(scorers):
+            raise ConfigError(
+                "processes: a model judge scores in one process (its calls run concurrently: "
+                "see workers)"
+            )
+        if processes > 1 and not can_fork():
+            raise ConfigError("processes: scoring in several processes needs Linux (fork)")
+        return max(1, min(processes, len(records)))
+    if not fork_is_safe() or not all(map(_offline_and_ours, scorers)):
+        return 1
+    return max(1, min(cpus(), len(records) // _PER_PROCESS))
+
+
+def _offline_and_ours(scorer: Scorer) -> bool:
+    """citelab's own scorer with citelab's own offline judge (or none): nothing it does in a
+    forked process is missed in this one (a user's judge may count its calls, or hold a
+    model a fork must not share)."""
+    judge = getattr(scorer, "judge", None)
+    ours = type(scorer).__module__.startswith("citelab.evals.")
+    return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
+
+
+def _score_in_processes(
+    records: Sequence[CaseRecord],
+    cases: Mapping[tuple[str, str], Case],
+    scorers: Sequence[Scorer],
+    count: int,
+) -> list[ScoredRows]:
+    """:func:`score_rows` of every record, a table per slice in order: the first of
+    ``count`` consecutive slices here, the others in forked processes (which inherit the
+    records: only the slice bounds go there, only the slice's table comes back)."""
+    bounds = [len(records) * part // count for part in range(count + 1)]
+    with forked_pool(count - 1, (records, cases, scorers)) as pool:
+        futures = [pool.submit(_score_slice, *bounds[part : part + 2]) for part in range(1, count)]
+        scored = [score_rows(records[: bounds[1]], cases, scorers)]
+        scored.extend(future.result() for future in futures)
+    return scored
+
+
+def _score_slice(start: int, stop: int) -> ScoredRows:
+    records, cases, scorers = inherited()
+    return score_rows(records[start:stop], cases, scorers)
+
+
+def _case_id(ident: str, position: int, used: set[str]) -> str:
+    """The record's id made safe for a case id (unique: the position is added if needed)."""
+    safe = _ID_UNSAFE.sub("_", ident)[:100] or str(position)
+    if safe in used:
+        safe = f"{safe}.{position}"
+    used.add(safe)
+    return safe
+
+
+def _dropped(items: Sequence[ExternalAnswer]) -> list[dict[str, str]]:
+    """What the converter left out, per answer: ``{"answer": id, "what": line}``."""
+    return [{"answer": item.id, "what": what} for item in items for what in item.dropped]
+
+
+def _dropped_note(answer_format: str, dropped: Sequence[Mapping[str, str]]) -> str:
+    answers = len({entry["answer"] for entry in dropped})
+    shown = "; ".join(f"answer {e['answer']}: {e['what']}" for e in dropped[:5])
+    more = f"; and {len(dropped) - 5} more (run.json: dropped)" if len(dropped) > 5 else ""
+    return (
+        f"The {answer_format} converter left out {len(dropped)} thing(s) in {answers} "
+        f"answer(s), scored without them: {shown}{more}."
+    )
+
+
+def _config(  # noqa: PLR0917 - one private call site
+    path: Path | None,
+    answer_format: str,
+    qampari: bool,
+    judge: Judge,
+    scorers: Sequence[Scorer],
+    items: Sequence[ExternalAnswer],
+    began: float,
+    variant: str,
+) -> dict[str, Any]:
+    dropped = _dropped(items)
+    count = len(items)
+
+    return {
+        "command": "score",
+        "input": path.name if path is not None else None,
+        "format": answer_format,
+        "qampari": qampari,
+        "answers": count,
+        "judge": judge.config(),
+        "scorers": [scorer.config() for scorer in scorers],
+        "dropped": dropped,
+        "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
+        "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.time() - began, 3),
+        "versions": versions(),
+    }
+
+
+def _write_atomically(result: EvalResult, out: Path, title: str) -> None:
+    """Write the outputs into a temporary folder beside ``out``, then move them in."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        written = write_outputs(result, staging, title=title)
+        out.mkdir(parents=True, exist_ok=True)
+        for file_name in written:
+            (staging / file_name).replace(out / file_name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,75 @@
+"""An offline model that answers support-judge prompts: ``citelab serve-model --model judge``.
+
+It reads the statement and the evidence from a prompt written like
+:data:`~citelab.evals.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``),
+asks an offline judge (lexical by default) and answers ``yes`` or ``no``. Served behind the
+OpenAI API it lets the LLM judge run end to end — real SDK, real HTTP, real concurrency —
+on a machine without model weights (tests, benchmarks, teaching).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from citelab._errors import ModelError
+from citelab.evals.judges._judges import Judge, build_judge
+from citelab.models import (
+    FinishDelta,
+    Message,
+    ModelDelta,
+    TextDelta,
+    ToolChoice,
+    ToolSpec,
+    message_text,
+    source_version,
+)
+
+__all__ = ["JudgeModel", "read_judge_prompt"]
+
+
+class JudgeModel:
+    """Answers "yes"/"no" to judge prompts with an offline judge; see the module docs."""
+
+    def __init__(self, judge: str | Mapping[str, Any] = "lexical", name: str = "judge") -> None:
+        spec = judge if isinstance(judge, str) else dict(judge)
+        self.judge: Judge = build_judge(spec)
+        self.name = name
+        named = spec if isinstance(spec, str) else spec.get("name")
+        self._own_judge = type(self.judge).__module__.startswith("citelab.") and not (
+            isinstance(named, str) and ":" in named
+        )
+
+    @property
+    def code_version(self) -> str | None:
+        """A digest of the code that decides its verdicts when its judge is one of citelab's
+        own (see :mod:`citelab.models._version`), so a cache never replays a changed judge's
+        answers; ``None`` for a judge imported as ``module:attr`` or registered by a user (its
+        code is not citelab's to digest), which a cache then keys like a vendor model."""
+        if not self._own_judge:
+            return None
+        return source_version(__name__, type(self.judge).__module__)
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        tool_choice: ToolChoice | None = None,
+        seed: int | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        if not messages:
+            raise ModelError("judge model: no messages")
+        statement, evidence = read_judge_prompt(message_text(messages[-1]))
+        yield TextDelta(text="yes" if self.judge.supports(statement, evidence) else "no")
+        yield FinishDelta(reason="stop")
+
+
+def read_judge_prompt(prompt: str) -> tuple[str, str]:
+    """The statement and the evidence of a prompt written like the default judge prompt;
+    :class:`~citelab.ModelError` when it has no such sections."""
+    if "Evidence:\n" not in prompt or "\nStatement:\n" not in prompt:
+        raise ModelError("judge model: the prompt has no 'Evidence:' and 'Statement:' sections")
+    evidence = prompt.split("Evidence:\n", 1)[1].split("\nStatement:\n", 1)[0].strip()
+    statement = prompt.split("\nStatement:\n", 1)[1].split("\n\nAnswer", 1)[0].strip()
+    return statement, evidence

@@ -1,0 +1,25 @@
+"""The report: a run's tables written as CSV/Parquet with ``run.json`` and one
+self-contained ``report.html`` (findings, summaries with intervals, paired differences, plots,
+the case browser, the metric glossary), :class:`ReportView` for a notebook cell, and the
+comparison of two runs' folders (:func:`compare_runs`).
+
+Importing this package sets how an :class:`~citelab.evals.EvalResult` shows itself (its
+``plot``, ``report_html`` and ``show``): results sit below the report and do not import it.
+"""
+
+from citelab.evals.report._compare import Comparison, compare_runs, load_run, write_comparison
+from citelab.evals.report._plots import plot
+from citelab.evals.report._report import ReportView, render_html, write_outputs
+from citelab.evals.results import ResultDisplay, set_display
+
+set_display(ResultDisplay(plot=plot, html=render_html, view=ReportView))
+
+__all__ = [
+    "Comparison",
+    "ReportView",
+    "compare_runs",
+    "load_run",
+    "render_html",
+    "write_comparison",
+    "write_outputs",
+]

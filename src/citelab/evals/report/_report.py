@@ -1,0 +1,697 @@
+"""Writing a run's results: CSV (and Parquet), ``run.json`` and one self-contained HTML page.
+
+The HTML report has no external assets and makes no request: plots are SVG drawn by
+matplotlib and embedded as base64 ``<img>`` data, so no text inside a plot is ever parsed as
+markup; every other string (variant names, questions, configuration, judge prompts) is
+HTML-escaped; the case browser (``js/report.js``, bundled) and its data are inline, the data
+escaped for a script element, and renders answers through the front end's sanitizer.
+
+It opens with the errors (when turns failed), then the findings, the variants (with their
+descriptions and notes), the summary (value, interval, units and cases, a flag under
+:data:`MIN_UNITS` units), the paired differences against the baseline, the plots, the case
+browser, the per-dataset table, the metric glossary and the configuration.
+
+:class:`ReportView` shows a report inside a notebook: an ``<iframe srcdoc>``, so the page's
+styles never reach JupyterLab's.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import dataclasses
+import html
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from citelab.evals._fork import cpus, fork_is_safe, forked_pool, inherited
+from citelab.evals.report._case_browser import case_browser_parts, static_text
+from citelab.evals.report._colors import variant_colors, variant_order
+from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
+from citelab.evals.results import (
+    EvalResult,
+    Finding,
+    FindingResult,
+    evaluate_findings,
+)
+
+__all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
+
+MIN_UNITS = 20
+"""Below this many units a metric's value is flagged: its interval says little."""
+
+
+def write_outputs(
+    result: EvalResult, out_dir: str | Path, findings: Sequence[Finding] = (), title: str = ""
+) -> dict[str, Path]:
+    """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    parquet = _has_pyarrow()
+    # Each statistic once (the tables, the findings, the report and its plots share them),
+    # computed while this thread builds the case browser: for a big run in a forked process
+    # that writes the turn-level tables too (see _statistics_pool), else on another thread
+    # (the bootstraps are numpy work that mostly runs without the GIL) while this one writes
+    # them. The thread gets its own copies of the two tables it reads, so no pandas object
+    # is used by two threads at once.
+    subsets = sorted({finding.subset for finding in findings} - {"all"})
+    with _statistics_pool(result) as pool:
+        forked = isinstance(pool, ProcessPoolExecutor)
+        if forked:
+            statistics = pool.submit(_inherited_work, subsets, out, parquet)
+        else:
+            own = dataclasses.replace(
+                result, scores=result.scores.copy(), turns=result.turns.copy()
+            )
+            statistics = pool.submit(_statistics, own, subsets)
+        browser = case_browser_parts(result)
+        if not forked:
+            _write_turn_tables(result, out, parquet)
+        stability = result.stability_by_round()
+        summary, differences, by_dataset, summaries = statistics.result()
+    _write_table(out, "summary", summary, parquet)
+    _write_table(out, "differences", differences, parquet)
+    written: dict[str, Path] = {}
+    for name in ("summary", "differences", "scores", "cases", "statements", "citations"):
+        written[f"{name}.csv"] = out / f"{name}.csv"
+        if parquet:
+            written[f"{name}.parquet"] = out / f"{name}.parquet"
+    gold = {
+        f"{dataset}/{case_id}": case.model_dump(mode="json")
+        for (dataset, case_id), case in sorted(result.cases.items())
+    }
+    written["gold.json"] = out / "gold.json"
+    written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
+    checked = evaluate_findings(result, findings, summaries={"all": summary, **summaries})
+    run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
+    written["run.json"] = out / "run.json"
+    written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
+    written["report.html"] = out / "report.html"
+    parts = _Parts(summary, differences, by_dataset, stability, browser)
+    page = _page(
+        result, checked, title or str(result.config.get("suite", {}).get("name", "")), "", parts
+    )
+    written["report.html"].write_text(page, encoding="utf-8")
+    return written
+
+
+FORK_TURNS = 2000
+"""From this many turns on, the statistics are computed, and the turn-level tables written,
+in a forked process (when forking is safe): on a thread they share the GIL with the case
+browser, whose Python holds it; below this, the fork and the frames' way back cost more
+than they save."""
+
+
+def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExecutor:
+    """Where :func:`_statistics` runs: a forked process for a big run on Linux with more
+    than one CPU, from a process without other threads (a thread holding a lock at the fork
+    would leave it locked in the child; tqdm's monitor, which a run's progress bar leaves
+    behind, does not count: see :mod:`citelab.evals._fork`); else a thread."""
+    if len(result.turns) < FORK_TURNS or not fork_is_safe() or cpus() < 2:
+        return ThreadPoolExecutor(max_workers=1)
+    # The worker is forked when the pool starts, before any thread of this write exists;
+    # it inherits the result (nothing is pickled on the way there, only the frames back).
+    return forked_pool(1, result)
+
+
+def _inherited_work(
+    subsets: Sequence[str], out: Path, parquet: bool
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """In the forked worker: the turn-level tables written, the statistics returned."""
+    result: EvalResult = inherited()
+    _write_turn_tables(result, out, parquet)
+    return _statistics(result, subsets)
+
+
+def _write_turn_tables(result: EvalResult, out: Path, parquet: bool) -> None:
+    _write_table(out, "scores", result.scores, parquet)
+    _write_table(out, "cases", result.to_pandas("case"), parquet)
+    _write_table(out, "statements", result.to_pandas("statement"), parquet)
+    _write_table(out, "citations", result.to_pandas("citation"), parquet)
+
+
+def _write_table(out: Path, name: str, frame: pd.DataFrame, parquet: bool) -> None:
+    _write_csv(frame, out / f"{name}.csv")
+    if parquet:
+        _write_parquet(frame, out / f"{name}.parquet")
+
+
+def _statistics(
+    result: EvalResult, subsets: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """What the outputs need of the bootstraps: the summary, the paired differences, the
+    summary by dataset and the summary of each subset the findings look at."""
+    summaries = {subset: result.summary(subset=subset) for subset in subsets}
+    return result.summary(), result.differences(), result.summary(by=["dataset"]), summaries
+
+
+@dataclass
+class _Parts:
+    """What a report shows that takes time to compute (see :func:`render_html`)."""
+
+    summary: pd.DataFrame
+    differences: pd.DataFrame
+    by_dataset: pd.DataFrame
+    stability: pd.DataFrame
+    browser: tuple[str, str]
+    """The case browser and its details (:func:`case_browser_parts`)."""
+
+
+FLOAT_FORMAT = "%.6g"
+"""How the CSV tables write floats."""
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """``frame.to_csv(path, index=False, float_format=FLOAT_FORMAT)``, the same bytes in
+    less time: pandas formats every float in a Python loop and hands pyarrow-backed strings
+    to the writer one by one (most of a big run's CSV time). Here each float column is
+    formatted once per distinct value and the rows go to the same standard ``csv`` writer
+    pandas uses, with pandas' settings (minimal quoting, ``\\n`` lines, missing as empty)."""
+    with path.open("w", encoding="utf-8", newline="") as sink:
+        write_csv_rows(frame, sink)
+    return path
+
+
+def write_csv_rows(frame: pd.DataFrame, sink: Any) -> None:
+    """``frame`` as CSV into the text stream ``sink``; see :func:`_write_csv`."""
+    writer = csv.writer(sink, lineterminator="\n")
+    writer.writerow([str(name) for name in frame.columns])
+    columns = [_csv_cells(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    writer.writerows(zip(*columns, strict=True))
+
+
+def _csv_cells(column: pd.Series) -> list[Any]:
+    """A column's cells as the writer takes them: floats as ``FLOAT_FORMAT`` text (once per
+    distinct bit pattern, so 0.0 and -0.0 keep their own text), missing values None."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f":
+        values = column.to_numpy(dtype=np.float64)
+        bits, inverse = np.unique(values.view(np.int64), return_inverse=True)
+        texts = [
+            None if math.isnan(v) else FLOAT_FORMAT % v for v in bits.view(np.float64).tolist()
+        ]
+        return [texts[i] for i in inverse.reshape(-1).tolist()]
+    cells = column.tolist()
+    missing = column.isna().to_numpy(dtype=bool)
+    if missing.any():
+        for index in np.flatnonzero(missing).tolist():
+            cells[index] = None
+    return cells
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> Path:
+    # Mixed-type object columns (e.g. None next to str) are written as strings.
+    safe = frame.copy()
+    for column in safe.columns:
+        if safe[column].dtype == object:
+            cells = [None if _missing(v) else str(v) for v in safe[column].tolist()]
+            safe[column] = pd.Series(cells, index=safe.index)  # dtype inferred, as map does
+    safe.to_parquet(path, index=False)
+    return path
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _has_pyarrow() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+# --- HTML ------------------------------------------------------------------------------------
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1180px;color:#1b1b1b;
+padding:0 1rem}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
+.holds{color:#0a6b2d}.fails{color:#a11}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
+max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted,.citelab-muted{color:#666}
+.few{color:#8a5a00}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
+td:first-child{white-space:nowrap}
+.citelab-swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;
+margin-right:.35em;vertical-align:baseline;background:#999}
+.citelab.citelab-cases{max-width:none}
+.citelab-case-filters{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.5rem 0}
+.citelab-case-scroll{max-height:22rem;overflow:auto;border:1px solid #ddd}
+.citelab-case-list{width:100%;margin:0}.citelab-case-list th{position:sticky;top:0}
+.citelab-case-row{cursor:pointer}
+.citelab-case-row:hover,.citelab-case-row:focus{background:#eef4ff;outline:none}
+.citelab-case-row[aria-selected=true]{background:#dbe8ff}
+.citelab-case-detail{border-top:2px solid #ccc;margin-top:1rem;padding-top:.3rem}
+.citelab-case-detail:focus{outline:none}.citelab-case-error{color:#a11;font-weight:600}
+.citelab-case-answer{border-left:3px solid #ccd;padding-left:.8rem}
+.citelab-uncited{color:#666}.citelab-miss{color:#a11}.citelab-hit{color:#0a6b2d}
+.citelab-case-reasons div{font-size:12px}.citelab-case-wrote{max-height:12rem}
+.citelab-na{color:#888}
+"""
+
+
+def render_html(
+    result: EvalResult,
+    findings: Sequence[FindingResult],
+    title: str,
+    *,
+    intro: str = "",
+    summary: pd.DataFrame | None = None,
+    differences: pd.DataFrame | None = None,
+) -> str:
+    """The whole report as one HTML document (every string escaped, plots inline).
+
+    ``intro`` is HTML put after the heading (already escaped by the caller: the comparison
+    report's table of runs). ``summary`` and ``differences``, when given, are
+    ``result.summary()`` and ``result.differences()`` already computed (a caller that
+    writes them as tables too need not compute them again)."""
+    parts = _Parts(
+        summary=result.summary() if summary is None else summary,
+        differences=result.differences() if differences is None else differences,
+        by_dataset=result.summary(by=["dataset"]),
+        stability=result.stability_by_round(),
+        browser=case_browser_parts(result),
+    )
+    return _page(result, findings, title, intro, parts)
+
+
+def _page(
+    result: EvalResult,
+    findings: Sequence[FindingResult],
+    title: str,
+    intro: str,
+    parts: _Parts,
+) -> str:
+    """See :func:`render_html`: the page of ``result`` with ``parts`` computed."""
+    summary, differences = parts.summary, parts.differences
+    colors = variant_colors(variant_order(result))
+    description = str(result.config.get("suite", {}).get("description") or "")
+    # The cases' details (most of a big page's bytes) come last: everything else, the case
+    # list included, is on screen before the parser reaches them.
+    cases, case_details = parts.browser
+    sections = [
+        f"<h1>citelab evaluation: {_e(title or 'run')}</h1>",
+        f"<p>{_e(description)}</p>" if description else "",
+        intro,
+        _errors_html(result),
+        _run_facts(result),
+        _findings_html(findings),
+        "<h2>Variants</h2>",
+        _variants_html(result, colors),
+        "<h2>Summary</h2>",
+        _summary_note(),
+        _summary_table(summary, colors, result),
+        f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
+        _differences_html(differences, colors, variant_order(result)),
+        # As result.plot("differences") and result.plot("values") draw them.
+        _img(
+            _svg(differences_figure(differences, colors)),
+            "differences from the baseline with intervals",
+        ),
+        "<h2>Values with their intervals</h2>",
+        _img(_svg(values_figure(summary, colors)), "metric values with intervals"),
+        "<h2>Numbering stability per round</h2>",
+        _stability_section(parts.stability, colors),
+        "<h2>Cases</h2>",
+        '<p class="muted">Every scored turn; filter the list and open one to see its answer '
+        "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
+        "with its reasons and the rounds.</p>",
+        cases,
+        "<h2>By dataset</h2>",
+        _summary_table(parts.by_dataset, colors, result, by=["dataset"]),
+        "<h2>Metric glossary</h2>",
+        _glossary_html(result),
+        "<h2>Configuration</h2>",
+        _config_html(result.config),
+        case_details,
+    ]
+    body = "\n".join(part for part in sections if part)
+    style = _STYLE + static_text("citelab.css")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # No favicon request either: the page asks for nothing but itself.
+        '<link rel="icon" href="data:,">'
+        f"<title>{_e(title or 'citelab evaluation')}</title><style>{style}</style></head>"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+class ReportView:
+    """A report shown in a notebook cell: the page in an ``<iframe srcdoc>`` (sandboxed:
+    scripts run, nothing reaches the notebook's page or styles).
+
+    ``EvalResult.show()`` returns one; ``html`` is the page, ``height`` the frame's height.
+    """
+
+    def __init__(self, html_page: str, height: int = 900) -> None:
+        self.html = html_page
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<iframe class="citelab-report-frame" srcdoc="{_e(self.html)}" '
+            'sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox" '
+            f'style="width:100%;height:{int(self.height)}px;border:1px solid #ccc" '
+            'title="citelab evaluation report"></iframe>'
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (a self-contained HTML file)."""
+        target = Path(path)
+        target.write_text(self.html, encoding="utf-8")
+        return target
+
+
+def comparison_intro(comparison: Any) -> str:
+    """The comparison report's first section: the two runs and how their cases matched."""
+    colors = variant_colors(list(comparison.labels))
+    rows = []
+    for label, folder, run in zip(
+        comparison.labels, comparison.folders, comparison.runs, strict=True
+    ):
+        turns = run.turns
+        suite = run.config.get("suite") or {}
+        rows.append(
+            f"<tr><td>{_swatch(colors[label])}{_e(label)}</td><td><code>{_e(folder)}</code></td>"
+            f"<td>{_e(suite.get('name', ''))}</td>"
+            f"<td>{_e(', '.join(sorted(set(turns['model']))))}</td>"
+            f"<td>{_e(', '.join(sorted(set(turns['variant']))))}</td>"
+            f'<td class="num">{len(turns[["dataset", "case_id"]].drop_duplicates())}</td>'
+            f'<td class="num">{int(turns["error"].notna().sum())}</td></tr>'
+        )
+    head = (
+        "<tr><th>run</th><th>folder</th><th>suite</th><th>models</th><th>variants</th>"
+        "<th>cases</th><th>failed turns</th></tr>"
+    )
+    a, b = comparison.labels
+    only_a, only_b = comparison.only
+    return (
+        f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+        f"<p>{comparison.matched} cases matched by dataset and case id; {only_a} only in "
+        f"{_e(a)}, {only_b} only in {_e(b)} (left out of the paired differences). In the "
+        "tables below the <i>variant</i> is the run and the <i>model</i> column names what "
+        f"was matched (a variant both runs have, or <code>run</code>); {_e(b)} is compared "
+        f"with {_e(a)}.</p>"
+    )
+
+
+def _swatch(color: str | None) -> str:
+    style = f' style="background:{color}"' if color and _is_hex(color) else ""
+    return f'<span class="citelab-swatch"{style} aria-hidden="true"></span>'
+
+
+def _is_hex(color: str) -> bool:
+    return (
+        len(color) == 7
+        and color[0] == "#"
+        and all(c in "0123456789abcdefABCDEF" for c in color[1:])
+    )
+
+
+def _errors_html(result: EvalResult) -> str:
+    """The report's first section when turns failed: each cause, how often, where first."""
+    errors = result.errors()
+    if errors.empty:
+        return ""
+    failed, total = int(errors["count"].sum()), len(result.turns)
+    rows = "".join(
+        f'<tr><td class="num">{int(r["count"])}</td><td>{_e(r["first_message"])}</td>'
+        f"<td>{_e(r['variant'])} · {_e(r['model'])} · {_e(r['dataset'])}/"
+        f"{_e(r['case_id'])} turn {_e(r['turn'])}</td></tr>"
+        for r in errors.to_dict("records")
+    )
+    return (
+        '<section class="errors"><h2>Errors</h2>'
+        f"<p><b>{failed} of {total} turns failed</b>; they are scored as nothing, so every "
+        "value below leaves them out. Fix the cause and run again: failed cases are run "
+        "again on resume.</p>"
+        "<table><tr><th>turns</th><th>first message</th><th>first in</th></tr>"
+        f"{rows}</table></section>"
+    )
+
+
+def _run_facts(result: EvalResult) -> str:
+    turns = result.turns
+    facts = {
+        "variants": turns["variant"].nunique(),
+        "models": ", ".join(sorted(turns["model"].unique())),
+        "datasets": ", ".join(sorted(turns["dataset"].unique())),
+        "cases": turns[["dataset", "case_id"]].drop_duplicates().shape[0],
+        "turns scored": len(turns),
+        "turns failed": int(turns["error"].notna().sum()),
+        "seed": result.seed,
+        "bootstrap resamples": result.resamples,
+    }
+    items = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in facts.items())
+    return f"<ul>{items}</ul>"
+
+
+def _findings_html(findings: Sequence[FindingResult]) -> str:
+    if not findings:
+        return ""
+    items = []
+    for checked in findings:
+        css = "holds" if checked.holds else "fails"
+        mark = "✔" if checked.holds else "✘"
+        items.append(
+            f"<li><b>{_e(checked.finding.title)}</b><br>"
+            f'<span class="{css}">{mark} {_e(checked.sentence)}</span></li>'
+        )
+    return "<h2>Findings</h2><ul>" + "".join(items) + "</ul>"
+
+
+def _variants_html(result: EvalResult, colors: dict[str, str]) -> str:
+    """Each variant: its colour, description, overrides and what it cannot change."""
+    configured = result.config.get("variants") or {}
+    notes = dict(result.config.get("variant_notes") or {})
+    same = _same_as_baseline(result)
+    rows = []
+    for name in variant_order(result):
+        info = configured.get(name) or {}
+        overrides = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (info.get("set") or {}).items())
+        note = notes.get(name, "")
+        if name in same:
+            note = (note + " " if note else "") + same[name]
+        rows.append(
+            f"<tr><td>{_swatch(colors.get(name))}{_e(name)}</td>"
+            f"<td>{_e(info.get('description') or '')}</td><td><code>{_e(overrides)}</code></td>"
+            f'<td class="note">{_e(note)}</td></tr>'
+        )
+    head = "<tr><th>variant</th><th>description</th><th>overrides</th><th>note</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _same_as_baseline(result: EvalResult) -> dict[str, str]:
+    """Variants whose every answer equals the baseline's, with a sentence saying so."""
+    baseline = result.baseline()
+    turns = result.turns
+    if baseline is None or turns.empty:
+        return {}
+    keys = ["model", "dataset", "case_id", "turn"]
+    base = turns[turns["variant"] == baseline][[*keys, "answer"]]
+    out = {}
+    for name in variant_order(result):
+        if name == baseline:
+            continue
+        part = turns[turns["variant"] == name][[*keys, "answer"]]
+        paired = base.merge(part, on=keys, suffixes=("_b", "_v"))
+        if len(paired) and (paired["answer_b"] == paired["answer_v"]).all():
+            out[name] = (
+                f"Every one of its {len(paired)} answers is identical to {baseline}'s: "
+                "its differences are 0 by construction, not a finding."
+            )
+    return out
+
+
+def _summary_note() -> str:
+    return (
+        '<p class="muted">Each cell: the value, its 95% bootstrap interval (resampling cases: '
+        "a conversation's turns stay together), then <i>units</i> (what the metric counts: "
+        "statements, citations, turns… see the glossary) and <i>cases</i>. "
+        f'<span class="few">⚠</span> marks fewer than {MIN_UNITS} units: such an interval '
+        "says little. ↑ higher is better, ↓ lower is better.</p>"
+    )
+
+
+def _summary_table(
+    summary: pd.DataFrame, colors: dict[str, str], result: EvalResult, by: Sequence[str] = ()
+) -> str:
+    """Rows: ``by`` columns then metric; columns: variant · model; cells: value, interval,
+    units and cases (flagged under MIN_UNITS units)."""
+    if summary.empty:
+        return '<p class="muted">No applicable turns.</p>'
+    keys = [*by, "metric"]
+    cells = summary.assign(cell=summary.apply(_cell, axis=1))
+    table = cells.pivot_table(
+        index=keys, columns=["variant", "model"], values="cell", aggfunc="first", sort=False
+    )
+    rank = {name: i for i, name in enumerate(variant_order(result))}
+    table = table[sorted(table.columns, key=lambda c: (rank.get(str(_tuple(c)[0]), 0), str(c)))]
+    described = result.config.get("variants") or {}
+    header = "".join(f"<th>{_e(k)}</th>" for k in keys)
+    for column in table.columns:
+        variant, model = (str(part) for part in _tuple(column))
+        description = str((described.get(variant) or {}).get("description") or "")
+        header += (
+            f'<th title="{_e(description)}">{_swatch(colors.get(variant))}{_e(variant)} · '
+            f'{_e(model)}<br><span class="muted">{_e(description)}</span></th>'
+        )
+    rows = []
+    for key, values in table.iterrows():
+        parts = [str(part) for part in _tuple(key)]
+        arrow = "↑" if _higher(summary, parts[-1]) else "↓"
+        parts[-1] = f"{parts[-1]} {arrow}"
+        heads = "".join(f"<th>{_e(part)}</th>" for part in parts)
+        tds = "".join(f'<td class="num">{v if isinstance(v, str) else ""}</td>' for v in values)
+        rows.append(f"<tr>{heads}{tds}</tr>")
+    return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
+
+
+def _tuple(value: object) -> tuple[object, ...]:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _higher(summary: pd.DataFrame, metric: str) -> bool:
+    return bool(summary.loc[summary["metric"] == metric, "higher_is_better"].iloc[0])
+
+
+def _cell(row: pd.Series) -> str:
+    """One summary cell as HTML (only numbers go in it)."""
+    units, cases = int(row["units"]), int(row["cases"])
+    flag = (
+        f' <span class="few" title="fewer than {MIN_UNITS} units">⚠</span>'
+        if units < MIN_UNITS
+        else ""
+    )
+    return (
+        f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]<br>"
+        f'<span class="muted">{units} units · {cases} cases</span>{flag}'
+    )
+
+
+def _differences_html(frame: pd.DataFrame, colors: dict[str, str], order: list[str]) -> str:
+    """Metric rows, variant columns: difference [paired interval], marked when it excludes 0."""
+    if frame.empty:
+        return '<p class="muted">No variant to compare with the baseline.</p>'
+    rank = {name: i for i, name in enumerate(order)}
+    series = sorted(
+        dict.fromkeys(zip(frame["variant"], frame["model"], strict=True)),
+        key=lambda pair: (rank.get(str(pair[0]), len(rank)), str(pair[1])),
+    )
+    metrics = list(dict.fromkeys(frame["metric"]))
+    lookup = {(r["variant"], r["model"], r["metric"]): r for r in frame.to_dict("records")}
+    header = "<th>metric</th>" + "".join(
+        f"<th>{_swatch(colors.get(str(v)))}{_e(v)} · {_e(m)}</th>" for v, m in series
+    )
+    rows = []
+    for metric in metrics:
+        cells = []
+        higher = True
+        for variant, model in series:
+            row = lookup.get((variant, model, metric))
+            if row is None:
+                cells.append("<td></td>")
+                continue
+            higher = bool(row["higher_is_better"])
+            cells.append(_difference_cell(row))
+        arrow = "↑" if higher else "↓"
+        rows.append(f"<tr><th>{_e(metric)} {arrow}</th>{''.join(cells)}</tr>")
+    note = (
+        '<p class="muted">Variant minus baseline on the cases both were scored on; the '
+        "interval is a paired bootstrap (the same cases drawn for both in every resample). "
+        "<b>Bold</b>: the interval excludes 0 (green better, red worse); "
+        f'<span class="few">⚠</span> under {MIN_UNITS} units.</p>'
+    )
+    return f"{note}<table><tr>{header}</tr>{''.join(rows)}</table>"
+
+
+def _difference_cell(row: Mapping[Any, Any]) -> str:
+    diff, low, high = float(row["difference"]), float(row["ci_low"]), float(row["ci_high"])
+    css = ""
+    if row["excludes_zero"]:
+        good = (diff > 0) == bool(row["higher_is_better"])
+        css = "better" if good else "worse"
+    units, cases = int(row["units"]), int(row["cases"])
+    flag = ' <span class="few">⚠</span>' if units < MIN_UNITS else ""
+    return (
+        f'<td class="num {css}">{diff:+.3f} [{low:+.3f}, {high:+.3f}]<br>'
+        f'<span class="muted">{units} units · {cases} cases</span>{flag}</td>'
+    )
+
+
+def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
+    """``table`` is ``result.stability_by_round()``; the plot is ``result.plot("stability")``."""
+    if table.empty:
+        return '<p class="muted">No citations written in rounds that could be checked.</p>'
+    plot = _img(_svg(stability_figure(table, colors)), "numbering stability per round")
+    rows = "".join(
+        f"<tr><td>{_swatch(colors.get(str(r['variant'])))}{_e(r['variant'])}</td>"
+        f"<td>{_e(r['model'])}</td>"
+        f'<td class="num">{int(r["round"]) + 1}</td><td class="num">{r["value"]:.3f}</td>'
+        f'<td class="num">{int(r["citations"])}</td></tr>'
+        for r in table.to_dict("records")
+    )
+    head = "<tr><th>variant</th><th>model</th><th>round</th><th>stability</th><th>citations</th>"
+    return f"{plot}<table>{head}</tr>{rows}</table>"
+
+
+def _glossary_html(result: EvalResult) -> str:
+    glossary = metric_glossary(result.scorers)
+    if glossary.empty:
+        return ""
+    head = "".join(f"<th>{_e(c)}</th>" for c in glossary.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>"
+        for row in glossary.itertuples(index=False)
+    )
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
+def _config_html(config: dict[str, Any]) -> str:
+    text = json.dumps(config, indent=2, default=str, sort_keys=True)
+    return f"<details><summary>run.json</summary><pre>{_e(text)}</pre></details>"
+
+
+# --- plots -----------------------------------------------------------------------------------
+
+
+def _img(svg: bytes | None, alt: str) -> str:
+    if svg is None:
+        return ""
+    data = base64.b64encode(svg).decode("ascii")
+    # Drawn when scrolled near: decoding the plots cost a big report's opening ~0.6 s in
+    # chromium before the case list could show (benchmarks/bench_report.py).
+    return (
+        f'<img alt="{_e(alt)}" loading="lazy" decoding="async" '
+        f'src="data:image/svg+xml;base64,{data}">'
+    )
+
+
+def _svg(figure: Any) -> bytes | None:
+    if figure is None:
+        return None
+    import matplotlib
+
+    buffer = io.BytesIO()
+    # A local rc context: the report never changes the user's backend or global settings
+    # (a notebook that runs an evaluation keeps its inline plots).
+    with matplotlib.rc_context({"svg.hashsalt": "citelab"}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return buffer.getvalue()

@@ -1,0 +1,368 @@
+"""Running units of a plan: :class:`BatchRunner` answers each case through the answer
+service and records every turn (:func:`turn_record`), for the local executor and for each
+Ray worker alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from citelab._errors import CitelabError
+from citelab.agent import resolve_corpus_path
+from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
+from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.evals.records import (
+    CaseRecord,
+    RestrictedEntity,
+    RoundRecord,
+    SourceRecord,
+    TurnRecord,
+)
+from citelab.evals.runner._cache import CachedModel
+from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint
+from citelab.evals.runner._suite import ModelSpec, Variant
+from citelab.models import Model, OpenAIModel, current_view, get_model
+
+__all__ = ["BatchRunner", "earlier_numbers", "turn_record"]
+
+
+class BatchRunner:
+    """Runs units of a plan and returns their records: the part of a run any executor needs.
+
+    It loads the corpora, opens one answer service per (variant, model) with its model behind
+    the disk cache in ``cache_dir``, and runs at most ``concurrency`` units at once. The local
+    executor gives it every pending unit; another executor can give each worker its own
+    ``BatchRunner`` and a batch of units (records are plain data and pickle).
+    """
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        cache_dir: Path,
+        *,
+        concurrency: int,
+        cache: bool = True,
+        stream_calls: bool = False,
+    ) -> None:
+        self.plan = plan
+        self.cache_dir = cache_dir
+        self.cache = cache
+        self.concurrency = concurrency
+        self.corpora: dict[str, Corpus] = {}
+        self.models: dict[str, CachedModel] = {}
+        self.services: dict[tuple[str, str], AnswerService] = {}
+        self.setup_seconds = 0.0
+        """Wall time spent loading what the units need (corpora, search indexes, model
+        clients) before the first one started."""
+        self.seconds = 0.0
+        """Wall time spent running units (models, retrieval, finalize), without set-up or
+        scoring."""
+        self.cpu_seconds = 0.0
+        """CPU time this process spent meanwhile: against ``seconds``, how busy the run kept
+        it (a run whose client is busy all the time is bound by its CPU, not the models)."""
+        self.stream_calls = stream_calls
+        """Stream the calls of models that can also answer whole (see :func:`run`)."""
+        self.streaming: dict[str, bool] = {}
+        """Model name → whether its calls stream, for the models that have the choice."""
+        self._readable: dict[tuple[str, Reader], str] = {}
+
+    async def check_models(self, units: Sequence[Unit]) -> None:
+        """Preflight: every model the units use that can tell says it answers (else a
+        :class:`~citelab.ModelError` naming the model, the endpoint and the cause)."""
+        seen: dict[str, ModelSpec] = {unit.model.name: unit.model for unit in units}
+        for spec in seen.values():
+            await self._model(spec).check_available()
+
+    async def run_batch(
+        self, units: Sequence[Unit], keep: Callable[[CaseRecord], None] | None = None
+    ) -> list[CaseRecord]:
+        """Set up (timed on its own), then run ``units``; each record goes to ``keep`` as it
+        finishes, and all of them are returned in the order of ``units``."""
+        records: dict[str, CaseRecord] = {}
+
+        def collect(record: CaseRecord) -> None:
+            records[record.key] = record
+            if keep is not None:
+                keep(record)
+
+        began = time.perf_counter()
+        self._load_corpora()
+        try:
+            await self._prepare(units)
+            self.setup_seconds += time.perf_counter() - began
+            began, cpu = time.perf_counter(), time.process_time()
+            with _long_lived_frozen():
+                await self._run_units(units, collect)
+            self.seconds += time.perf_counter() - began
+            self.cpu_seconds += time.process_time() - cpu
+        finally:
+            # Connections belong to this event loop: close them before it ends.
+            for model in self.models.values():
+                await model.aclose()
+        return [records[unit.key] for unit in units]
+
+    async def _prepare(self, units: Sequence[Unit]) -> None:
+        """Open every service the units use, with their agents' indexes and models."""
+        for variant, spec, agents in _services_used(units):
+            await self._service(variant, spec).prepare(agents)
+
+    async def _run_units(self, units: Sequence[Unit], keep: Callable[[CaseRecord], None]) -> None:
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def one(unit: Unit) -> None:
+            async with semaphore:
+                record = await self._run_unit(unit)
+            keep(record)
+
+        await asyncio.gather(*(one(unit) for unit in units))
+
+    async def _run_unit(self, unit: Unit) -> CaseRecord:
+        service = self._service(unit.variant, unit.model)
+        config = self.plan.agents[unit.variant.name][unit.case.agent]
+        corpus = self.corpora[config.corpus]
+        reader = unit.case.reader.to_reader()
+        readable = self._readable_for(config.corpus, reader)
+        turns: list[TurnRecord] = []
+        conversation: str | None = None
+        for index, gold in enumerate(unit.case.turns):
+            restricted = _restricted(corpus, reader, readable + "\n" + gold.question.casefold())
+            if turns and turns[-1].error is not None:
+                turns.append(
+                    TurnRecord(
+                        turn=index,
+                        question=gold.question,
+                        error="not run: an earlier turn of the case failed",
+                    )
+                )
+                continue
+            began = time.perf_counter()
+            try:
+                answer = await service.answer(
+                    unit.case.agent,
+                    gold.question,
+                    conversation,
+                    reader,
+                    seed=self.plan.suite.seed,
+                )
+            except CitelabError as exc:
+                turns.append(
+                    TurnRecord(
+                        turn=index, question=gold.question, error=f"{type(exc).__name__}: {exc}"
+                    )
+                )
+                continue
+            conversation = answer.conversation_id
+            turns.append(
+                turn_record(
+                    answer,
+                    index,
+                    gold.question,
+                    restricted=restricted,
+                    canaries=unit.case.canaries,
+                    seconds=time.perf_counter() - began,
+                    earlier=earlier_numbers(turns),
+                )
+            )
+        return CaseRecord(
+            key=unit.key,
+            variant=unit.variant.name,
+            model=unit.model.name,
+            dataset=unit.dataset.name,
+            case_id=unit.case.id,
+            tags=list(unit.case.tags),
+            turns=turns,
+        )
+
+    def _readable_for(self, corpus: str, reader: Reader) -> str:
+        key = (corpus, reader)
+        if key not in self._readable:
+            self._readable[key] = _readable_text(self.corpora[corpus], reader)
+        return self._readable[key]
+
+    def _load_corpora(self) -> None:
+        names = {c.corpus for agents in self.plan.agents.values() for c in agents.values()}
+        for name in sorted(names):
+            self.corpora[name] = load_corpus(resolve_corpus_path(name))
+
+    def _service(self, variant: Variant, spec: ModelSpec) -> AnswerService:
+        key = (variant.name, spec.name)
+        if key not in self.services:
+            label = f"eval-model-{spec.name}"
+            agents = {
+                name: config.model_copy(update={"model": label})
+                for name, config in self.plan.agents[variant.name].items()
+            }
+            self.services[key] = AnswerService(
+                agents,
+                store=MemoryConversationStore(),
+                logs=MemoryLogStore(),
+                models={label: self._model(spec)},
+                corpora=self.corpora,
+                # Nothing but model calls waits on this loop: a search in a worker thread
+                # would only add two thread hops per call (the GIL serializes it anyway).
+                tool_threads=False,
+            )
+        return self.services[key]
+
+    def _model(self, spec: ModelSpec) -> CachedModel:
+        if spec.name not in self.models:
+            inner: Model = get_model(spec.spec, **spec.options)
+            if isinstance(inner, OpenAIModel):
+                if "stream" not in spec.options:
+                    inner.streaming = self.stream_calls
+                self.streaming[spec.name] = inner.streaming
+            identity: dict[str, Any] = spec.model_dump(mode="json")
+            endpoint = model_endpoint(spec)
+            if endpoint is not None:  # answers of another endpoint are another model's
+                identity["endpoint"] = endpoint
+            namespace = json.dumps(identity, sort_keys=True)
+            self.models[spec.name] = CachedModel(
+                inner, self.cache_dir, namespace, enabled=self.cache
+            )
+        return self.models[spec.name]
+
+
+def _services_used(units: Sequence[Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
+    """Each (variant, model) pair the units run, with the agents its cases ask, in order."""
+    used: dict[tuple[str, str], tuple[Variant, ModelSpec, dict[str, None]]] = {}
+    for unit in units:
+        key = (unit.variant.name, unit.model.name)
+        entry = used.setdefault(key, (unit.variant, unit.model, {}))
+        entry[2][unit.case.agent] = None
+    return [(variant, spec, list(agents)) for variant, spec, agents in used.values()]
+
+
+@contextlib.contextmanager
+def _long_lived_frozen() -> Iterator[None]:
+    """Keep the garbage collector off what existed before the run (corpora, indexes, modules,
+    a notebook's data) until it ends. A run makes many objects that live until it ends (the
+    records), so full collections come often, and each one walked all of memory: 10-30% of
+    the client's CPU per case, measured. Unfrozen at the end, all of it is collected as before.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def turn_record(
+    answer: Answer,
+    index: int,
+    question: str,
+    *,
+    restricted: Sequence[RestrictedEntity] = (),
+    canaries: Sequence[str] = (),
+    seconds: float = 0.0,
+    earlier: Mapping[int, str] | None = None,
+) -> TurnRecord:
+    """What the scorers need of an :class:`~citelab.answers.Answer`; ``earlier`` is what
+    :func:`earlier_numbers` says of the conversation's earlier turns."""
+    held_numbers = {new: old for old, new in answer.mapping.items()}
+    final = [_source_record(s.number, s) for s in answer.sources]
+    candidates = [
+        _source_record(held_numbers.get(s.number or 0, s.number), s) for s in answer.sources
+    ]
+    candidates += [_source_record(s.number, s) for s in answer.dropped]
+    return TurnRecord(
+        turn=index,
+        question=question,
+        text=answer.text,
+        raw_text=answer.raw_text,
+        sources=final,
+        candidates=sorted(candidates, key=lambda s: s.number),
+        seen=_seen(answer),
+        message=answer.message.to_wire(),
+        no_answer=answer.no_answer,
+        rounds=[_round_record(r) for r in answer.rounds],
+        forced_searches=len(answer.forced),
+        mapping=dict(answer.mapping),
+        keep=answer.keep,
+        earlier=dict(earlier or {}),
+        dangling=len(answer.dangling),
+        restricted=list(restricted),
+        canaries=[c for c in canaries if c.casefold() not in question.casefold()],
+        seconds=seconds,
+    )
+
+
+def earlier_numbers(turns: Sequence[TurnRecord]) -> dict[int, str]:
+    """Number → URI as ``turns`` (a conversation's turns so far) used them in their final
+    texts; the first use of a number wins."""
+    earlier: dict[int, str] = {}
+    for turn in turns:
+        for source in turn.sources:
+            earlier.setdefault(source.number, source.uri)
+    return earlier
+
+
+def _source_record(number: int | None, source: Any) -> SourceRecord:
+    return SourceRecord(
+        number=number or 0,
+        uri=source.uri,
+        title=source.title,
+        content=source.content,
+        langcode=source.langcode,
+    )
+
+
+def _round_record(record: Any) -> RoundRecord:
+    added: dict[int, str] = {}
+    for call in record.tool_calls:
+        added.update(call.added)
+    searches = sum(1 for call in record.tool_calls if call.error is None)
+    return RoundRecord(
+        index=record.index - 1,
+        text=record.text,
+        visible=dict(record.visible_numbering),
+        searches=searches,
+        added=added,
+    )
+
+
+def _seen(answer: Answer) -> list[SourceRecord]:
+    seen: dict[str, SourceRecord] = {}
+    for record in answer.rounds:
+        for number, source in current_view(record.messages).items():
+            seen.setdefault(
+                source.uri,
+                SourceRecord(
+                    number=number, uri=source.uri, title=source.title, content=source.content
+                ),
+            )
+    return list(seen.values())
+
+
+def _restricted(corpus: Corpus, reader: Reader, visible: str) -> list[RestrictedEntity]:
+    """Entities ``reader`` may not read, with the titles whose sight would be a leak.
+
+    ``visible`` is everything the reader may see anyway (readable documents, the question),
+    case-folded: a title found there proves nothing, so it is not a leak marker.
+    """
+    return [
+        RestrictedEntity(
+            uri=doc.uri,
+            titles=sorted(
+                {t.title for t in doc.translations.values() if t.title.casefold() not in visible}
+            ),
+        )
+        for doc in corpus
+        if not doc.readable_by(reader)
+    ]
+
+
+def _readable_text(corpus: Corpus, reader: Reader) -> str:
+    parts = [
+        f"{t.title}\n{t.content}"
+        for doc in corpus
+        if doc.readable_by(reader)
+        for t in doc.translations.values()
+    ]
+    return "\n".join(parts).casefold()

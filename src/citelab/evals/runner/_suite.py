@@ -1,0 +1,258 @@
+"""Suites: which datasets, agents, models and variants a run crosses, as a TOML or YAML file.
+
+A suite is configuration only; an ablation is a variant that overrides agent settings::
+
+    name = "default"
+    datasets = ["university", "../my/cases.jsonl"]   # a bundled name, or a path
+    models = ["extractive"]                          # or {spec = "...", options = {...}}
+    seed = 0
+    concurrency = 8
+    judge = {name = "lexical", threshold = 0.75}     # the judge of every scorer that takes one
+
+    [[variants]]
+    name = "baseline"
+
+    [[variants]]
+    name = "no_tool_rewrite"
+    set = {"hooks.tool_rewrite" = false}             # dotted AgentConfig fields
+
+    [grid]                                           # optional: every combination a variant
+    "retrieval.threshold" = [0.0, 0.4]
+
+    [[findings]]                                     # claims the report checks
+    title = "The tool-message rewrite keeps numbers stable"
+    metric = "numbering_stability"
+    baseline = "baseline"
+    variant = "no_tool_rewrite"
+    subset = "multi_round"
+    expect = "lower"
+
+Relative paths are relative to the suite file. A dataset given by bare name is
+``fixtures/datasets/<name>.jsonl``. Every error names the file, the key and what is wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from citelab._errors import ConfigError
+from citelab._paths import fixtures_dir, suites_dir
+from citelab._validation import validation_problems
+from citelab.evals.results import Finding
+
+__all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
+
+
+class ModelSpec(BaseModel):
+    """A model by its registered spec (``citelab.models.get_model``) and options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str = Field(min_length=1)
+    """``extractive``, ``perturbed``, ``openai:<model>``…"""
+    options: dict[str, Any] = {}
+    """Keyword options of the model's factory."""
+    label: str | None = None
+    """Name in results; defaults to the spec."""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.spec
+
+
+class Variant(BaseModel):
+    """One configuration of the agents: a name and the AgentConfig fields it overrides."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=120)
+    """How results and the report name it."""
+    set: dict[str, Any] = {}
+    """Dotted AgentConfig field → value, e.g. ``{"hooks.tool_rewrite": false}``."""
+    description: str = ""
+
+    @field_validator("set")
+    @classmethod
+    def _dotted_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        bad = [key for key in value if not all(part.isidentifier() for part in key.split("."))]
+        if bad:
+            raise ValueError(f"override keys must be dotted field names, got {bad}")
+        return value
+
+
+class Suite(BaseModel):
+    """A grid of variants × models × datasets, scored by a list of scorers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """Also the default report folder: ``evaluations/reports/<name>/``."""
+    description: str = ""
+    datasets: list[str] = Field(min_length=1)
+    """Bundled dataset names or JSONL paths (relative to the suite file)."""
+    agents: str | None = None
+    """An agents file (relative to the suite file); None means citelab's bundled agents."""
+    models: list[ModelSpec] = Field(default_factory=lambda: [ModelSpec(spec="extractive")])
+    variants: list[Variant] = Field(default_factory=lambda: [Variant(name="baseline")])
+    grid: dict[str, list[Any]] = {}
+    """Dotted field → values: every combination is crossed with every variant."""
+    scorers: list[str | dict[str, Any]] | None = None
+    """Scorer names or configurations; None means every registered scorer."""
+    judge: dict[str, Any] | str | None = None
+    """The judge given to every scorer that takes one (unless it names its own)."""
+    findings: list[Finding] = []
+    seed: int = 0
+    concurrency: int = Field(default=4, ge=1, le=1024)
+    limit: int | None = Field(default=None, ge=1)
+    """At most this many cases per dataset."""
+    resamples: int = Field(default=1000, ge=100)
+    """Bootstrap resamples for the intervals."""
+    path: Path | None = Field(default=None, exclude=True)
+    """Where the suite was loaded from (set by :func:`load_suite`)."""
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _model_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"spec": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Suite:
+        for kind, names in (
+            ("variant", [v.name for v in self.variants]),
+            ("model", [m.name for m in self.models]),
+        ):
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            if duplicates:
+                raise ValueError(f"{kind} names must be unique, repeated: {duplicates}")
+        return self
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    def expanded_variants(self) -> list[Variant]:
+        """The variants crossed with the grid (the variants themselves when there is none)."""
+        if not self.grid:
+            return list(self.variants)
+        keys = sorted(self.grid)
+        combos = [
+            dict(zip(keys, values, strict=True))
+            for values in itertools.product(*(self.grid[k] for k in keys))
+        ]
+        out = []
+        for variant in self.variants:
+            for combo in combos:
+                label = ",".join(f"{k}={_short(v)}" for k, v in combo.items())
+                out.append(
+                    Variant(
+                        name=f"{variant.name}/{label}",
+                        set={**variant.set, **combo},
+                        description=variant.description,
+                    )
+                )
+        return out
+
+    def dataset_paths(self) -> list[Path]:
+        return [self._dataset_path(entry) for entry in self.datasets]
+
+    def agents_path(self) -> Path | None:
+        return None if self.agents is None else self._resolve(self.agents)
+
+    def _dataset_path(self, entry: str) -> Path:
+        if "/" not in entry and not entry.endswith((".jsonl", ".json")):
+            return fixtures_dir() / "datasets" / f"{entry}.jsonl"
+        return self._resolve(entry)
+
+    def _resolve(self, entry: str) -> Path:
+        path = Path(entry)
+        return path if path.is_absolute() else (self.base_dir / path).resolve()
+
+
+def _short(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def resolve_suite_path(name_or_path: str | Path, search: list[Path] | None = None) -> Path:
+    """A suite file from a path, or from a bare name in ``evaluations/suites/``.
+
+    Names are looked up in the current directory's ``evaluations/suites`` and then in the
+    bundled ones (in the package, or the checkout's), as ``<name>.toml``, ``.yaml`` or ``.yml``.
+    """
+    path = Path(name_or_path)
+    if path.suffix in {".toml", ".yaml", ".yml"} or path.exists():
+        if not path.is_file():
+            raise ConfigError(f"suite file {path} does not exist")
+        return path
+    folders = search if search is not None else _suite_folders()
+    for folder in folders:
+        for suffix in (".toml", ".yaml", ".yml"):
+            candidate = folder / f"{name_or_path}{suffix}"
+            if candidate.is_file():
+                return candidate
+    where = ", ".join(str(f) for f in folders)
+    known = sorted(
+        {p.stem for f in folders if f.is_dir() for p in f.iterdir() if p.suffix in _SUFFIXES}
+    )
+    raise ConfigError(
+        f"no suite named {str(name_or_path)!r}; the suites are: {', '.join(known) or '-'} "
+        f"(looked in {where})"
+    )
+
+
+_SUFFIXES = (".toml", ".yaml", ".yml")
+
+
+def _suite_folders() -> list[Path]:
+    folders = [Path.cwd() / "evaluations" / "suites", suites_dir()]
+    return list(dict.fromkeys(folders))
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Load and validate a suite; errors name the file, the key and what is wrong."""
+    path = resolve_suite_path(name_or_path)
+    data = _read(path)
+    try:
+        suite = Suite.model_validate({**data, "path": None})
+    except ValidationError as exc:
+        problems = validation_problems(exc, str(path), label="key ", whole="(top level)")
+        raise ConfigError("bad suite:\n" + "\n".join(problems)) from exc
+    suite.path = path.resolve()
+    _check_files(suite, path)
+    return suite
+
+
+def _read(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: a suite must be a table/mapping at the top level")
+    return dict(data)
+
+
+def _check_files(suite: Suite, path: Path) -> None:
+    for index, dataset in enumerate(suite.dataset_paths()):
+        if not dataset.is_file():
+            entry = suite.datasets[index]
+            raise ConfigError(f"{path}: key datasets.{index}: {entry!r} → {dataset} does not exist")
+    agents = suite.agents_path()
+    if agents is not None and not agents.is_file():
+        raise ConfigError(f"{path}: key agents: {agents} does not exist")

@@ -1,0 +1,113 @@
+"""Scorers: small objects behind one :class:`Scorer` protocol (``scorer(record, gold) ->
+Score``), registered by name and rebuilt from their configuration (:func:`build_scorer`), and
+the statement splitting they share (ALCE's NLTK punkt split included).
+
+The built-in scorers (citation recall and precision, gold claims, anchors, uncited-source
+dropping, first-citation order, numbering stability, dangling markers, no-answer behaviour,
+restricted-source leakage…) register themselves when their modules are imported, which this
+package does: whoever reaches the registry has passed through here, so they are always there.
+"""
+
+from citelab.evals.scorers._citation_scorers import (
+    CitationPrecision,
+    CitationRecall,
+    ClaimAttribution,
+    ClaimRecall,
+    citation_precision,
+    citation_recall,
+    claim_attribution,
+    claim_recall,
+)
+from citelab.evals.scorers._pipeline_scorers import (
+    AnchorValidity,
+    CrossTurnStability,
+    DanglingMarkers,
+    FirstCitationOrder,
+    GoldSources,
+    NoAnswer,
+    NumberingStability,
+    RequiredSearches,
+    SourceLanguage,
+    SourceLeakage,
+    UncitedDropping,
+    anchor_validity,
+    cross_turn_stability,
+    dangling_markers,
+    first_citation_order,
+    gold_sources,
+    no_answer,
+    numbering_stability,
+    required_searches,
+    source_language,
+    source_leakage,
+    uncited_dropping,
+    written_citations,
+)
+from citelab.evals.scorers._punkt import sent_tokenize
+from citelab.evals.scorers._scoring import (
+    Aggregate,
+    DetailLevel,
+    Score,
+    Scorer,
+    accepts_argument,
+    build_scorer,
+    build_scorers,
+    register_scorer,
+    scorer_names,
+)
+from citelab.evals.scorers._statements import (
+    Statement,
+    alce_output,
+    alce_remove_citations,
+    split_statements,
+    split_statements_alce,
+)
+
+__all__ = [
+    "Aggregate",
+    "AnchorValidity",
+    "CitationPrecision",
+    "CitationRecall",
+    "ClaimAttribution",
+    "ClaimRecall",
+    "CrossTurnStability",
+    "DanglingMarkers",
+    "DetailLevel",
+    "FirstCitationOrder",
+    "GoldSources",
+    "NoAnswer",
+    "NumberingStability",
+    "RequiredSearches",
+    "Score",
+    "Scorer",
+    "SourceLanguage",
+    "SourceLeakage",
+    "Statement",
+    "UncitedDropping",
+    "accepts_argument",
+    "alce_output",
+    "alce_remove_citations",
+    "anchor_validity",
+    "build_scorer",
+    "build_scorers",
+    "citation_precision",
+    "citation_recall",
+    "claim_attribution",
+    "claim_recall",
+    "cross_turn_stability",
+    "dangling_markers",
+    "first_citation_order",
+    "gold_sources",
+    "no_answer",
+    "numbering_stability",
+    "register_scorer",
+    "required_searches",
+    "scorer_names",
+    "sent_tokenize",
+    "source_language",
+    "source_leakage",
+    "split_statements",
+    "split_statements_alce",
+    "uncited_dropping",
+    "written_citations",
+]

@@ -1,0 +1,403 @@
+"""Citation recall and precision (ALCE, Gao et al. 2023) and the gold-claim scorers.
+
+Definitions (every support decision is the judge's):
+
+citation recall, per statement
+    The statement cites at least one source, every cited number is a source of the answer,
+    and the cited sources together (their passages concatenated) support it.
+citation precision, per citation
+    The citation's statement is supported by all its citations together, and the citation is
+    not *irrelevant*: a citation is irrelevant when it alone does not support the statement
+    AND the statement's other citations without it still do. So a redundant citation (one
+    that supports the statement alone, beside another that does too) is not irrelevant.
+
+citelab's mode pools units over the whole variant (micro average), uses citelab's marker
+grammar and statement splitter, caps citations first (``max_citations``), and judges every
+distinct citation of a statement. ``alce_compat=True`` reproduces ALCE's ``compute_autoais``
+exactly (see ``docs/alce-compat.md`` for the table of behaviours): ALCE's statement parsing
+(first line, ``<|im_end|>`` removed, NLTK punkt sentences; see
+:mod:`citelab.evals.scorers._statements`); citations are positions into the answer's sources in
+number order, so ``[0]`` names the *last* source as ALCE's ``docs[-1]`` does; every citation's
+range is checked before at most ``max_citations`` (3) are kept, in order and with repeats;
+a statement citing beyond the sources is unsupported and its citations are not counted; in
+the precision step a repeated citation is tested by removing the *first* equal citation;
+an answer without countable citations has precision 0; figures are averaged per answer
+(macro). ``qampari=True`` reads answers as ALCE's QAMPARI mode does (comma-separated items,
+each prefixed with the question). Answers without statements are skipped, as ALCE skips them.
+
+Turns whose gold expects no answer are not scored here (``no_answer`` judges them).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from citelab._errors import ConfigError
+from citelab.evals.dataset import GoldClaim, GoldTurn
+from citelab.evals.judges import Judge, build_judge
+from citelab.evals.records import SourceRecord, TurnRecord
+from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
+from citelab.evals.scorers._statements import Statement, split_statements, split_statements_alce
+
+__all__ = [
+    "CitationPrecision",
+    "CitationRecall",
+    "ClaimAttribution",
+    "ClaimRecall",
+    "citation_precision",
+    "citation_recall",
+    "claim_attribution",
+    "claim_recall",
+]
+
+_ALCE_MAX_CITATIONS = 3
+
+
+class _Support:
+    """Memoized judge calls for one turn: a statement is judged once per evidence set.
+
+    The verdict depends on nothing but the claim and the cited passages, so the scorers of a
+    turn (recall, precision, in either mode) share one memo: see :func:`_support_for`.
+    """
+
+    __slots__ = ("judge", "memo", "ordered", "passages", "record", "separate", "sources")
+
+    def __init__(self, judge: Judge, record: TurnRecord) -> None:
+        self.judge = judge
+        # The lexical judge reads the passages one by one, from its cache.
+        self.separate: Callable[[str, list[str]], bool] | None = getattr(
+            judge, "supports_passages", None
+        )
+        self.record = record
+        self.sources: dict[int, SourceRecord] = {s.number: s for s in record.sources}
+        self.memo: dict[tuple[str, tuple[int, ...]], bool] = {}
+        # ALCE's docs list, numbered from 1: its positions index this list. A turn under
+        # conversation-wide numbering may cite [2] and [4] only; its list is then 1..4 with
+        # holes (a hole is out of range), so [n] still means source n and [0] the last one.
+        # Numbered 1..k, this is ALCE's plain list.
+        self.ordered: list[int] = list(range(1, max(self.sources, default=0) + 1))
+        # Each cited source's passage as the judge reads it, built once per turn.
+        self.passages: dict[int, str] = {}
+
+    def __call__(self, claim: str, numbers: tuple[int, ...]) -> bool:
+        key = (claim, numbers)
+        verdict = self.memo.get(key)
+        if verdict is None:
+            verdict = self.memo[key] = bool(numbers) and self._judge(claim, numbers)
+        return verdict
+
+    def _judge(self, claim: str, numbers: tuple[int, ...]) -> bool:
+        """The judge on the cited passages joined by line breaks (the lexical judge reads
+        them one by one, from its cache: the same verdict without joining them)."""
+        passages = [self._passage(n) for n in numbers]
+        if self.separate is not None:
+            return bool(self.separate(claim, passages))
+        return self.judge.supports(claim, "\n".join(passages))
+
+    def _passage(self, number: int) -> str:
+        passage = self.passages.get(number)
+        if passage is None:
+            passage = self.passages[number] = self.sources[number].evidence
+        return passage
+
+
+_LAST = threading.local()
+
+
+def _support_for(judge: Judge, record: TurnRecord) -> _Support:
+    """The turn's memo: the one this thread used last when it was for this turn and judge
+    (every scorer of a turn runs right after the other), else a new one."""
+    last: _Support | None = getattr(_LAST, "support", None)
+    if last is None or last.record is not record or last.judge is not judge:
+        last = _LAST.support = _Support(judge, record)
+    return last
+
+
+def _statements(record: TurnRecord, alce_compat: bool, qampari: bool) -> list[Statement]:
+    if alce_compat:
+        return split_statements_alce(record.text, question=record.question, qampari=qampari)
+    return split_statements(record.text)
+
+
+def _applicable(record: TurnRecord, gold: GoldTurn) -> bool:
+    """Scored unless the turn failed or should not be answered (``no_answer`` judges those).
+
+    A substituted no-answer message on an answerable question is scored as written: its
+    statements cite nothing, so they count against recall.
+    """
+    return record.error is None and gold.expect_answer
+
+
+@dataclass(frozen=True)
+class _CitationScorer:
+    """What recall and precision share: the judge, ALCE mode, and the walk over statements.
+
+    A subclass says how one statement becomes detail rows (:meth:`_rows`).
+    """
+
+    judge: Judge
+    alce_compat: bool = False
+    max_citations: int | None = None
+    qampari: bool = False
+    name: str = ""
+    higher_is_better: bool = True
+    level: DetailLevel = "statement"
+
+    @property
+    def metric(self) -> str:
+        return self.name + ("_alce" if self.alce_compat else "")
+
+    @property
+    def aggregate(self) -> Aggregate:
+        return "macro" if self.alce_compat else "micro"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "judge": self.judge.config(),
+            "alce_compat": self.alce_compat,
+            "max_citations": self.max_citations,
+            "qampari": self.qampari,
+        }
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if not _applicable(record, gold):
+            return Score.not_applicable(self.metric)
+        statements = _statements(record, self.alce_compat, self.qampari)
+        if not statements:
+            return Score.not_applicable(self.metric)
+        support = _support_for(self.judge, record)
+        rows = [row for statement in statements for row in self._rows(statement, support)]
+        return self._score(rows)
+
+    def _cited(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
+        """The source numbers the statement cites, after the cap; None when one is out of range.
+
+        citelab caps first and then checks the kept numbers. ALCE reads ``[n]`` as position
+        ``n - 1`` of the sources in number order (Python indexing, so ``[0]`` is the last
+        one), checks every position, and caps afterwards.
+        """
+        if self.alce_compat:
+            return self._cited_alce(statement, support)
+        numbers = statement.citations
+        if self.max_citations is not None:
+            numbers = numbers[: self.max_citations]
+        return None if any(n not in support.sources for n in numbers) else numbers
+
+    def _cited_alce(self, statement: Statement, support: _Support) -> tuple[int, ...] | None:
+        ordered, sources = support.ordered, support.sources
+        count = len(ordered)
+        numbers = []
+        for cited in statement.citations:
+            # Position cited - 1 must lie in [-count, count) and name a source (not a hole).
+            if not -count < cited <= count or ordered[cited - 1] not in sources:
+                return None
+            numbers.append(ordered[cited - 1])
+        kept = tuple(numbers)
+        return kept[: self.max_citations] if self.max_citations is not None else kept
+
+    def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def _score(self, rows: list[dict[str, Any]]) -> Score:
+        return Score.of(self.metric, rows)
+
+
+@dataclass(frozen=True)
+class CitationRecall(_CitationScorer):
+    """Share of statements that cite sources which together support them."""
+
+    name: str = "citation_recall"
+    level: DetailLevel = "statement"
+
+    def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
+        cited = self._cited(statement, support)
+        if cited is None:
+            verdict, reason = False, "out_of_range"
+        elif not cited:
+            verdict, reason = False, "uncited"
+        else:
+            verdict = support(statement.claim, cited)
+            reason = "supported" if verdict else "unsupported"
+        row = {
+            "statement": statement.index,
+            "claim": statement.claim,
+            "citations": list(statement.citations if cited is None else cited),
+            "hit": verdict,
+            "reason": reason,
+        }
+        return [row]
+
+
+@dataclass(frozen=True)
+class CitationPrecision(_CitationScorer):
+    """Share of citations that are needed: their statement is supported and they are relevant."""
+
+    name: str = "citation_precision"
+    level: DetailLevel = "citation"
+
+    def _score(self, rows: list[dict[str, Any]]) -> Score:
+        if self.alce_compat and not rows:
+            return Score(self.metric, 0, 0, 0.0, ())  # ALCE: no citations at all is precision 0
+        return Score.of(self.metric, rows)
+
+    def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
+        cited = self._cited(statement, support)
+        if cited is None and self.alce_compat:
+            return []  # ALCE rejects the statement before counting its citations
+        numbers = statement.citations[: self.max_citations] if cited is None else cited
+        together = cited is not None and support(statement.claim, cited)
+        rows = []
+        for position, number in enumerate(numbers):
+            verdict = together and self._relevant(statement.claim, numbers, position, support)
+            rows.append(
+                {
+                    "statement": statement.index,
+                    "claim": statement.claim,
+                    "number": number,
+                    "uri": support.sources[number].uri if number in support.sources else None,
+                    "hit": verdict,
+                    "statement_supported": together,
+                }
+            )
+        return rows
+
+    def _relevant(
+        self, claim: str, cited: tuple[int, ...], position: int, support: _Support
+    ) -> bool:
+        if len(cited) == 1 or support(claim, (cited[position],)):
+            return True
+        return not support(claim, self._others(cited, position))
+
+    def _others(self, cited: tuple[int, ...], position: int) -> tuple[int, ...]:
+        """The statement's other citations: ALCE removes the first equal one (``list.remove``),
+        citelab the one at ``position`` (they differ only for repeats, in passage order)."""
+        if self.alce_compat:
+            first = cited.index(cited[position])
+            return cited[:first] + cited[first + 1 :]
+        return cited[:position] + cited[position + 1 :]
+
+
+@dataclass(frozen=True)
+class _GoldClaimScorer:
+    """What the gold-claim scorers share: a judge, and turns that have gold claims."""
+
+    judge: Judge
+    name: str = ""
+    metric: str = ""
+    aggregate: Aggregate = "micro"
+    higher_is_better: bool = True
+    level: DetailLevel = "statement"
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "judge": self.judge.config()}
+
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        if record.error is not None or not gold.claims:
+            return Score.not_applicable(self.metric)
+        return Score.of(self.metric, self._rows(record, gold.claims))
+
+    def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ClaimRecall(_GoldClaimScorer):
+    """Share of the gold claims the answer states (judged against the answer's statements)."""
+
+    name: str = "claim_recall"
+    metric: str = "claim_recall"
+
+    def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
+        answer = " ".join(s.claim for s in split_statements(record.text))
+        return [
+            {
+                "claim": claim.text,
+                "hit": not record.no_answer and self.judge.supports(claim.text, answer),
+            }
+            for claim in claims
+        ]
+
+
+@dataclass(frozen=True)
+class ClaimAttribution(_GoldClaimScorer):
+    """Share of gold claims stated by a statement that cites one of the claim's entities.
+
+    This is where same-label twins show: a claim about the MSc programme attributed to the
+    BSc programme of the same name is stated but not attributed.
+    """
+
+    name: str = "claim_attribution"
+    metric: str = "claim_attribution"
+
+    def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
+        statements = [] if record.no_answer else split_statements(record.text)
+        uris = {s.number: s.uri for s in record.sources}
+        rows = []
+        for claim in claims:
+            stating = [s for s in statements if self.judge.supports(claim.text, s.claim)]
+            cited = {uris.get(n) for s in stating for n in s.citations}
+            attributed = bool(cited & set(claim.supported_by))
+            rows.append({"claim": claim.text, "hit": attributed, "stated": bool(stating)})
+        return rows
+
+
+def _judge(spec: str | Mapping[str, Any] | Judge) -> Judge:
+    return build_judge(spec if isinstance(spec, str | Judge) else dict(spec))
+
+
+def _cap(alce_compat: bool, max_citations: int | None, qampari: bool) -> int | None:
+    if qampari and not alce_compat:
+        raise ConfigError("qampari=True is ALCE's list mode: it needs alce_compat=True")
+    if max_citations is not None and max_citations < 1:
+        raise ConfigError(f"max_citations must be at least 1, got {max_citations}")
+    if max_citations is not None or not alce_compat:
+        return max_citations
+    return _ALCE_MAX_CITATIONS
+
+
+@register_scorer("citation_recall")
+def citation_recall(
+    judge: str | Mapping[str, Any] | Judge = "lexical",
+    alce_compat: bool = False,
+    max_citations: int | None = None,
+    qampari: bool = False,
+) -> CitationRecall:
+    """ALCE citation recall; ``alce_compat`` caps citations at 3 unless told otherwise.
+
+    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does.
+    """
+    return CitationRecall(
+        _judge(judge), alce_compat, _cap(alce_compat, max_citations, qampari), qampari
+    )
+
+
+@register_scorer("citation_precision")
+def citation_precision(
+    judge: str | Mapping[str, Any] | Judge = "lexical",
+    alce_compat: bool = False,
+    max_citations: int | None = None,
+    qampari: bool = False,
+) -> CitationPrecision:
+    """ALCE citation precision; ``alce_compat`` caps citations at 3 unless told otherwise.
+
+    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does.
+    """
+    return CitationPrecision(
+        _judge(judge), alce_compat, _cap(alce_compat, max_citations, qampari), qampari
+    )
+
+
+@register_scorer("claim_recall")
+def claim_recall(judge: str | Mapping[str, Any] | Judge = "lexical") -> ClaimRecall:
+    """Gold claims the answer states."""
+    return ClaimRecall(_judge(judge))
+
+
+@register_scorer("claim_attribution")
+def claim_attribution(judge: str | Mapping[str, Any] | Judge = "lexical") -> ClaimAttribution:
+    """Gold claims stated and cited to one of their supporting entities."""
+    return ClaimAttribution(_judge(judge))

@@ -1,0 +1,209 @@
+"""``score_answers`` in several processes: the same tables as one process, errors as raised."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from citelab import ConfigError, InvalidInput
+from citelab.cli import main
+from citelab.evals import EvalResult, LexicalJudge, LLMJudge, build_judge, score_answers
+from citelab.evals._fork import cpus, fork_is_safe
+from citelab.evals.external import _score
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="processes are forked (Linux)")
+
+_WORDS = [f"w{n}" for n in range(40)]
+_MARKS = ["[1]", "[2]", "[1][2]", "[2][1][3]", "[1][1]", "[0]", "[9]", "", "[1][2][3][4]"]
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 7))).capitalize()
+
+
+def _data(count: int, seed: int = 3) -> dict[str, Any]:
+    """ALCE items with the cases the scorers tell apart: support, repeats, ``[0]``, out of
+    range, uncited sentences, more than three citations, ``<|im_end|>``, empty outputs."""
+    rng = random.Random(seed)
+    data = []
+    for index in range(count):
+        docs = [{"title": f"D{n}", "text": _sentence(rng) + ". " + _sentence(rng) + "."}
+                for n in range(rng.randint(1, 4))]  # fmt: skip
+        parts = []
+        for _ in range(rng.randint(0, 3)):
+            body = docs[0]["text"].split(".")[0] if rng.random() < 0.4 else _sentence(rng)
+            parts.append(f"{body} {rng.choice(_MARKS)}.")
+        output = " ".join(parts) + ("<|im_end|>" if rng.random() < 0.1 else "")
+        data.append({"id": str(index), "question": _sentence(rng) + "?", "docs": docs,
+                     "output": output})  # fmt: skip
+    return {"data": data}
+
+
+def _tables(result: EvalResult) -> list[pd.DataFrame]:
+    return [result.scores, result.turns, *result.details.values(), result.summary()]
+
+
+def _assert_same(one: EvalResult, other: EvalResult) -> None:
+    for mine, theirs in zip(_tables(one), _tables(other), strict=True):
+        pd.testing.assert_frame_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_several_processes_give_the_tables_of_one(processes: int) -> None:
+    data = _data(90)
+    scorers: list[Any] = [
+        {"name": "citation_recall", "alce_compat": True},
+        {"name": "citation_precision", "alce_compat": True},
+        "citation_recall",
+        "citation_precision",
+    ]
+    one = score_answers(data, "alce", scorers=scorers, processes=1)
+    several = score_answers(data, "alce", scorers=scorers, processes=processes)
+    _assert_same(one, several)
+    assert len(several.turns) == 90
+    assert several.scores["value"].notna().any()
+
+
+def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The process counts the scoring forked for, as they happen."""
+    counts: list[int] = []
+    real = _score._score_in_processes
+
+    def spy(*args: Any) -> Any:
+        counts.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(_score, "_score_in_processes", spy)
+    return counts
+
+
+def test_many_answers_take_several_processes_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_data(1200)), encoding="utf-8")
+    forks = _forks(monkeypatch)
+    # Forked when this process has no other thread (earlier tests of a whole run may leave
+    # some; tqdm's monitor does not count).
+    alone = fork_is_safe()
+    several = score_answers(path, "alce")
+    assert forks == ([2] if alone and cpus() > 1 else [])
+    _assert_same(several, score_answers(path, "alce", processes=1))
+    score_answers({"data": _data(1200)["data"][:999]}, "alce")  # few: one process
+    assert len(forks) <= 1
+
+
+def test_no_fork_by_default_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    forks = _forks(monkeypatch)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        score_answers(_data(1200), "alce")
+    finally:
+        stop.set()
+        other.join()
+    assert forks == []
+
+
+class Counting:
+    """A user's judge that keeps state: scoring it in other processes would lose its calls."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.inner = LexicalJudge()
+        self.seen: set[str] = set()
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        self.seen.add(statement)
+        return self.inner.supports(statement, evidence)
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def test_a_users_judge_stays_in_this_process_unless_asked() -> None:
+    data = _data(1200)
+    judge = Counting()
+    score_answers(data, "alce", judge=judge)
+    alone = Counting()
+    score_answers({"data": data["data"][-40:]}, "alce", judge=alone)
+    assert alone.seen
+    assert alone.seen <= judge.seen  # the last answers were judged in this process too
+
+
+def test_an_error_in_another_process_is_raised_here_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    data = _data(40)
+    data["data"][-1]["output"] = "Poison words here [1]."  # the last slice's answer
+    judge = build_judge({"name": "tests.evals.external.test_score_processes:poisoned"})
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError, match=r"the judge broke on 'Poison words here\.'"):
+        score_answers(data, "alce", judge=judge, processes=2, out_dir=out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def poisoned(statement: str, evidence: str) -> bool:
+    if statement.startswith("Poison"):
+        raise ConfigError(f"the judge broke on {statement!r}")
+    return LexicalJudge().supports(statement, evidence)
+
+
+def test_bad_process_counts_are_refused() -> None:
+    data = _data(4)
+    with pytest.raises(ConfigError, match="processes must be at least 1, got 0"):
+        score_answers(data, "alce", processes=0)
+    judge = LLMJudge("judge", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ConfigError, match="a model judge scores in one process"):
+        score_answers(data, "alce", judge=judge, processes=2)
+
+
+def test_citelab_score_takes_processes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_data(30)), encoding="utf-8")
+    assert main(["score", str(path), "--json", "--processes", "2"]) == 0
+    several = json.loads(capsys.readouterr().out)
+    assert main(["score", str(path), "--json", "--processes", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == several
+    assert main(["score", str(path), "--processes", "0"]) == 2
+    assert "processes must be at least 1" in capsys.readouterr().err
+
+
+def test_bad_input_is_named_before_any_process_starts(tmp_path: Path) -> None:
+    data = _data(1200)
+    data["data"][700]["output"] = 7
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"results\.json: data\[700\]: field output"):
+        score_answers(path, "alce")
+
+
+def test_forking_is_safe_beside_tqdms_monitor_but_not_beside_another_thread() -> None:
+    if not fork_is_safe():
+        pytest.skip("an earlier test left a thread running in this process")
+    import io
+
+    from tqdm import tqdm
+
+    with tqdm(total=1, file=io.StringIO()):
+        monitor = tqdm.monitor  # started with the bar, outlives it
+    assert monitor is None or monitor.is_alive()
+    assert fork_is_safe()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not fork_is_safe()
+    finally:
+        stop.set()
+        other.join()
+    assert fork_is_safe()

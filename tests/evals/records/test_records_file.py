@@ -1,0 +1,48 @@
+"""Reading a run's records.jsonl back: what the runner resumes from and compare and rescore
+read, with each record's line as a byte span (what Ray workers read by themselves)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citelab.evals import CaseRecord
+from citelab.evals.records import read_records, read_records_file
+
+from .._builders import record
+
+
+def case(key: str, text: str) -> CaseRecord:
+    return CaseRecord(
+        key=key,
+        variant="baseline",
+        model="extractive",
+        dataset="demo",
+        case_id=key,
+        turns=[record(text)],
+    )
+
+
+def test_records_are_read_with_the_span_of_their_line(tmp_path: Path) -> None:
+    first, second = case("a", "Fees are due in May [1]."), case("b", "It opens at 8 [2].")
+    path = tmp_path / "records.jsonl"
+    data = f"{first.model_dump_json()}\n\n{second.model_dump_json()}\n".encode()
+    path.write_bytes(data)
+    records, source = read_records_file(path)
+    assert records == {"a": first, "b": second}
+    assert source is not None
+    assert (source.path, source.size) == (str(path.resolve()), len(data))
+    assert source.mtime_ns == path.stat().st_mtime_ns
+    for key, (start, stop) in source.spans.items():
+        assert CaseRecord.model_validate_json(data[start:stop]) == records[key]
+
+
+def test_a_torn_last_line_is_skipped_and_a_later_line_wins(tmp_path: Path) -> None:
+    old, new = case("a", "Fees are due in June [1]."), case("a", "Fees are due in May [1].")
+    path = tmp_path / "records.jsonl"
+    torn = new.model_dump_json()[:40]
+    path.write_text(f"{old.model_dump_json()}\n{new.model_dump_json()}\n{torn}", encoding="utf-8")
+    assert read_records(path) == {"a": new}
+
+
+def test_no_file_is_no_records(tmp_path: Path) -> None:
+    assert read_records_file(tmp_path / "records.jsonl") == ({}, None)

@@ -1,0 +1,210 @@
+"""citelab's punkt (memoized break decisions and word facts) splits exactly as NLTK's own
+``PunktSentenceTokenizer`` with the same English parameters, on any text."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+from punkt.data import english
+
+from citelab.evals import sent_tokenize
+from citelab.evals.scorers._punkt import _build, punkt_spans
+
+
+def _plain_nltk() -> Any:
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    for word, flags in english.ORTHO_CONTEXT.items():
+        params.ortho_context[word] = flags
+    return PunktSentenceTokenizer(params)
+
+
+PLAIN = _plain_nltk()
+
+TRICKY = [
+    "He paid $3.50 at 5 p.m. on Jan. 4. Then he left...",
+    "Dr. Smith met Mr. J. R. R. Tolkien in the U.S. [1]. It rained [2].",
+    "(Sent1.) Sent2.",
+    "Wait... what?! \"Yes.\" 'No.' [1][2]. a lower start. 1. item",
+    "e.g. this. i.e. that [3]. Ok",
+    "Medina is a city.[1] It is in Saudi Arabia [2].",
+    "Islam was founded in 632 A.D. [1][2]. Brizan wrote about it [2].",
+    "Numbers 1.5, 2. and 3.. Done. 1990. Next",
+    "",
+    "   ",
+    "No full stop at all [1]",
+]
+
+# Words punkt treats specially: abbreviations, initials, numbers, ellipses, quotes, markers.
+_PIECES = [
+    *[
+        "Dr.",
+        "Mr.",
+        "U.S.",
+        "e.g.",
+        "i.e.",
+        "vs.",
+        "St.",
+        "Jan.",
+        "no.",
+        "A.",
+        "b.",
+        "3.5",
+        "1990.",
+        "12",
+        "...",
+        "..",
+        "the",
+        "Cat",
+        "it's",
+    ],
+    *["[1]", "[2].", "[1][3].", "(x)", '"q"', "'r.'", "?", "!", "?!", "--", ".", ",", ";"],
+    *["\n", "\n\n", "Über", "naïve", "É.", "x.y.z."],
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_split_equals_nltk_on_tricky_texts(text: str) -> None:
+    assert punkt_spans(text) == list(PLAIN.span_tokenize(text))
+    assert sent_tokenize(text) == PLAIN.sentences_from_text(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30), st.sampled_from([" ", "", "  "]))
+def test_split_equals_nltk_on_generated_texts(pieces: list[str], glue: str) -> None:
+    text = glue.join(pieces)
+    # Twice: the second split answers from the memo (contexts and words seen before).
+    for _ in range(2):
+        assert list(_build().span_tokenize(text)) == list(PLAIN.span_tokenize(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=120))
+def test_split_equals_nltk_on_any_text(text: str) -> None:
+    assert list(_build().span_tokenize(text)) == list(PLAIN.span_tokenize(text))
+
+
+def test_break_decisions_are_memoized_per_context() -> None:
+    tokenizer = _build()
+    text = "A claim about cats [1]. Another claim about dogs [2]."
+    punkt_spans(text)
+    before = tokenizer.text_contains_sentbreak.cache_info()
+    # A new text with the same context ("[1]. Another"): decided from the memo.
+    list(tokenizer.span_tokenize("Other words entirely [1]. Another claim [2]."))
+    after = tokenizer.text_contains_sentbreak.cache_info()
+    assert after.hits > before.hits
+
+
+# --- NLTK's punkt without NLTK's package __init__ (fresh processes) ---------------------------
+
+_OURS = """
+import json, sys
+from citelab.evals.scorers._punkt import _build, sent_tokenize
+texts = json.load(open(sys.argv[1], encoding="utf-8"))
+sentences = [sent_tokenize(text) for text in texts]
+report = {
+    "sentences": sentences,
+    "punkt_file": type(_build()).__init__.__code__.co_filename,
+    "nltk_left": sorted(m for m in sys.modules if m == "nltk" or m.startswith("nltk.")),
+    "scipy_stats": "scipy.stats" in sys.modules,
+}
+import nltk  # a later import anywhere is the whole of NLTK, as usual
+report["whole_nltk"] = callable(getattr(nltk, "sent_tokenize", None))
+print(json.dumps(report))
+"""
+
+_THEIRS = """
+import json, os, sys
+import nltk
+from nltk.tokenize.punkt import PunktParameters, save_punkt_params
+from punkt.data import english
+params = PunktParameters()
+params.abbrev_types = set(english.ABBREV_TYPES)
+params.collocations = set(english.COLLOCATIONS)
+params.sent_starters = set(english.SENT_STARTERS)
+for word, flags in english.ORTHO_CONTEXT.items():
+    params.ortho_context[word] = flags
+# NLTK's own writer, into the NLTK_DATA folder nltk.sent_tokenize then loads its model from.
+save_punkt_params(params, dir=os.path.join(os.environ["NLTK_DATA"], "tokenizers/punkt_tab/english"))
+texts = json.load(open(sys.argv[1], encoding="utf-8"))
+print(json.dumps([nltk.sent_tokenize(text) for text in texts]))
+"""
+
+
+def _varied_texts() -> list[str]:
+    rng = random.Random(12)
+    texts = list(TRICKY)
+    for _ in range(400):
+        count = rng.randint(0, 30)
+        texts.append(rng.choice([" ", "", "  "]).join(rng.choice(_PIECES) for _ in range(count)))
+    for _ in range(100):
+        codes = [rng.choice([rng.randint(32, 126), rng.randint(160, 0x2FFF)]) for _ in range(80)]
+        texts.append("".join(chr(code) for code in codes))
+    texts += [
+        "The treaty was signed in 1648 [1][2]. It ended the war.[3] Peace followed [1].",
+        "See pp. 12-14 of Vol. 2 [4]. Prof. Ng disagreed (cf. Ch. 3) [5]!",
+        'He said "Stop." Then: "Go?" [1] Nobody moved... until 9 a.m. Monday.',
+    ]
+    return texts
+
+
+def _python(code: str, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_bare_punkt_splits_as_nltk_sent_tokenize(tmp_path: Path) -> None:
+    texts = _varied_texts()
+    corpus = tmp_path / "texts.json"
+    corpus.write_text(json.dumps(texts), encoding="utf-8")
+    ours = json.loads(_python(_OURS, str(corpus)))
+    data = tmp_path / "nltk_data"
+    (data / "tokenizers" / "punkt_tab" / "english").mkdir(parents=True)
+    theirs = json.loads(_python(_THEIRS, str(corpus), env={"NLTK_DATA": str(data)}))
+    assert len(theirs) == len(texts)
+    differing = [t for t, a, b in zip(texts, ours["sentences"], theirs, strict=True) if a != b]
+    assert differing == []
+    # The bare path was taken: NLTK's own punkt file, no package __init__ (so no scipy.stats),
+    # nothing of it left in sys.modules, and a later ``import nltk`` is the whole package.
+    assert Path(ours["punkt_file"]).parts[-3:] == ("nltk", "tokenize", "punkt.py")
+    assert ours["nltk_left"] == []
+    assert ours["scipy_stats"] is False
+    assert ours["whole_nltk"] is True
+
+
+_FALLBACK = """
+import json, sys
+from citelab.evals.scorers._punkt import _punkt_module
+module = _punkt_module()
+print(json.dumps({"mark": module.MARK, "package_ran": getattr(sys.modules["nltk"], "MARK", None)}))
+"""
+
+
+def test_a_punkt_that_needs_the_package_init_is_imported_the_ordinary_way(
+    tmp_path: Path,
+) -> None:
+    # A stand-in NLTK whose punkt reads a name only its package __init__ defines.
+    package = tmp_path / "nltk"
+    (package / "tokenize").mkdir(parents=True)
+    (package / "__init__.py").write_text('MARK = "set by the package"\n', encoding="utf-8")
+    (package / "tokenize" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "tokenize" / "punkt.py").write_text("from nltk import MARK\n", encoding="utf-8")
+    out = json.loads(_python(_FALLBACK, env={"PYTHONPATH": str(tmp_path)}))
+    assert out == {"mark": "set by the package", "package_ran": "set by the package"}
