@@ -267,5 +267,5 @@ def test_alce_human_eval_labels_that_are_no_nested_object_or_no_json_are_refused
     uncited = _alce(tmp_path, {"asqa": {"m.json": {"q1": _record(citations=[])}}}, "u.json")
     with pytest.raises(InvalidInput, match="no cited sentence"):
         load_labels(uncited)
-    with pytest.raises(InvalidInput, match="unknown labels format 'csv'"):
-        load_labels(uncited, "csv")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="unknown labels format 'xml'"):
+        load_labels(uncited, "xml")  # type: ignore[arg-type]
