@@ -282,8 +282,10 @@ def judge_label(judge: Judge) -> str:
     """The judge's name, with its threshold or model when it has one."""
     config = judge.config()
     for key in ("model", "threshold"):
-        if config.get(key) is not None:
-            return f"{judge.name} ({key}={config[key]})"
+        value = config.get(key)
+        if value is not None:
+            shown = f"{value:g}" if isinstance(value, float) else value
+            return f"{judge.name} ({key}={shown})"
     return judge.name
 
 
@@ -366,9 +368,8 @@ def card_of(
         raise InvalidInput(f"resamples must be at least 1, got {resamples}")
     folded = _fold(label_set, judged)
     draws = bootstrap_draws(len(folded.units), resamples, seed)
-    categories = _categories(folded, seed, resamples)
     figures = agreement(folded.claims, draws)
-    weak = _weak(categories, figures.accuracy.value)
+    categories = _categories(folded, figures.accuracy.value, seed, resamples)
     threshold = _sweep(judge, folded, judged.score_name)
     card = JudgeCard(
         citelab_version=__version__,
@@ -382,8 +383,8 @@ def card_of(
         bootstrap=BootstrapInfo(seed=seed, resamples=resamples),
         metrics=figures,
         threshold=threshold,
-        categories=weak,
-        weak_categories=[c.category for c in weak if c.weak],
+        categories=categories,
+        weak_categories=[c.category for c in categories if c.weak],
         grades=_grades(folded, seed, resamples),
         references=[_compare(r, folded, seed, resamples) for r in references],
         published=list(ALCE_PUBLISHED),
@@ -396,7 +397,11 @@ def _subset_draws(size: int, resamples: int, seed: int, salt: str) -> np.ndarray
     return bootstrap_draws(size, resamples, seed ^ int.from_bytes(digest[:4], "big"))
 
 
-def _categories(folded: _Folded, seed: int, resamples: int) -> list[tuple[str, Any]]:
+def _categories(
+    folded: _Folded, overall: float | None, seed: int, resamples: int
+) -> list[CategoryFigures]:
+    """Figures per category (none when the set has none). A category is weak when its
+    accuracy's interval lies wholly below the overall accuracy."""
     names = list(dict.fromkeys(folded.categories))
     if names == [""]:
         return []
@@ -404,22 +409,11 @@ def _categories(folded: _Folded, seed: int, resamples: int) -> list[tuple[str, A
     for name in names:
         index = np.array([i for i, c in enumerate(folded.categories) if c == name])
         draws = _subset_draws(len(index), resamples, seed, f"category:{name}")
-        found.append((name or "(none)", agreement(folded.claims.take(index), draws)))
+        figures = agreement(folded.claims.take(index), draws)
+        high = figures.accuracy.high
+        weak = overall is not None and high is not None and high < overall
+        found.append(CategoryFigures(category=name or "(none)", figures=figures, weak=weak))
     return found
-
-
-def _weak(categories: list[tuple[str, Any]], overall: float | None) -> list[CategoryFigures]:
-    """Weak: the category's accuracy interval lies wholly below the overall accuracy."""
-    return [
-        CategoryFigures(
-            category=name,
-            figures=figures,
-            weak=overall is not None
-            and figures.accuracy.high is not None
-            and figures.accuracy.high < overall,
-        )
-        for name, figures in categories
-    ]
 
 
 def _grades(folded: _Folded, seed: int, resamples: int) -> list[GradeFigures]:
@@ -456,7 +450,9 @@ def _sweep(judge: Judge, folded: _Folded, score_name: str | None) -> ThresholdSw
     )
 
 
-def _compare(reference: Reference, folded: _Folded, seed: int, resamples: int) -> Any:
+def _compare(
+    reference: Reference, folded: _Folded, seed: int, resamples: int
+) -> ReferenceComparison:
     covered = [i for i, unit in enumerate(folded.units) if unit in reference.outputs]
     if not covered:
         example = next(iter(reference.outputs))
