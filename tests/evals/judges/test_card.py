@@ -427,3 +427,46 @@ def test_a_score_that_is_no_number_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="score\\(\\) must return a number, got 'high'"):
         judge_card(SMALL, Wordy())
+
+
+def readme_rows() -> dict[tuple[str, str], list[str]]:
+    """The README's agreement table: (judge, labelled set) → its cells."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Support judges: how far they agree with people", 1)[1]
+    rows: dict[tuple[str, str], list[str]] = {}
+    table = section.split("\n| judge |", 1)[1].split("\n\n", 1)[0]
+    for line in table.splitlines()[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[cells[0], cells[1]] = cells[2:]
+    return rows
+
+
+def shown(figures: Any) -> list[str]:
+    """A card's figures as the README's table writes them."""
+    m = figures
+    assert m.auc is not None
+    return [
+        str(m.claims),
+        f"{m.says_yes.value:.2f}",
+        f"{m.accuracy.value:.3f}",
+        f"{m.macro_f1.value:.3f}",
+        f"{m.kappa.value:.3f} [{m.kappa.low:.2f}, {m.kappa.high:.2f}]",
+        f"{m.auc.value:.3f}",
+        f"{m.sensitivity.value:.2f}",
+        f"{m.specificity.value:.2f}",
+    ]
+
+
+@needs_wice
+def test_the_readmes_agreement_figures_are_what_the_cards_say() -> None:
+    rows = readme_rows()
+    reference = Reference.load("T5-3B (ANLI)", T5)
+    for judge in ("lexical", "lexical_pairs"):
+        card = judge_card(WICE / "oracle_claim_dev.jsonl", judge, references=[reference])
+        assert rows[f"`{judge}`", "WiCE dev, oracle chunks"] == shown(card.metrics)
+        [side] = card.references
+        assert rows[f"`{judge}`, same 100 claims", ""] == shown(side.judge)
+        t5 = "T5-3B trained on ANLI (WiCE's published outputs, yes at ≥ 0.5)"
+        assert rows[t5, "the 100 of those claims with outputs"] == shown(side.reference)
+        own = judge_card(None, judge)
+        assert rows[f"`{judge}`", "citelab's own set"] == shown(own.metrics)
