@@ -147,8 +147,10 @@ def calibration_table(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def category_accuracy(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy per judge and category, on claims (rows: categories, columns: judges)."""
-    claims = verdicts.groupby(["judge", "claim_id"], sort=False).agg(
+    """Accuracy per judge and category, on claims (rows: categories, columns: judges); a
+    frame without ``claim_id`` counts each pair as its own claim."""
+    unit = "claim_id" if "claim_id" in verdicts.columns else "id"
+    claims = verdicts.groupby(["judge", unit], sort=False).agg(
         category=("category", "first"), label=("label", "first"), verdict=("verdict", "any")
     )
     correct = claims.assign(correct=claims["label"] == claims["verdict"]).reset_index()
