@@ -144,7 +144,8 @@ print(own.summary())
 own.table().round(3)
 
 # %%
-own.categories_table()[["category", "claims", "says_yes", "accuracy", "sensitivity", "specificity", "weak"]].round(3)
+shown = ["category", "claims", "says_yes", "accuracy", "sensitivity", "specificity", "weak"]
+own.categories_table()[shown].round(3)
 
 # %% [markdown]
 # The plain lexical judge cannot see a paraphrase (people say yes, it says no) and cannot see
@@ -177,7 +178,7 @@ if (wice / "oracle_claim_dev.jsonl").is_file():
     print(card.summary())
     print(card.labels.mapping_text())
 else:
-    print(f"skipped: WiCE's dev split is not in {wice}; set WICE_DIR to a copy of it to see its card")
+    print(f"skipped: WiCE's dev split is not in {wice}; set WICE_DIR to a copy of it")
 
 # %%
 %matplotlib inline

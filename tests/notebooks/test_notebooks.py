@@ -384,7 +384,7 @@ def test_scoring_external_answers_shows_alce_figures_and_judge_cards(
     tables = run.data("text/html")
     assert any("paraphrase" in table for table in tables)  # the categories table
     if not (WICE / "oracle_claim_dev.jsonl").is_file():
-        assert f"skipped: WiCE's dev split is not in {WICE}" in out
+        assert f"skipped: WiCE's dev split is not in {WICE}; set WICE_DIR" in out
         return
     assert re.search(r"On 349 claims of oracle_claim_dev\.jsonl, lexical \(threshold=0\.75\) "
                      r"agrees with the labels at κ 0\.\d{3}", out)  # fmt: skip

@@ -257,6 +257,8 @@ def test_intervals_are_seeded() -> None:
     assert other.metrics != first.metrics
     with pytest.raises(InvalidInput, match="resamples must be at least 1"):
         judge_card(SMALL, Scored(), resamples=0)
+    with pytest.raises(InvalidInput, match="seed must be 0 or more"):
+        judge_card(SMALL, Scored(), seed=-1)
 
 
 def test_categories_are_measured_and_the_weak_ones_named() -> None:

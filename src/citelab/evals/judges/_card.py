@@ -366,6 +366,8 @@ def card_of(
     """The card from verdicts already asked (:func:`ask_judge`)."""
     if resamples < 1:
         raise InvalidInput(f"resamples must be at least 1, got {resamples}")
+    if seed < 0:
+        raise InvalidInput(f"seed must be 0 or more, got {seed}")
     folded = _fold(label_set, judged)
     draws = bootstrap_draws(len(folded.units), resamples, seed)
     figures = agreement(folded.claims, draws)
