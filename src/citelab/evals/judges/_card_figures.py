@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from citelab.evals.judges._card_schema import (
     AgreementFigures,
@@ -91,6 +90,8 @@ def _figures(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def _auc(truth: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Mann-Whitney AUC along the last axis (ties count half); NaN without both classes."""
+    from scipy.stats import rankdata  # scipy.stats takes a while to import; cards only need it
+
     positives = truth.sum(axis=-1).astype(float)
     negatives = truth.shape[-1] - positives
     ranks = rankdata(score, axis=-1)
