@@ -102,6 +102,9 @@ def test_the_card_shows_wices_published_t5_outputs_side_by_side(
         r"^lexical \(threshold=0\.75\)\s+covered by T5-3B \(ANLI\)\s+100\s", out, re.MULTILINE
     )
     assert same is not None
+    assert re.search(
+        r"^κ difference \(lexical − T5-3B \(ANLI\), paired\): -?0\.\d{3} \[", out, re.M
+    )
     assert "published elsewhere (ALCE's data, not this set)" in out
     card_file = tmp_path / "lexical-threshold-0.75.card.json"
     assert f"card: {card_file}" in captured.err

@@ -293,6 +293,13 @@ def _card_text(card: JudgeCard) -> str:
         table = card.comparison_table().round(3)
         lines += ["", "reference judges (published outputs), each beside this judge on the "
                   "claims it covers:", table.to_string(index=False)]  # fmt: skip
+        for reference in card.references:
+            diff = reference.kappa_difference
+            interval = "" if diff.low is None else f" [{diff.low:.3f}, {diff.high:.3f}]"
+            lines.append(
+                f"κ difference ({card.judge.name} − {reference.name}, paired): "
+                f"{_three(diff.value)}{interval}"
+            )
     published = "; ".join(f"{p.judge}: accuracy {p.accuracy}, κ {p.kappa}" for p in card.published)
     lines += ["", f"published elsewhere (ALCE's data, not this set): {published}", "notes:"]
     lines += [f"  - {note}" for note in card.notes]
