@@ -7,8 +7,9 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
-  measures a judge against human labels.
+  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`judge_card`
+  measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
+  :func:`calibrate` tabulates several judges.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
@@ -53,16 +54,22 @@ from citelab.evals.judges import (
     DEFAULT_LABELS,
     FunctionJudge,
     Judge,
+    JudgeCard,
+    LabelColumns,
     LabelledPair,
+    LabelSet,
     LexicalJudge,
     LLMJudge,
     PairLexicalJudge,
+    Reference,
     build_judge,
     calibrate,
     calibration_table,
     category_accuracy,
     content_terms,
+    judge_card,
     judge_names,
+    load_label_set,
     load_labels,
     register_judge,
 )
@@ -200,7 +207,10 @@ __all__ = [
     "GoldSources",
     "GoldTurn",
     "Judge",
+    "JudgeCard",
     "LLMJudge",
+    "LabelColumns",
+    "LabelSet",
     "LabelledPair",
     "Level",
     "LexicalJudge",
@@ -209,6 +219,7 @@ __all__ = [
     "NumberingStability",
     "PairLexicalJudge",
     "ReaderSpec",
+    "Reference",
     "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
@@ -250,8 +261,10 @@ __all__ = [
     "evaluate_findings",
     "first_citation_order",
     "gold_sources",
+    "judge_card",
     "judge_names",
     "load_dataset",
+    "load_label_set",
     "load_labels",
     "load_run",
     "load_suite",
