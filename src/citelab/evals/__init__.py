@@ -8,8 +8,9 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
   (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
-  (an entailment model run here); :func:`calibrate`
-  measures a judge against human labels.
+  (an entailment model run here); :func:`judge_card`
+  measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
+  :func:`calibrate` tabulates several judges.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
@@ -54,17 +55,23 @@ from citelab.evals.judges import (
     DEFAULT_LABELS,
     FunctionJudge,
     Judge,
+    JudgeCard,
+    LabelColumns,
     LabelledPair,
+    LabelSet,
     LexicalJudge,
     LLMJudge,
     NLIJudge,
     PairLexicalJudge,
+    Reference,
     build_judge,
     calibrate,
     calibration_table,
     category_accuracy,
     content_terms,
+    judge_card,
     judge_names,
+    load_label_set,
     load_labels,
     register_judge,
 )
@@ -202,7 +209,10 @@ __all__ = [
     "GoldSources",
     "GoldTurn",
     "Judge",
+    "JudgeCard",
     "LLMJudge",
+    "LabelColumns",
+    "LabelSet",
     "LabelledPair",
     "Level",
     "LexicalJudge",
@@ -212,6 +222,7 @@ __all__ = [
     "NumberingStability",
     "PairLexicalJudge",
     "ReaderSpec",
+    "Reference",
     "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
@@ -253,8 +264,10 @@ __all__ = [
     "evaluate_findings",
     "first_citation_order",
     "gold_sources",
+    "judge_card",
     "judge_names",
     "load_dataset",
+    "load_label_set",
     "load_labels",
     "load_run",
     "load_suite",

@@ -1,8 +1,15 @@
 """Judges: every support decision ("does this evidence support this statement?") goes
 through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :class:`LLMJudge`
 (any OpenAI-compatible model), :class:`NLIJudge` (an entailment model run here, ALCE's TRUE
-among them; the extra ``nli``), a function, or ``module:attr`` — and calibration measures a
-judge against human labels.
+among them; the extra ``nli``), a function, or ``module:attr`` — and a judge card measures a
+judge against people's labels.
+
+Labelled sets (:func:`load_label_set`): WiCE's claim and oracle-chunk files, ALCE's human-eval
+citation file, JSON Lines or CSV with named columns (:class:`LabelColumns`), citelab's own
+set. :func:`judge_card` makes a :class:`JudgeCard` (accuracy, macro-F1, κ, AUC, confusion,
+sensitivity and specificity with bootstrap intervals over claims, a threshold sweep,
+categories, reference judges' published outputs side by side: :class:`Reference`);
+:func:`calibrate` is its table view for several judges.
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
 :func:`score_concurrently`, an unknown verdict raises :class:`VerdictPending`, and many
@@ -17,12 +24,14 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.judges._calibrate import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_LABELS,
-    LabelledPair,
     calibrate,
+    calibrate_cards,
     calibration_table,
     category_accuracy,
     load_labels,
+    metrics_row,
 )
+from citelab.evals.judges._card import DEFAULT_CARD_JUDGE, JudgeCard, Reference, judge_card
 from citelab.evals.judges._deferring import (
     DeferringJudge,
     VerdictPending,
@@ -43,6 +52,15 @@ from citelab.evals.judges._judges import (
     judge_names,
     register_judge,
 )
+from citelab.evals.judges._labels import (
+    LABEL_FORMATS,
+    PARTIAL_AS,
+    LabelColumns,
+    LabelledPair,
+    LabelSet,
+    LabelSource,
+    load_label_set,
+)
 from citelab.evals.judges._nli import TRUE_INPUT, NLIJudge
 from citelab.evals.judges._prompts import MINICHECK_PROMPT, MINICHECK_SYSTEM
 
@@ -55,29 +73,41 @@ _LAZY: dict[str, str] = dict.fromkeys(
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
+    "DEFAULT_CARD_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
+    "LABEL_FORMATS",
     "MINICHECK_PROMPT",
     "MINICHECK_SYSTEM",
+    "PARTIAL_AS",
     "TRUE_INPUT",
     "DeferringJudge",
     "FunctionJudge",
     "Judge",
+    "JudgeCard",
     "JudgeModel",
     "LLMJudge",
+    "LabelColumns",
+    "LabelSet",
+    "LabelSource",
     "LabelledPair",
     "LexicalJudge",
     "NLIJudge",
     "PairLexicalJudge",
+    "Reference",
     "VerdictPending",
     "build_judge",
     "calibrate",
+    "calibrate_cards",
     "calibration_table",
     "category_accuracy",
     "content_terms",
     "deferring",
+    "judge_card",
     "judge_names",
+    "load_label_set",
     "load_labels",
+    "metrics_row",
     "read_judge_prompt",
     "register_judge",
     "run_blocking",

@@ -316,6 +316,15 @@ Statement:
 Answer (yes or no):"""
 
 
+_LLM_NEEDS_A_MODEL = """\
+judge llm needs a model: name it in the judge's configuration, e.g. on the command line
+  --judge '{"name": "llm", "model": "gpt-4o-mini"}'
+or with an endpoint of your own (vLLM, Ollama, llama.cpp, citelab serve-model)
+  --judge '{"name": "llm", "model": "qwen2.5", "base_url": "http://127.0.0.1:8000/v1"}'
+and in a suite file: judge = {name = "llm", model = "gpt-4o-mini"}. Its other keys: base_url,
+api_key (default: $OPENAI_API_KEY), prompt, cache_dir, timeout, concurrency."""
+
+
 @dataclass
 class _LoopState:
     """What an LLM judge keeps per event loop: its bound, and the questions being asked."""
@@ -347,7 +356,7 @@ class LLMJudge:
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -356,6 +365,8 @@ class LLMJudge:
         timeout: float = 60.0,
         concurrency: int = 8,
     ) -> None:
+        if not model:
+            raise ConfigError(_LLM_NEEDS_A_MODEL)
         if prompt not in NAMED_PROMPTS and (
             "{statement}" not in prompt or "{evidence}" not in prompt
         ):
