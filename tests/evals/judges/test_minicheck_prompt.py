@@ -139,3 +139,34 @@ def test_citelab_score_with_the_recipes_judge_spec(
     assert main(["score", str(answers), "--format", "alce", "--judge", "lexical"]) == 0
     assert with_llm == capsys.readouterr().out  # the served model judges as lexical does
     assert "citation_recall" in with_llm
+
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def test_the_readme_recipe_runs_against_the_stand_in_server(
+    served_command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's local-judge command, with the stand-in's address and model name put in
+    place of Ollama's (every other key as written)."""
+    text = README.read_text(encoding="utf-8")
+    specs = [
+        json.loads(line.split("--judge '", 1)[1].rstrip().rstrip("'"))
+        for line in text.splitlines()
+        if "--judge '" in line and '"prompt": "minicheck"' in line
+    ]
+    assert len(specs) == 1, "the README shows one MiniCheck-prompt judge"
+    spec = specs[0]
+    assert spec["name"] == "llm"
+    assert spec["base_url"].startswith("http://127.0.0.1:")
+    spec |= {"base_url": served_command, "model": "judge"}
+    answers = tmp_path / "run.json"
+    docs = [{"title": "Fees", "text": "Tuition fees are due in May."}]
+    answers.write_text(
+        json.dumps(
+            {"data": [{"question": "Q?", "docs": docs, "output": "Fees are due in May [1]."}]}
+        ),
+        encoding="utf-8",
+    )
+    assert main(["score", str(answers), "--format", "alce", "--judge", json.dumps(spec)]) == 0
+    assert "citation_recall" in capsys.readouterr().out
