@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
         "--judge",
         metavar="NAME|JSON|module:attr",
         default="lexical",
-        help="the support judge: a registered name (lexical, lexical_pairs, llm), a JSON "
+        help="the support judge: a registered name (lexical, lexical_pairs, llm, nli), a JSON "
         'configuration ({"name": "llm", "model": ...}) or module:attr (default: lexical)',
     )
     parser.add_argument(

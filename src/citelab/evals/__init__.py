@@ -7,7 +7,8 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`judge_card`
+  (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
+  (an entailment model run here); :func:`judge_card`
   measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
   :func:`calibrate` tabulates several judges.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
@@ -60,6 +61,7 @@ from citelab.evals.judges import (
     LabelSet,
     LexicalJudge,
     LLMJudge,
+    NLIJudge,
     PairLexicalJudge,
     Reference,
     build_judge,
@@ -215,6 +217,7 @@ __all__ = [
     "Level",
     "LexicalJudge",
     "ModelSpec",
+    "NLIJudge",
     "NoAnswer",
     "NumberingStability",
     "PairLexicalJudge",

@@ -38,13 +38,13 @@ def test_judges_are_rebuilt_from_their_configuration() -> None:
     assert rebuilt.threshold == 0.6
     assert build_judge("lexical").config() == {"name": "lexical", "threshold": 0.75}
     assert build_judge(judge) is judge
-    assert judge_names() == ["lexical", "lexical_pairs", "llm"]
+    assert judge_names() == ["lexical", "lexical_pairs", "llm", "nli"]
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nli", "unknown judge 'nli'"),
+        ("entailment", "unknown judge 'entailment'"),
         ({"name": "lexical", "threshold": 2}, "threshold must be in"),
         ({"name": "lexical", "cutoff": 1}, "judge lexical: bad configuration"),
         ({"name": "llm", "model": "m", "prompt": "no placeholders"}, "must contain {statement}"),

@@ -1,6 +1,7 @@
 """Judges: every support decision ("does this evidence support this statement?") goes
 through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :class:`LLMJudge`
-(any OpenAI-compatible model), a function, or ``module:attr`` — and a judge card measures a
+(any OpenAI-compatible model), :class:`NLIJudge` (an entailment model run here, ALCE's TRUE
+among them; the extra ``nli``), a function, or ``module:attr`` — and a judge card measures a
 judge against people's labels.
 
 Labelled sets (:func:`load_label_set`): WiCE's claim and oracle-chunk files, ALCE's human-eval
@@ -60,6 +61,8 @@ from citelab.evals.judges._labels import (
     LabelSource,
     load_label_set,
 )
+from citelab.evals.judges._nli import TRUE_INPUT, NLIJudge
+from citelab.evals.judges._prompts import MINICHECK_PROMPT, MINICHECK_SYSTEM
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -74,7 +77,10 @@ __all__ = [
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
     "LABEL_FORMATS",
+    "MINICHECK_PROMPT",
+    "MINICHECK_SYSTEM",
     "PARTIAL_AS",
+    "TRUE_INPUT",
     "DeferringJudge",
     "FunctionJudge",
     "Judge",
@@ -86,6 +92,7 @@ __all__ = [
     "LabelSource",
     "LabelledPair",
     "LexicalJudge",
+    "NLIJudge",
     "PairLexicalJudge",
     "Reference",
     "VerdictPending",

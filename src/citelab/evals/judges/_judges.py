@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from citelab._errors import ConfigError, ModelError
 from citelab.evals.judges._deferring import VerdictPending, deferring, run_blocking
+from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
@@ -337,8 +338,10 @@ class LLMJudge:
 
     Any endpoint the ``openai`` SDK can reach works (OpenAI, vLLM, llama.cpp, ``citelab
     serve-model``). The prompt is part of the configuration (it is written into the run's
-    log and report). Verdicts are cached by request, in memory and, with ``cache_dir``, on
-    disk, so a re-score never re-asks the model.
+    log and report): a template with ``{statement}`` and ``{evidence}``, or ``"minicheck"``
+    (MiniCheck's layout, for fact-checking models; see ``_prompts.py``). Verdicts are cached
+    by request, in memory and, with ``cache_dir``, on disk, so a re-score never re-asks the
+    model.
 
     Calls go through the runner's own model adapter (:class:`citelab.models.OpenAIModel`:
     async SDK clients shared per event loop, the body read without the SDK's parse), at most
@@ -364,8 +367,13 @@ class LLMJudge:
     ) -> None:
         if not model:
             raise ConfigError(_LLM_NEEDS_A_MODEL)
-        if "{statement}" not in prompt or "{evidence}" not in prompt:
-            raise ConfigError("judge llm: prompt must contain {statement} and {evidence}")
+        if prompt not in NAMED_PROMPTS and (
+            "{statement}" not in prompt or "{evidence}" not in prompt
+        ):
+            raise ConfigError(
+                "judge llm: prompt must contain {statement} and {evidence}, or name one of "
+                f"{', '.join(NAMED_PROMPTS)}"
+            )
         if concurrency < 1:
             raise ConfigError(f"judge llm: concurrency must be at least 1, got {concurrency}")
         self.concurrency = concurrency
@@ -439,10 +447,9 @@ class LLMJudge:
 
     def _question(self, statement: str, evidence: str) -> tuple[str, dict[str, Any]]:
         """The cache key and the request (the key is the request's hash)."""
-        content = self.prompt.format(statement=statement, evidence=evidence)
         request = {
             "model": self.model,
-            "messages": [{"role": "user", "content": content}],
+            "messages": judge_messages(self.prompt, statement, evidence),
             "temperature": 0,
             "max_tokens": 3,
         }
