@@ -187,8 +187,9 @@ def print_judges(result: Any, corrected: Any = None) -> None:
     table = corrected if corrected is not None else result.corrected()
     if not table.empty and table["corrected"].notna().any():
         print("corrected for the judge's error (Rogan–Gladen; docs/corrected-metrics.md):")
-        shown = table[["variant", "model", "metric", "value", "corrected", "corrected_low",
-                       "corrected_high"]].rename(columns={"value": "judged"})  # fmt: skip
+        columns = ["variant", "model", "metric", "value", "corrected", "corrected_low",
+                   "corrected_high", "clipped"]  # fmt: skip
+        shown = table[columns].rename(columns={"value": "judged"})
         print(shown.round(3).to_string(index=False))
     for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):
         print(f"WARNING: {warning}", file=sys.stderr)

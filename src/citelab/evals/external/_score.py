@@ -189,7 +189,13 @@ def _corrected_json(frame: Any, scale: float) -> dict[str, Any]:
             key: None if row[key] != row[key] else float(row[key])
             for key in ("judged_share", "sensitivity", "specificity")
         }
-        out[str(row["metric"])] = {"judge": row["judge"], "card": row["card"], **scaled, **rates}
+        out[str(row["metric"])] = {
+            "judge": row["judge"],
+            "card": row["card"],
+            "clipped": bool(row["clipped"]),
+            **scaled,
+            **rates,
+        }
     return out
 
 

@@ -88,7 +88,9 @@ def corrected_html(corrected: pd.DataFrame, judges: Sequence[JudgedMetric]) -> s
     for row in corrected.to_dict("records"):
         judged = _interval(row["value"], row["ci_low"], row["ci_high"])
         fixed = _interval(row["corrected"], row["corrected_low"], row["corrected_high"])
-        if fixed == "—":
+        if row.get("clipped"):
+            fixed += " (clipped)"
+        if fixed.startswith("—"):
             fixed = "— (the judge has no card)" if row["card"] is None else "— (not correctable)"
         rates = (
             "—" if row["card"] is None else f"{row['sensitivity']:.2f} / {row['specificity']:.2f}"
@@ -105,7 +107,9 @@ def corrected_html(corrected: pd.DataFrame, judges: Sequence[JudgedMetric]) -> s
         "resamples the cases and the card's sensitivity and specificity together (Beta "
         "posteriors from its confusion counts), so a card made on few labels gives a wide "
         "interval. It assumes the judge errs on these answers as on the card's labelled set "
-        "and independently of the answer. See docs/corrected-metrics.md.</p>"
+        "and independently of the answer. <i>clipped</i>: the judged value lies outside what the "
+        "card's rates can produce, so these answers are unlike the card's labelled set and "
+        "the corrected value only says so. See docs/corrected-metrics.md.</p>"
         "<table><tr><th>variant · model</th><th>metric</th><th>judge</th><th>as judged</th>"
         "<th>corrected</th><th>sensitivity / specificity</th></tr>"
         f"{''.join(rows)}</table>"

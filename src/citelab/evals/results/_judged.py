@@ -74,6 +74,7 @@ CORRECTED_COLUMNS = [
     "judged_share",
     "sensitivity",
     "specificity",
+    "clipped",
     "card",
 ]
 
@@ -145,10 +146,17 @@ def _judged(scorers: Sequence[Scorer], cards: list[JudgeCard]) -> list[_Judged]:
     out = []
     for scorer in scorers:
         judge = getattr(scorer, "judge", None)
-        if isinstance(judge, Judge):
+        # A scorer asks its judge when its configuration names it (numbering stability
+        # holds a judge but asks it only in its "content" meaning).
+        if isinstance(judge, Judge) and "judge" in _config_of(scorer):
             card, source = card_for(judge, cards)
             out.append(_Judged(scorer, judge, card, source))
     return out
+
+
+def _config_of(scorer: Scorer) -> dict[str, Any]:
+    config = getattr(scorer, "config", None)
+    return dict(config()) if callable(config) else {}
 
 
 def _describe(item: _Judged) -> JudgedMetric:
@@ -179,8 +187,8 @@ def _warnings(metric: str, label: str, judge: Judge, card: JudgeCard | None) -> 
     out = []
     if card is None:
         out.append(
-            f"UNCALIBRATED: {metric} was judged by {label}, which has no judge card: how far "
-            "its verdicts agree with people is unknown, and the metric cannot be corrected "
+            f"UNCALIBRATED: {label} has no judge card: how far its verdicts agree with people "
+            "is unknown, and the metrics it judged cannot be corrected "
             "(make a card with `citelab judges card` and give it with --judge-card)"
         )
     elif card.metrics.kappa.value is None or card.metrics.kappa.value < LOW_KAPPA:
@@ -188,8 +196,8 @@ def _warnings(metric: str, label: str, judge: Judge, card: JudgeCard | None) -> 
         shown = "undefined" if kappa is None else f"{kappa:.2f}"
         out.append(
             f"LOW AGREEMENT: {label} agrees with people at κ {shown} (below {LOW_KAPPA}) on "
-            f"{card.labels.name}: read {metric} as a rough figure, and its corrected value "
-            "with its interval"
+            f"{card.labels.name}: read the metrics it judged as rough figures, and citation "
+            "recall and precision corrected, with their intervals"
         )
     if metric.endswith("_alce") and not _is_alce_judge(judge):
         out.append(
@@ -327,7 +335,8 @@ def _corrected(
 ) -> dict[str, Any]:
     nan = float("nan")
     empty = {"corrected": nan, "corrected_low": nan, "corrected_high": nan,
-             "judged_share": nan, "sensitivity": nan, "specificity": nan, "card": None}  # fmt: skip
+             "judged_share": nan, "sensitivity": nan, "specificity": nan, "clipped": False,
+             "card": None}  # fmt: skip
     numerators, denominators, judged = (part[c].to_numpy(dtype=float) for c in ("n", "d", "j"))
     if denominators.sum() <= 0:
         return empty
@@ -336,6 +345,8 @@ def _corrected(
     if card is None or rates is None:
         return {**empty, "judged_share": share}
     corrected = rogan_gladen(value, share, *rates)
+    youden = rates[0] + rates[1] - 1.0
+    unclipped = (value - (1.0 - rates[1]) * share) / youden if youden > 0 else nan
     low, high = corrected_interval(
         (numerators, denominators, judged), confusion_of(card), rng, resamples
     )
@@ -346,5 +357,8 @@ def _corrected(
         "judged_share": share,
         "sensitivity": rates[0],
         "specificity": rates[1],
+        # Outside [0, judged share]: the judge says yes more (or less) often than its card's
+        # rates allow, a sign that these answers are not like the card's labelled set.
+        "clipped": bool(corrected is not None and unclipped != corrected),
         "card": f"{card.judge.label} on {card.metrics.claims} claims of {card.labels.name}",
     }

@@ -197,7 +197,11 @@ class EvalResult:
         turns = select_turns(self.turns, subset)
         scores = self.scores.merge(turns[_KEYS], on=_KEYS)
         per_case = _judged_per_case(scores, self.details, kinds)
-        cards = metric_cards(self.scorers, self.judge_cards)
+        cards = {
+            metric: card
+            for metric, card in metric_cards(self.scorers, self.judge_cards).items()
+            if metric in kinds
+        }
         return corrected_table(
             per_case, table, cards, lambda key: _group_rng(self.seed, key), self.resamples
         )
