@@ -214,3 +214,13 @@ def test_run_json_and_the_report_carry_the_judges(tmp_path: Path, own_card: Judg
     assert "judged by lexical (threshold=0.75)" in page
     assert "Judged and corrected for the judge" in page
     assert "NOT COMPARABLE" in page
+
+
+def test_the_report_escapes_what_a_card_says(tmp_path: Path, own_card: JudgeCard) -> None:
+    hostile = "<script>alert(1)</script>"
+    labels = own_card.labels.model_copy(update={"name": hostile})
+    card = own_card.model_copy(update={"labels": labels, "weak_categories": [hostile]})
+    result = score_answers(_answers(tmp_path), "alce", judge_cards=[card])
+    page = result.report_html()
+    assert hostile not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
