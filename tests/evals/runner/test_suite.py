@@ -152,7 +152,7 @@ def test_a_suites_judge_cards_are_read_beside_it_and_checked_before_a_case_runs(
     judge_card(None, {"name": "lexical", "threshold": 0.9}, resamples=50).save(
         tmp_path / "cards" / "other.json"
     )
-    text = GOOD.replace('judge = {', 'judge_cards = "cards/other.json"\njudge = {')
+    text = GOOD.replace("judge = {", 'judge_cards = "cards/other.json"\njudge = {')
     suite = load_suite(_suite(tmp_path, text))
     assert suite.card_paths() == [tmp_path / "cards" / "other.json"]
     out = tmp_path / "out"
