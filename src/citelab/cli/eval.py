@@ -157,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)
             return 130
-    _print_summary(result.to_pandas("variant"))
-    print_judges(result)
+    summary = result.to_pandas("variant")
+    _print_summary(summary)
+    print_judges(result, result.corrected(summary=summary))
     _print_findings(out)
     print(f"report: {out}/report.html", file=sys.stderr)
     errors = result.errors()

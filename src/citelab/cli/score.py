@@ -93,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
             for warning in judge.warnings:
                 print(f"WARNING: {warning}", file=sys.stderr)
     else:
-        _print_table(result.summary(scale=args.scale))
-        print_judges(result)
+        summary = result.summary()
+        scaled = summary.copy()
+        scaled[["value", "ci_low", "ci_high"]] = (
+            summary[["value", "ci_low", "ci_high"]] * args.scale
+        )
+        _print_table(scaled)
+        print_judges(result, result.corrected(summary=summary))
     for note in result.config.get("variant_notes", {}).values():
         print(f"note: {note}", file=sys.stderr)  # what a converter left out
     if args.out:

@@ -152,7 +152,9 @@ def score_answers(
 
 def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
     """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``)."""
-    summary = result.summary(scale=scale)
+    plain = result.summary()
+    summary = plain.copy()
+    summary[["value", "ci_low", "ci_high"]] = summary[["value", "ci_low", "ci_high"]] * scale
     metrics = {
         str(row["metric"]): {
             "value": float(row["value"]),
@@ -172,7 +174,7 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
         "dropped": result.config.get("dropped", []),
         "metrics": metrics,
         "judges": [judge.model_dump(mode="json") for judge in result.judges()],
-        "corrected": _corrected_json(result.corrected(summary=result.summary()), scale),
+        "corrected": _corrected_json(result.corrected(summary=plain), scale),
     }
 
 

@@ -9,6 +9,7 @@ shipped card, so it counts as uncalibrated (:func:`card_for`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,15 @@ def shipped_card(judge: str | Mapping[str, Any] | Judge) -> JudgeCard | None:
     """The shipped card of ``judge`` (a name, a configuration or a judge), or None when
     citelab ships none for that judge with exactly these settings."""
     built = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
-    path = CARDS_DIR / f"{built.name}.json"
-    if not path.is_file():
-        return None
-    card = JudgeCard.load(path)
-    return card if same_judge(card, built) else None
+    card = _shipped(built.name)
+    return card if card is not None and same_judge(card, built) else None
+
+
+@lru_cache(maxsize=32)
+def _shipped(name: str) -> JudgeCard | None:
+    # Cards are frozen and the folder is part of the installed package: read each once.
+    path = CARDS_DIR / f"{name}.json"
+    return JudgeCard.load(path) if path.is_file() else None
 
 
 def same_judge(card: JudgeCard, judge: Judge) -> bool:
