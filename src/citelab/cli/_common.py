@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 __all__ = [
     "add_address_arguments",
     "add_agents_arguments",
+    "add_judge_card_argument",
     "add_model_arguments",
     "add_reader_arguments",
     "agents_and_corpora",
     "agents_from",
     "default_agent",
+    "print_judges",
     "reader_from",
     "warn_if_reachable",
 ]
@@ -153,3 +155,41 @@ def warn_if_reachable(command: str, host: str, why: str = "") -> bool:
     warning = f"citelab {command}: warning: {host} is reachable from other machines"
     print(warning + (f"; {why}" if why else ""), file=sys.stderr)
     return False
+
+
+def add_judge_card_argument(parser: argparse.ArgumentParser) -> None:
+    """``--judge-card FILE`` (repeatable): the user's own cards for the run's judges."""
+    parser.add_argument(
+        "--judge-card",
+        dest="judge_cards",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a judge card (citelab judges card --out) describing a judge of the run; its "
+        "sensitivity and specificity correct the judged metrics (repeatable; default: "
+        "citelab's shipped card of the judge, if any)",
+    )
+
+
+def print_judges(result: Any, corrected: Any = None) -> None:
+    """Under a summary: each judged metric's judge, card and κ (stdout); the corrected
+    values (stdout); the warnings, loudly (stderr)."""
+    judges = result.judges()
+    for judge in judges:
+        kappa = "no card: uncalibrated"
+        if judge.card is not None:
+            value = "undefined" if judge.kappa is None else f"{judge.kappa:.2f}"
+            low, high = judge.kappa_low, judge.kappa_high
+            interval = "" if low is None else f" [{low:.2f}, {high:.2f}]"
+            kappa = f"κ {value}{interval} on card: {judge.card}"
+        weak = f"; weak: {', '.join(judge.weak_categories)}" if judge.weak_categories else ""
+        print(f"{judge.metric}: judged by {judge.judge} ({kappa}{weak})")
+    table = corrected if corrected is not None else result.corrected()
+    if not table.empty and table["corrected"].notna().any():
+        print("corrected for the judge's error (Rogan–Gladen; docs/corrected-metrics.md):")
+        columns = ["variant", "model", "metric", "value", "corrected", "corrected_low",
+                   "corrected_high", "clipped"]  # fmt: skip
+        shown = table[columns].rename(columns={"value": "judged"})
+        print(shown.round(3).to_string(index=False))
+    for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):
+        print(f"WARNING: {warning}", file=sys.stderr)

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from citelab.cli._common import add_judge_card_argument, print_judges
+
 __all__ = ["register", "run"]
 
 
@@ -105,6 +107,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not ask the models' endpoints whether they answer before the run starts",
     )
+    add_judge_card_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -125,7 +128,12 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_output_dir(suite)
     if args.rescore:
         result = rescore(
-            out, suite, executor=args.executor, address=args.address, workers=args.workers
+            out,
+            suite,
+            executor=args.executor,
+            address=args.address,
+            workers=args.workers,
+            judge_cards=args.judge_cards,
         )
     else:
         try:
@@ -144,11 +152,14 @@ def run(args: argparse.Namespace) -> int:
                 executor=args.executor,
                 address=args.address,
                 workers=args.workers,
+                judge_cards=args.judge_cards,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)
             return 130
-    _print_summary(result.to_pandas("variant"))
+    summary = result.to_pandas("variant")
+    _print_summary(summary)
+    print_judges(result, result.corrected(summary=summary))
     _print_findings(out)
     print(f"report: {out}/report.html", file=sys.stderr)
     errors = result.errors()

@@ -2,7 +2,10 @@
 
 ``citelab score results.json --format alce --out report/`` reads an ALCE result file and
 writes the same tables, ``run.json`` and ``report.html`` as ``citelab eval``; ``--json``
-prints each metric's value and interval as JSON on stdout instead of a table.
+prints each metric's value and interval as JSON on stdout instead of a table. Either way the
+judge of each judged metric is named with its card and κ, citation recall and precision are
+also shown corrected for the judge's error, and warnings (no card, low κ, an ``_alce`` metric
+not judged by ALCE's judge) go to stderr.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from citelab.cli._common import add_judge_card_argument, print_judges
 
 __all__ = ["register", "run"]
 
@@ -45,6 +50,7 @@ def register(subparsers: Any) -> None:
         help="scorers to run, by name or JSON configuration (default: citation recall and "
         "precision; ALCE files also in ALCE-compatible mode)",
     )
+    add_judge_card_argument(parser)
     parser.add_argument("--qampari", action="store_true", help="ALCE's QAMPARI list mode")
     parser.add_argument("--out", metavar="DIR", help="write tables, run.json and report.html")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -79,11 +85,21 @@ def run(args: argparse.Namespace) -> int:
         qampari=True if args.qampari else None,
         workers=args.workers,
         processes=args.processes,
+        judge_cards=args.judge_cards,
     )
     if args.json:
         print(json.dumps(summary_json(result, args.scale), indent=2))
+        for judge in result.judges():
+            for warning in judge.warnings:
+                print(f"WARNING: {warning}", file=sys.stderr)
     else:
-        _print_table(result.summary(scale=args.scale))
+        summary = result.summary()
+        scaled = summary.copy()
+        scaled[["value", "ci_low", "ci_high"]] = (
+            summary[["value", "ci_low", "ci_high"]] * args.scale
+        )
+        _print_table(scaled)
+        print_judges(result, result.corrected(summary=summary))
     for note in result.config.get("variant_notes", {}).values():
         print(f"note: {note}", file=sys.stderr)  # what a converter left out
     if args.out:

@@ -270,12 +270,15 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     written = write_outputs(bundled, tmp_path, findings, title="plain")
     assert list(written) == [
         name
-        for table in ("summary", "differences", "scores", "cases", "statements", "citations")
+        for table in (
+            "summary", "differences", "corrected", "scores", "cases", "statements", "citations"
+        )
         for name in (f"{table}.csv", f"{table}.parquet")
-    ] + ["gold.json", "run.json", "report.html"]
+    ] + ["gold.json", "run.json", "report.html"]  # fmt: skip
     plain = {
         "summary": bundled.summary(),
         "differences": bundled.differences(),
+        "corrected": bundled.corrected(),
         "scores": bundled.scores,
         "cases": bundled.to_pandas("case"),
         "statements": bundled.to_pandas("statement"),

@@ -30,12 +30,20 @@ from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inher
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals.judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
+from citelab.evals.judges import (
+    Judge,
+    JudgeCard,
+    LexicalJudge,
+    PairLexicalJudge,
+    build_judge,
+    load_cards,
+)
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import (
     EvalResult,
     ScoredRows,
+    check_cards,
     concurrent_judges,
     result_of,
     score_records_concurrently,
@@ -86,6 +94,7 @@ def score_answers(
     resamples: int = 1000,
     workers: int | None = None,
     processes: int | None = None,
+    judge_cards: Sequence[str | Path | JudgeCard] = (),
 ) -> EvalResult:
     """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
 
@@ -97,6 +106,8 @@ def score_answers(
     CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
     citelab's offline one, and no other thread runs; 1: this process only). With
     ``out_dir`` the tables, ``run.json`` and ``report.html`` are written there.
+    ``judge_cards``: cards (or card files) for the judges, beside citelab's shipped ones; a
+    card that describes none of the judges is an error.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
@@ -113,6 +124,8 @@ def score_answers(
             raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
         built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
         chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+        cards = load_cards(judge_cards)
+        check_cards(chosen, cards)
         dataset = _dataset_name(path, name)
         variant = name or "answers"
         records, cases = _records(items, dataset, variant=variant, model=answer_format)
@@ -123,7 +136,14 @@ def score_answers(
             scored = score_records_concurrently(records, cases, chosen, workers)
         config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
         result = result_of(
-            scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
+            scored,
+            records,
+            cases,
+            chosen,
+            config=config,
+            seed=seed,
+            resamples=resamples,
+            judge_cards=cards,
         )
     if out_dir is not None:
         _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
@@ -132,7 +152,9 @@ def score_answers(
 
 def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
     """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``)."""
-    summary = result.summary(scale=scale)
+    plain = result.summary()
+    summary = plain.copy()
+    summary[["value", "ci_low", "ci_high"]] = summary[["value", "ci_low", "ci_high"]] * scale
     metrics = {
         str(row["metric"]): {
             "value": float(row["value"]),
@@ -151,7 +173,32 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
         "judge": result.config.get("judge"),
         "dropped": result.config.get("dropped", []),
         "metrics": metrics,
+        "judges": [judge.model_dump(mode="json") for judge in result.judges()],
+        "corrected": _corrected_json(result.corrected(summary=plain), scale),
     }
+
+
+def _corrected_json(frame: Any, scale: float) -> dict[str, Any]:
+    """Per metric: as judged and corrected (times ``scale``), with the card's rates."""
+    out: dict[str, Any] = {}
+    for row in frame.to_dict("records"):
+        scaled = {
+            key: (None if row[key] != row[key] else float(row[key]) * scale)  # NaN: null
+            for key in ("value", "ci_low", "ci_high", "corrected", "corrected_low",
+                        "corrected_high")
+        }  # fmt: skip
+        rates = {
+            key: None if row[key] != row[key] else float(row[key])
+            for key in ("judged_share", "sensitivity", "specificity")
+        }
+        out[str(row["metric"])] = {
+            "judge": row["judge"],
+            "card": row["card"],
+            "clipped": bool(row["clipped"]),
+            **scaled,
+            **rates,
+        }
+    return out
 
 
 def _with_judge(

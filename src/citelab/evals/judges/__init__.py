@@ -9,6 +9,8 @@ citation file, JSON Lines or CSV with named columns (:class:`LabelColumns`), cit
 set. :func:`judge_card` makes a :class:`JudgeCard` (accuracy, macro-F1, κ, AUC, confusion,
 sensitivity and specificity with bootstrap intervals over claims, a threshold sweep,
 categories, reference judges' published outputs side by side: :class:`Reference`);
+citelab ships cards for its offline judges (:func:`shipped_card`; :func:`card_for` picks a
+judge's card among the user's and the shipped ones);
 :func:`calibrate` is its table view for several judges.
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
@@ -31,7 +33,13 @@ from citelab.evals.judges._calibrate import (
     load_labels,
     metrics_row,
 )
-from citelab.evals.judges._card import DEFAULT_CARD_JUDGE, JudgeCard, Reference, judge_card
+from citelab.evals.judges._card import (
+    DEFAULT_CARD_JUDGE,
+    JudgeCard,
+    Reference,
+    judge_card,
+    judge_label,
+)
 from citelab.evals.judges._deferring import (
     DeferringJudge,
     VerdictPending,
@@ -63,6 +71,14 @@ from citelab.evals.judges._labels import (
 )
 from citelab.evals.judges._nli import TRUE_INPUT, NLIJudge
 from citelab.evals.judges._prompts import MINICHECK_PROMPT, MINICHECK_SYSTEM
+from citelab.evals.judges._shipped import (
+    CARDS_DIR,
+    card_for,
+    load_cards,
+    same_judge,
+    shipped_card,
+    shipped_cards,
+)
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -73,6 +89,7 @@ _LAZY: dict[str, str] = dict.fromkeys(
 
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
+    "CARDS_DIR",
     "DEFAULT_CARD_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
@@ -100,19 +117,25 @@ __all__ = [
     "calibrate",
     "calibrate_cards",
     "calibration_table",
+    "card_for",
     "category_accuracy",
     "content_terms",
     "deferring",
     "judge_card",
+    "judge_label",
     "judge_names",
+    "load_cards",
     "load_label_set",
     "load_labels",
     "metrics_row",
     "read_judge_prompt",
     "register_judge",
     "run_blocking",
+    "same_judge",
     "score_concurrently",
     "score_deferring",
+    "shipped_card",
+    "shipped_cards",
 ]
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

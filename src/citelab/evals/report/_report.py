@@ -37,11 +37,15 @@ from citelab.evals._fork import cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals.report._case_browser import case_browser_parts, static_text
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._judges import corrected_html as _corrected_html
+from citelab.evals.report._judges import judge_line
+from citelab.evals.report._judges import judges_html as _judges_html
 from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
 from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
+    JudgedMetric,
     evaluate_findings,
 )
 
@@ -78,11 +82,13 @@ def write_outputs(
         if not forked:
             _write_turn_tables(result, out, parquet)
         stability = result.stability_by_round()
-        summary, differences, by_dataset, summaries = statistics.result()
+        summary, differences, by_dataset, summaries, corrected = statistics.result()
     _write_table(out, "summary", summary, parquet)
     _write_table(out, "differences", differences, parquet)
+    _write_table(out, "corrected", corrected, parquet)
     written: dict[str, Path] = {}
-    for name in ("summary", "differences", "scores", "cases", "statements", "citations"):
+    tables = ("summary", "differences", "corrected", "scores", "cases", "statements", "citations")
+    for name in tables:
         written[f"{name}.csv"] = out / f"{name}.csv"
         if parquet:
             written[f"{name}.parquet"] = out / f"{name}.parquet"
@@ -93,11 +99,17 @@ def write_outputs(
     written["gold.json"] = out / "gold.json"
     written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
     checked = evaluate_findings(result, findings, summaries={"all": summary, **summaries})
-    run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
+    judges = result.judges()
+    run = {
+        **result.config,
+        "findings": [c.model_dump(mode="json") for c in checked],
+        "judges": [judge.model_dump(mode="json") for judge in judges],
+        "corrected": _records_json(corrected),
+    }
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
     written["report.html"] = out / "report.html"
-    parts = _Parts(summary, differences, by_dataset, stability, browser)
+    parts = _Parts(summary, differences, by_dataset, stability, browser, corrected, judges)
     page = _page(
         result, checked, title or str(result.config.get("suite", {}).get("name", "")), "", parts
     )
@@ -124,9 +136,10 @@ def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExec
     return forked_pool(1, result)
 
 
-def _inherited_work(
-    subsets: Sequence[str], out: Path, parquet: bool
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+_Statistics = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], pd.DataFrame]
+
+
+def _inherited_work(subsets: Sequence[str], out: Path, parquet: bool) -> _Statistics:
     """In the forked worker: the turn-level tables written, the statistics returned."""
     result: EvalResult = inherited()
     _write_turn_tables(result, out, parquet)
@@ -146,13 +159,22 @@ def _write_table(out: Path, name: str, frame: pd.DataFrame, parquet: bool) -> No
         _write_parquet(frame, out / f"{name}.parquet")
 
 
-def _statistics(
-    result: EvalResult, subsets: Sequence[str]
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+def _statistics(result: EvalResult, subsets: Sequence[str]) -> _Statistics:
     """What the outputs need of the bootstraps: the summary, the paired differences, the
-    summary by dataset and the summary of each subset the findings look at."""
+    summary by dataset, the summary of each subset the findings look at, and the judged
+    metrics corrected for their judges' error."""
     summaries = {subset: result.summary(subset=subset) for subset in subsets}
-    return result.summary(), result.differences(), result.summary(by=["dataset"]), summaries
+    summary = result.summary()
+    corrected = result.corrected(summary=summary)
+    return summary, result.differences(), result.summary(by=["dataset"]), summaries, corrected
+
+
+def _records_json(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows for JSON: NaN as null."""
+    return [
+        {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+        for row in frame.to_dict("records")
+    ]
 
 
 @dataclass
@@ -165,6 +187,10 @@ class _Parts:
     stability: pd.DataFrame
     browser: tuple[str, str]
     """The case browser and its details (:func:`case_browser_parts`)."""
+    corrected: pd.DataFrame
+    """:meth:`EvalResult.corrected` of the summary."""
+    judges: list[JudgedMetric]
+    """:meth:`EvalResult.judges`."""
 
 
 FLOAT_FORMAT = "%.6g"
@@ -287,7 +313,10 @@ def render_html(
         by_dataset=result.summary(by=["dataset"]),
         stability=result.stability_by_round(),
         browser=case_browser_parts(result),
+        corrected=pd.DataFrame(),
+        judges=result.judges(),
     )
+    parts.corrected = result.corrected(summary=parts.summary)
     return _page(result, findings, title, intro, parts)
 
 
@@ -314,9 +343,11 @@ def _page(
         _findings_html(findings),
         "<h2>Variants</h2>",
         _variants_html(result, colors),
+        _judges_html(parts.judges),
         "<h2>Summary</h2>",
         _summary_note(),
-        _summary_table(summary, colors, result),
+        _summary_table(summary, colors, result, judges=parts.judges),
+        _corrected_html(parts.corrected, parts.judges),
         f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
         _differences_html(differences, colors, variant_order(result)),
         # As result.plot("differences") and result.plot("values") draw them.
@@ -531,7 +562,11 @@ def _summary_note() -> str:
 
 
 def _summary_table(
-    summary: pd.DataFrame, colors: dict[str, str], result: EvalResult, by: Sequence[str] = ()
+    summary: pd.DataFrame,
+    colors: dict[str, str],
+    result: EvalResult,
+    by: Sequence[str] = (),
+    judges: Sequence[JudgedMetric] = (),
 ) -> str:
     """Rows: ``by`` columns then metric; columns: variant · model; cells: value, interval,
     units and cases (flagged under MIN_UNITS units)."""
@@ -553,12 +588,15 @@ def _summary_table(
             f'<th title="{_e(description)}">{_swatch(colors.get(variant))}{_e(variant)} · '
             f'{_e(model)}<br><span class="muted">{_e(description)}</span></th>'
         )
+    judged_by = {judge.metric: judge_line(judge) for judge in judges}
     rows = []
     for key, values in table.iterrows():
         parts = [str(part) for part in _tuple(key)]
         arrow = "↑" if _higher(summary, parts[-1]) else "↓"
+        judged = judged_by.get(parts[-1], "")
         parts[-1] = f"{parts[-1]} {arrow}"
-        heads = "".join(f"<th>{_e(part)}</th>" for part in parts)
+        heads = "".join(f"<th>{_e(part)}</th>" for part in parts[:-1])
+        heads += f"<th>{_e(parts[-1])}{judged}</th>"
         tds = "".join(f'<td class="num">{v if isinstance(v, str) else ""}</td>' for v in values)
         rows.append(f"<tr>{heads}{tds}</tr>")
     return f"<table><tr>{header}</tr>{''.join(rows)}</table>"

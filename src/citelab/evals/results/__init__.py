@@ -9,6 +9,7 @@ registers how (:func:`set_display`) when it is imported.
 
 from citelab.evals.results._concurrent import concurrent_judges, score_records_concurrently
 from citelab.evals.results._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals.results._judged import LOW_KAPPA, JudgedMetric, check_cards, rogan_gladen
 from citelab.evals.results._results import (
     TURN_FACTS,
     EvalResult,
@@ -25,17 +26,21 @@ from citelab.evals.results._results import (
 )
 
 __all__ = [
+    "LOW_KAPPA",
     "TURN_FACTS",
     "EvalResult",
     "Finding",
     "FindingResult",
+    "JudgedMetric",
     "Level",
     "ResultDisplay",
     "ScoredRows",
     "bootstrap_interval",
+    "check_cards",
     "concurrent_judges",
     "evaluate_findings",
     "result_of",
+    "rogan_gladen",
     "score_record",
     "score_records",
     "score_records_concurrently",

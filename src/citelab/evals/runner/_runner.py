@@ -32,14 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from citelab.evals._versions import versions as _versions
+from citelab.evals.judges import JudgeCard, load_cards
 from citelab.evals.records import CaseRecord, read_records, read_records_file
 from citelab.evals.report import write_outputs
-from citelab.evals.results import EvalResult, result_of
+from citelab.evals.results import EvalResult, check_cards, result_of
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import Suite, load_suite
 from citelab.evals.runner._variant_notes import variant_notes
+from citelab.evals.scorers import Scorer
 
 __all__ = [
     "Resume",
@@ -78,6 +80,7 @@ def run(
     executor: str | Executor = "local",
     address: str | None = None,
     workers: int | None = None,
+    judge_cards: Sequence[str | Path | JudgeCard] = (),
 ) -> EvalResult:
     """Run a suite (an object, a name in ``evaluations/suites/`` or a path); see the module docs.
 
@@ -97,6 +100,10 @@ def run(
     ``executor="ray"`` runs the cases on a Ray cluster (``citelab[ray]``): the one at
     ``address``, else the one this process is connected to, else a local one started for the
     run, with ``workers`` actors (default: one per CPU). The results are the same as local.
+
+    ``judge_cards`` (cards or card files) join the suite's ``judge_cards`` to describe the
+    run's judges (see :meth:`EvalResult.judges`); one that describes none of them raises
+    :class:`~citelab.InvalidInput` before any case runs.
     """
     call = run_async(
         suite,
@@ -113,6 +120,7 @@ def run(
         executor=executor,
         address=address,
         workers=workers,
+        judge_cards=judge_cards,
     )
     try:
         asyncio.get_running_loop()
@@ -138,11 +146,13 @@ async def run_async(
     executor: str | Executor = "local",
     address: str | None = None,
     workers: int | None = None,
+    judge_cards: Sequence[str | Path | JudgeCard] = (),
 ) -> EvalResult:
     """The coroutine behind :func:`run`."""
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     started = time.time()
     plan = plan_run(suite, models=models, limit=limit)
+    cards = _cards(suite, plan.scorers, judge_cards)
     out = Path(out_dir) if out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
     backend = get_executor(executor, address=address, workers=workers)
@@ -167,12 +177,22 @@ async def run_async(
             config=_run_config(plan, driver, started),
             seed=suite.seed,
             resamples=suite.resamples,
+            judge_cards=cards,
         )
     finally:
         if isinstance(executor, str):
             backend.close()
     write_outputs(result, out, suite.findings, title=suite.name)
     return result
+
+
+def _cards(
+    suite: Suite, scorers: Sequence[Scorer], given: Sequence[str | Path | JudgeCard]
+) -> list[JudgeCard]:
+    """The suite's judge cards and the ``given`` ones, each checked to describe a judge."""
+    cards = load_cards([*suite.card_paths(), *given])
+    check_cards(scorers, cards)
+    return cards
 
 
 def rescore(
@@ -182,13 +202,16 @@ def rescore(
     executor: str | Executor = "local",
     address: str | None = None,
     workers: int | None = None,
+    judge_cards: Sequence[str | Path | JudgeCard] = (),
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
 
-    ``executor``, ``address`` and ``workers`` say where the scorers run (see :func:`run`).
+    ``executor``, ``address`` and ``workers`` say where the scorers run (see :func:`run`);
+    ``judge_cards`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
+    cards = _cards(suite, plan.scorers, judge_cards)
     out = Path(out_dir)
     backend = get_executor(executor, address=address, workers=workers)
     try:
@@ -209,6 +232,7 @@ def rescore(
         config=config,
         seed=suite.seed,
         resamples=suite.resamples,
+        judge_cards=cards,
     )
     write_outputs(result, out, suite.findings, title=suite.name)
     return result

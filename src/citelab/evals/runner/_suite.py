@@ -8,6 +8,7 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     seed = 0
     concurrency = 8
     judge = {name = "lexical", threshold = 0.75}     # the judge of every scorer that takes one
+    judge_cards = ["my_card.json"]                   # optional: cards for the judges
 
     [[variants]]
     name = "baseline"
@@ -106,6 +107,9 @@ class Suite(BaseModel):
     """Scorer names or configurations; None means every registered scorer."""
     judge: dict[str, Any] | str | None = None
     """The judge given to every scorer that takes one (unless it names its own)."""
+    judge_cards: list[str] = []
+    """Judge card files (relative to the suite file) for the run's judges, beside citelab's
+    shipped cards; a card that describes none of the judges is an error."""
     findings: list[Finding] = []
     seed: int = 0
     concurrency: int = Field(default=4, ge=1, le=1024)
@@ -115,6 +119,16 @@ class Suite(BaseModel):
     """Bootstrap resamples for the intervals."""
     path: Path | None = Field(default=None, exclude=True)
     """Where the suite was loaded from (set by :func:`load_suite`)."""
+
+    @field_validator("judge_cards", mode="before")
+    @classmethod
+    def _one_card(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    def card_paths(self) -> list[Path]:
+        """:attr:`judge_cards` as paths (relative ones against the suite file's folder)."""
+        base = self.path.parent if self.path is not None else Path()
+        return [base / card for card in self.judge_cards]
 
     @field_validator("models", mode="before")
     @classmethod
