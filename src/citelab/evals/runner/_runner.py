@@ -164,7 +164,7 @@ async def run_async(
             records,
             plan.cases,
             plan.scorers,
-            config=_run_config(plan, driver, started),
+            config=_run_config(plan, driver, started, records),
             seed=suite.seed,
             resamples=suite.resamples,
         )
@@ -197,7 +197,11 @@ def rescore(
         # In the plan's order, as a run gives them: the tables and intervals come out the same.
         records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
         scored = backend.score(plan, records, source)
-        config = {**_static_config(plan), "rescored_at": _now(), "executor": backend.config()}
+        config = {
+            **_static_config(plan, records),
+            "rescored_at": _now(),
+            "executor": backend.config(),
+        }
     finally:
         if isinstance(executor, str):
             backend.close()
@@ -333,10 +337,12 @@ class _RunDriver:
 # --- the run's log -------------------------------------------------------------------------
 
 
-def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, Any]:
+def _run_config(
+    plan: RunPlan, driver: _RunDriver, started: float, records: Sequence[CaseRecord]
+) -> dict[str, Any]:
     batch = driver.batch
     return {
-        **_static_config(plan),
+        **_static_config(plan, records),
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "finished_at": _now(),
         "seconds": round(time.time() - started, 2),
@@ -363,7 +369,7 @@ def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, 
     }
 
 
-def _static_config(plan: RunPlan) -> dict[str, Any]:
+def _static_config(plan: RunPlan, records: Sequence[CaseRecord]) -> dict[str, Any]:
     suite = plan.suite
     variants = suite.expanded_variants()
     return {
@@ -374,7 +380,7 @@ def _static_config(plan: RunPlan) -> dict[str, Any]:
             variant.name: {"set": variant.set, "description": variant.description}
             for variant in variants
         },
-        "variant_notes": variant_notes(variants, plan.models),
+        "variant_notes": variant_notes(variants, plan.models, records),
         "models": [m.model_dump(mode="json") for m in plan.models],
         "scorers": [scorer.config() for scorer in plan.scorers],
         "versions": _versions(),
