@@ -269,7 +269,9 @@ class _CitationScorer:
 
 @dataclass(frozen=True)
 class CitationRecall(_CitationScorer):
-    """Share of statements that cite sources which together support them."""
+    """Share of statements that cite sources which together support them. In citelab's mode
+    a statement whose cited sources have no passage to judge (or whose readable passages do
+    not support it while another cited source has none) is left out, as not judgeable."""
 
     name: str = "citation_recall"
     level: DetailLevel = "statement"
@@ -300,7 +302,9 @@ class CitationRecall(_CitationScorer):
 
 @dataclass(frozen=True)
 class CitationPrecision(_CitationScorer):
-    """Share of citations that are needed: their statement is supported and they are relevant."""
+    """Share of citations that are needed: their statement is supported and they are relevant.
+    In citelab's mode a citation of a source without a passage, or of a statement that cannot
+    be judged, is left out, as not judgeable."""
 
     name: str = "citation_precision"
     level: DetailLevel = "citation"
