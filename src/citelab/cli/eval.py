@@ -10,7 +10,9 @@ in this process, with the same results (see the README's "Sweeps on a Ray cluste
 Failures are loud: a model that cannot be reached or does not exist stops the run before
 the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
 ``--allow-failures``); resuming runs failed cases again (unless ``--keep-failed``) and cases
-recorded under another configuration (unless ``--reuse-changed``).
+recorded under another configuration (unless ``--reuse-changed``). A run whose suite states
+gates (``[[gates]]``, or findings with ``required = true``) prints each gate's verdict and
+exits 3 when one did not pass: see :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register", "run"]
+__all__ = ["EXIT_CODES", "register", "run"]
+
+EXIT_CODES = """\
+exit codes:
+  0    the run finished: no turn failed, every gate passed
+  1    turns failed (printed by cause; --allow-failures exits 0 or 3 instead)
+  2    bad input or configuration: the suite, an option, a model name (the message says where)
+  3    a gate did not pass: a [[gates]] check or a required finding failed, or could not be
+       tested; the results and report are written
+  130  interrupted (Ctrl-C); the same command resumes the run
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -32,6 +44,8 @@ def register(subparsers: Any) -> None:
             "model × dataset case through the answer service, then score citations and write "
             "CSV tables, run.json and a self-contained report.html."
         ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--suite", default="default", metavar="NAME|PATH", help="suite to run (default: default)"
@@ -87,7 +101,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--allow-failures",
         action="store_true",
-        help="exit 0 even when turns failed (the errors are still printed and reported)",
+        help="do not exit 1 when turns failed (the errors are still printed and reported; "
+        "a failed gate still exits 3)",
     )
     parser.add_argument(
         "--keep-failed",
@@ -111,6 +126,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
+    from citelab.cli._common import EXIT_GATE_FAILED, print_gates
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
@@ -149,16 +165,16 @@ def run(args: argparse.Namespace) -> int:
             print(_interrupted_message(Path(out)), file=sys.stderr)
             return 130
     _print_summary(result.to_pandas("variant"))
-    _print_findings(out)
+    _print_findings(result.config.get("findings", []))
+    gates_passed = print_gates(result.config.get("gates", []))
     print(f"report: {out}/report.html", file=sys.stderr)
     errors = result.errors()
-    if errors.empty:
-        return 0
-    _print_errors(errors, len(result.turns))
-    if args.allow_failures:
-        print("--allow-failures: exiting 0 despite the failed turns", file=sys.stderr)
-        return 0
-    return 1
+    if not errors.empty:
+        _print_errors(errors, len(result.turns))
+        if not args.allow_failures:
+            return 1
+        print("--allow-failures: not exiting 1 for the failed turns", file=sys.stderr)
+    return 0 if gates_passed else EXIT_GATE_FAILED
 
 
 def _interrupted_message(out: Path) -> str:
@@ -243,12 +259,12 @@ def _print_summary(summary: Any) -> None:
     print(table.round(3).to_string())
 
 
-def _print_findings(out: Any) -> None:
-    """The findings as checked in ``run.json`` (written with the report)."""
-    import json
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
+"""✔ as predicted, ✘ not shown, ○ not testable here."""
 
-    run_file = Path(out) / "run.json"
-    findings = json.loads(run_file.read_text(encoding="utf-8")).get("findings", [])
+
+def _print_findings(findings: list[dict[str, Any]]) -> None:
+    """The findings as checked (``run.json``'s ``findings``)."""
     for finding in findings:
-        mark = "✔" if finding.get("holds") else "✘"
+        mark = _MARKS[finding["verdict"]]
         print(f"{mark} {finding['finding']['title']}\n    {finding['sentence']}")

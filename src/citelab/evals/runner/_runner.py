@@ -171,7 +171,7 @@ async def run_async(
     finally:
         if isinstance(executor, str):
             backend.close()
-    write_outputs(result, out, suite.findings, title=suite.name)
+    write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
 
 
@@ -214,7 +214,7 @@ def rescore(
         seed=suite.seed,
         resamples=suite.resamples,
     )
-    write_outputs(result, out, suite.findings, title=suite.name)
+    write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
 
 
