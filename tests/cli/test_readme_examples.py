@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
@@ -43,3 +45,17 @@ def test_the_scoring_envelope_example_runs_as_written(tmp_path: Path) -> None:
     metrics = json.loads(done.stdout)["metrics"]
     assert metrics["citation_recall"]["value"] == 1.0
     assert metrics["citation_precision"]["value"] == 1.0
+
+
+@pytest.mark.slow
+def test_the_ci_recipe_runs_as_written_and_passes_its_gates(tmp_path: Path) -> None:
+    recipe = _shell_block("--non-inferior '*=0.02'")
+    done = _run(recipe, tmp_path)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "gates: all 3 passed" in done.stdout  # the default suite's two and its required finding
+    compared = json.loads((tmp_path / "runs" / "compare" / "compare.json").read_text())
+    assert compared["gates"]
+    assert all(gate["passed"] for gate in compared["gates"])
+    # A second time, the accepted run is kept and the candidate resumes: still green.
+    again = _run(recipe, tmp_path)
+    assert again.returncode == 0, again.stderr

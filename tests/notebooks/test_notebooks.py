@@ -348,7 +348,7 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     assert (kernel_env / "04_evaluation_report" / "reports" / "compare" / "report.html").is_file()
     frames = [html for html in run.data("text/html") if "citelab-report-frame" in html]
     assert len(frames) == 1
-    assert frames[0].startswith("<iframe")
+    assert frames[0].startswith('<div class="mathjax_ignore"><iframe')
     assert "failed turns: 0\n" in run.stdout()
     assert "baseline metrics that differ: 0\n" in run.stdout()
     out = run.stdout()
