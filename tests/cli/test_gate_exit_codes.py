@@ -44,6 +44,13 @@ def test_a_failed_gate_exits_3_and_a_passing_one_0(
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["gates"][0]["verdict"] == "fails"
     assert (out / "report.html").is_file()
+    # --json says the same for a CI script to read: each gate's verdict and the exit code.
+    assert main(["eval", "--suite", str(failing), "--out", str(out), "--quiet", "--json"]) == 3
+    facts = json.loads(capsys.readouterr().out)
+    assert (facts["exit_code"], facts["gates_passed"], facts["failed_turns"]) == (3, False, 0)
+    assert [gate["verdict"] for gate in facts["gates"]] == ["fails"]
+    assert facts["gates"][0]["name"] == "citation_precision >= 1.5 for every variant"
+    assert {row["metric"] for row in facts["summary"]} >= {"citation_precision"}
 
 
 def test_a_required_finding_that_does_not_hold_exits_3(
@@ -101,6 +108,12 @@ def test_compare_exits_3_when_b_is_worse_than_a_by_more_than_the_margin(
     compared = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))
     assert compared["gates"][0]["verdict"] == "fails"
     assert "<h2>Gates</h2>" in (tmp_path / "c" / "report.html").read_text(encoding="utf-8")
+    assert main([*args, "--non-inferior", "citation_precision=0.01", "--json"]) == 3
+    facts = json.loads(capsys.readouterr().out)
+    assert (facts["exit_code"], facts["gates_passed"], facts["labels"]) == (3, False, ["a", "b"])
+    assert facts["gates"][0]["verdict"] == "fails"
+    [row] = [row for row in facts["differences"] if row["metric"] == "citation_precision"]
+    assert row["ci_low"] < -0.01  # the paired interval's worse end, past the margin
     assert main([*args, "--non-inferior", "citation_precision=1"]) == 0
     assert main([*args, "--non-inferior", "*=1"]) == 0
     assert main([*args, "--non-inferior", "citation_precision"]) == 2

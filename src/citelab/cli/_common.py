@@ -25,7 +25,9 @@ __all__ = [
     "agents_from",
     "default_agent",
     "print_gates",
+    "print_json",
     "reader_from",
+    "table_records",
     "warn_if_reachable",
 ]
 
@@ -46,6 +48,20 @@ def print_gates(gates: list[dict[str, Any]]) -> bool:
     for gate in gates:
         print(f"{_MARKS[gate['verdict']]} gate: {gate['name']}\n    {gate['sentence']}")
     return not failed
+
+
+def table_records(frame: Any) -> list[dict[str, Any]]:
+    """A table's rows for JSON: missing values (NaN) as null, numpy numbers as Python's."""
+    import json
+
+    return list(json.loads(frame.to_json(orient="records", double_precision=6)))
+
+
+def print_json(facts: dict[str, Any]) -> None:
+    """``--json``: the command's facts as one JSON document on stdout."""
+    import json
+
+    print(json.dumps(facts, indent=2, ensure_ascii=False, default=str))
 
 
 def add_agents_arguments(parser: argparse.ArgumentParser) -> None:

@@ -67,6 +67,12 @@ def register(subparsers: Any) -> None:
         default=0.95,
         help="the confidence of the paired intervals the gates read (default: 0.95)",
     )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcome as JSON (matched cases, differences, gates with their "
+        "verdicts, exit code) instead of text",
+    )
     parser.set_defaults(func=run)
 
 
@@ -81,17 +87,37 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare_runs(args.run_a, args.run_b, args.labels)
     out = Path(args.out) if args.out else Path(args.run_b) / f"compare-{Path(args.run_a).name}"
     written = write_comparison(comparison, out, non_inferior=margins, confidence=args.confidence)
-    a, b = comparison.labels
-    print(
-        f"{comparison.matched} cases matched; {comparison.only[0]} only in {a}, "
-        f"{comparison.only[1]} only in {b}"
-    )
-    _print_differences(comparison.result.differences(confidence=args.confidence), a, b)
-    from citelab.cli._common import EXIT_GATE_FAILED, print_gates
+    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
 
-    passed = print_gates(comparison.result.config.get("gates", []))
+    a, b = comparison.labels
+    differences = comparison.result.differences(confidence=args.confidence)
+    gates = comparison.result.config.get("gates", [])
+    passed = all(gate["passed"] for gate in gates)
+    code = 0 if passed else EXIT_GATE_FAILED
+    if args.json:
+        print_json(
+            {
+                "labels": [a, b],
+                "matched_cases": comparison.matched,
+                "only_a": comparison.only[0],
+                "only_b": comparison.only[1],
+                "confidence": args.confidence,
+                "differences": table_records(differences),
+                "gates": gates,
+                "gates_passed": passed,
+                "report": str(written["report.html"]),
+                "exit_code": code,
+            }
+        )
+    else:
+        print(
+            f"{comparison.matched} cases matched; {comparison.only[0]} only in {a}, "
+            f"{comparison.only[1]} only in {b}"
+        )
+        _print_differences(differences, a, b)
+        print_gates(gates)
     print(f"report: {written['report.html']}", file=sys.stderr)
-    return 0 if passed else EXIT_GATE_FAILED
+    return code
 
 
 def _margin(text: str) -> tuple[str, float]:

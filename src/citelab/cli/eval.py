@@ -121,12 +121,18 @@ def register(subparsers: Any) -> None:
         help="do not ask the models' endpoints whether they answer before the run starts",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcome as JSON (summary, findings, gates with their verdicts, "
+        "failed turns, exit code) instead of tables",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
-    from citelab.cli._common import EXIT_GATE_FAILED, print_gates
+    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
@@ -164,17 +170,39 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)
             return 130
-    _print_summary(result.to_pandas("variant"))
-    _print_findings(result.config.get("findings", []))
-    gates_passed = print_gates(result.config.get("gates", []))
-    print(f"report: {out}/report.html", file=sys.stderr)
+    findings = result.config.get("findings", [])
+    gates = result.config.get("gates", [])
+    gates_passed = all(gate["passed"] for gate in gates)
     errors = result.errors()
-    if not errors.empty:
+    failed_turns = int(errors["count"].sum()) if not errors.empty else 0
+    if failed_turns and not args.allow_failures:
+        code = 1
+    else:
+        code = 0 if gates_passed else EXIT_GATE_FAILED
+    if args.json:
+        print_json(
+            {
+                "out": str(out),
+                "report": f"{out}/report.html",
+                "turns": len(result.turns),
+                "failed_turns": failed_turns,
+                "summary": table_records(result.to_pandas("variant")),
+                "findings": findings,
+                "gates": gates,
+                "gates_passed": gates_passed,
+                "exit_code": code,
+            }
+        )
+    else:
+        _print_summary(result.to_pandas("variant"))
+        _print_findings(findings)
+        print_gates(gates)
+    print(f"report: {out}/report.html", file=sys.stderr)
+    if failed_turns:
         _print_errors(errors, len(result.turns))
-        if not args.allow_failures:
-            return 1
-        print("--allow-failures: not exiting 1 for the failed turns", file=sys.stderr)
-    return 0 if gates_passed else EXIT_GATE_FAILED
+        if args.allow_failures:
+            print("--allow-failures: not exiting 1 for the failed turns", file=sys.stderr)
+    return code
 
 
 def _interrupted_message(out: Path) -> str:
