@@ -38,7 +38,9 @@
  *
  * @typedef {{expect?: boolean, claims?: [string, string[]][], must_cite?: string[],
  *   must_not_cite?: string[], min_searches?: number}} Gold
- * @typedef {{hit?: boolean, [key: string]: unknown}} Reason
+ * A scorer's detail row: hit counts toward the value (good where higher is better, bad where
+ * lower is); judgeable: false marks a unit left out (no passage to judge).
+ * @typedef {{hit?: boolean, judgeable?: boolean, [key: string]: unknown}} Reason
  * @typedef {{visible?: NumberedSource[], added?: NumberedSource[], searches?: number,
  *   text?: string}} Round
  */

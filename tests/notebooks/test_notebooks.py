@@ -352,13 +352,14 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     assert (kernel_env / "04_evaluation_report" / "reports" / "compare" / "report.html").is_file()
     frames = [html for html in run.data("text/html") if "citelab-report-frame" in html]
     assert len(frames) == 1
-    assert frames[0].startswith("<iframe")
+    assert frames[0].startswith('<div class="mathjax_ignore"><iframe')
     assert "failed turns: 0\n" in run.stdout()
     assert "baseline metrics that differ: 0\n" in run.stdout()
     out = run.stdout()
     holding = re.search(r"^(\d+) of (\d+) findings hold$", out, re.MULTILINE)
     assert holding is not None
     assert holding.group(1) == holding.group(2) != "0"
+    assert re.search(r"^2 of 2 gates pass$", out, re.MULTILINE)
     assert re.search(r"^serving at http://127\.0\.0\.1:\d+/v1$", out, re.MULTILINE)
     assert "identical metrics over HTTP: True" in out
     assert len(run.data("image/png")) == 2  # result.plot: differences, stability

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from citelab.corpus import Corpus, Reader
 
 __all__ = [
+    "EXIT_GATE_FAILED",
     "add_address_arguments",
     "add_agents_arguments",
     "add_judge_card_argument",
@@ -24,10 +25,45 @@ __all__ = [
     "agents_and_corpora",
     "agents_from",
     "default_agent",
+    "print_gates",
+    "print_json",
     "print_judges",
     "reader_from",
+    "table_records",
     "warn_if_reachable",
 ]
+
+EXIT_GATE_FAILED = 3
+"""``citelab eval`` and ``citelab compare``: a gate did not pass (failed, or could not be
+tested); distinct from 1 (turns failed) and 2 (bad input or configuration)."""
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
+
+
+def print_gates(gates: list[dict[str, Any]]) -> bool:
+    """The gates as checked (``run.json``'s or ``compare.json``'s ``gates``): a line with
+    how many passed, then each with its figures; whether every one passed."""
+    if not gates:
+        return True
+    failed = [gate for gate in gates if not gate["passed"]]
+    verdict = f"{len(failed)} of {len(gates)} FAILED" if failed else f"all {len(gates)} passed"
+    print(f"gates: {verdict}")
+    for gate in gates:
+        print(f"{_MARKS[gate['verdict']]} gate: {gate['name']}\n    {gate['sentence']}")
+    return not failed
+
+
+def table_records(frame: Any) -> list[dict[str, Any]]:
+    """A table's rows for JSON: missing values (NaN) as null, numpy numbers as Python's."""
+    import json
+
+    return list(json.loads(frame.to_json(orient="records", double_precision=6)))
+
+
+def print_json(facts: dict[str, Any]) -> None:
+    """``--json``: the command's facts as one JSON document on stdout."""
+    import json
+
+    print(json.dumps(facts, indent=2, ensure_ascii=False, default=str))
 
 
 def add_agents_arguments(parser: argparse.ArgumentParser) -> None:

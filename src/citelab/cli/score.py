@@ -17,7 +17,28 @@ from typing import Any
 
 from citelab.cli._common import add_judge_card_argument, print_judges
 
-__all__ = ["register", "run"]
+__all__ = ["ENVELOPE_HELP", "register", "run"]
+
+ENVELOPE_HELP = """\
+A judge reads each cited source's text. A vendor response usually cites a URL and a title
+only: give the passages in an envelope (one JSON value, a list, or JSON Lines):
+
+  {"id": "ferry-1", "question": "When does the ferry leave?",
+   "response": <the vendor's response as the API returned it>,
+   "sources": [{"uri": "https://harbour.example/ferry", "title": "Ferry timetable",
+                "content": "The ferry leaves at 9 am from pier 3 every day."}]}
+
+"uri" is what the response cites; Anthropic's request "documents" may stand in for
+"sources". Without a passage (no content, none in the response, no source quotes) a source
+is not judgeable: its citations are left out of recall and precision, listed on stderr and
+in --json and run.json (without_passage), never scored 0. Anthropic responses are scored per
+cited span (citation_recall_span), the others per sentence.
+
+example:
+  citelab score answers.jsonl --format openai-chat --json
+
+exit codes: 0 scored; 2 bad input or configuration (the message says where).
+"""
 
 _FORMATS = ("alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini")
 
@@ -31,6 +52,8 @@ def register(subparsers: Any) -> None:
             "precision for ALCE files) and print the summary; --out writes the tables, "
             "run.json and report.html."
         ),
+        epilog=ENVELOPE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="INPUT", help="a JSON or JSON Lines file of answers")
     parser.add_argument(
@@ -93,15 +116,10 @@ def run(args: argparse.Namespace) -> int:
             for warning in judge.warnings:
                 print(f"WARNING: {warning}", file=sys.stderr)
     else:
-        summary = result.summary()
-        scaled = summary.copy()
-        scaled[["value", "ci_low", "ci_high"]] = (
-            summary[["value", "ci_low", "ci_high"]] * args.scale
-        )
-        _print_table(scaled)
-        print_judges(result, result.corrected(summary=summary))
-    for note in result.config.get("variant_notes", {}).values():
-        print(f"note: {note}", file=sys.stderr)  # what a converter left out
+        _print_table(summary_json(result, args.scale)["metrics"])
+        print_judges(result, result.corrected())
+    for note in result.config.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)  # what a converter left out, what had no passage
     if args.out:
         print(f"report: {args.out}/report.html", file=sys.stderr)
     return 0
@@ -122,9 +140,18 @@ def parse_spec(value: str, option: str) -> str | dict[str, Any]:
     return parsed
 
 
-def _print_table(summary: Any) -> None:
-    if summary.empty:
-        print("no applicable answers were scored")
-        return
-    columns = ["metric", "value", "ci_low", "ci_high", "cases"]
-    print(summary[columns].rename(columns={"cases": "answers"}).round(3).to_string(index=False))
+def _print_table(metrics: dict[str, dict[str, Any]]) -> None:
+    """One line per metric: value, interval and answers, or why it has no value."""
+    rows = []
+    for metric, figures in metrics.items():
+        left_out = figures.get("unjudgeable", 0)
+        if figures["value"] is None:
+            why = f"not judgeable ({left_out} units without passage)" if left_out else "n/a"
+            rows.append([metric, why, "", "", "0", ""])
+            continue
+        cells = [f"{figures[key]:.3f}" for key in ("value", "ci_low", "ci_high")]
+        rows.append([metric, *cells, str(figures["answers"]), str(left_out or "")])
+    head = ["metric", "value", "ci_low", "ci_high", "answers", "not judgeable"]
+    widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths, strict=True)))

@@ -114,8 +114,9 @@ def test_each_vendor_format_is_read_and_scored(tmp_path: Path, answer_format: st
     assert [s.content for s in answer.sources] == [FEES, LIBRARY]
     result = score_answers(path, answer_format)
     cases = result.to_pandas("case")
-    assert list(cases["citation_recall"]) == [1.0]
-    assert list(cases["citation_precision"]) == [1.0]
+    span = "_span" if answer_format == "anthropic" else ""  # Anthropic: per cited span
+    assert list(cases[f"citation_recall{span}"]) == [1.0]
+    assert list(cases[f"citation_precision{span}"]) == [1.0]
 
 
 def test_anthropic_request_documents_are_the_sources() -> None:
@@ -139,7 +140,7 @@ def test_anthropic_request_documents_are_the_sources() -> None:
         ]
     }
     result = score_answers([{"response": response, "documents": documents}], "anthropic")
-    assert list(result.to_pandas("case")["citation_recall"]) == [1.0]
+    assert list(result.to_pandas("case")["citation_recall_span"]) == [1.0]
     details = result.to_pandas("statement")
     # Every request document is a source, in request order: document 1 is cited as [2].
     assert list(details["citations"]) == ["2"]

@@ -14,12 +14,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from citelab.evals import EvalResult, evaluate_findings, load_suite, run, write_outputs
+from citelab.evals import (
+    EvalResult,
+    evaluate_findings,
+    evaluate_gates,
+    load_suite,
+    run,
+    write_outputs,
+)
 from citelab.evals._fork import cpus, fork_is_safe
 from citelab.evals.report import _case_browser as case_browser
 from citelab.evals.report import _report as report
 from citelab.evals.report._report import _write_parquet, render_html, write_csv_rows
 from citelab.evals.results import _results as results
+from citelab.evals.results import required_findings
 
 KEYS = ("variant", "model", "dataset", "case_id", "turn")
 
@@ -266,8 +274,9 @@ def test_parquet_tables_hold_object_columns_as_text(tmp_path: Path) -> None:
 
 
 def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_path: Path) -> None:
-    findings = load_suite("default").findings
-    written = write_outputs(bundled, tmp_path, findings, title="plain")
+    suite = load_suite("default")
+    findings, gates = suite.findings, suite.gates
+    written = write_outputs(bundled, tmp_path, findings, title="plain", gates=gates)
     assert list(written) == [
         name
         for table in (
@@ -290,7 +299,8 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     # The report: the statistics, findings, plots and case browser each computed the
     # plain way (render_html alone, findings checked one by one).
     checked = evaluate_findings(bundled, findings)
-    page = render_html(bundled, checked, "plain")
+    gated = [*evaluate_gates(bundled, gates), *required_findings(checked)]
+    page = render_html(bundled, checked, "plain", gates=gated)
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
 
 

@@ -51,7 +51,14 @@ from citelab.evals.results import (
 )
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
 
-__all__ = ["default_answer_scorers", "score_answers", "summary_json"]
+__all__ = [
+    "SPAN_FORMATS",
+    "default_answer_scorers",
+    "score_answers",
+    "summary_json",
+    "unjudgeable_counts",
+    "without_passage_note",
+]
 
 _NO_QUESTION = "(no question given)"
 _READER = ReaderSpec()
@@ -72,9 +79,22 @@ _EMPTY_TURN: dict[str, Any] = {
 _PER_PROCESS = 500
 
 
+SPAN_FORMATS = frozenset({"anthropic"})
+"""Formats scored per cited span by default: Anthropic cites text blocks, each a claim of its
+own, so a sentence may join a cited block and an uncited one (the other vendors cite
+sentences, or phrases inside them, which are scored with their sentence)."""
+
+
 def default_answer_scorers(answer_format: str, qampari: bool = False) -> list[dict[str, Any]]:
     """ALCE files: ALCE-compatible recall and precision (the numbers to compare with ALCE's
-    tables); other formats: citelab's recall and precision. Ask for the others by name."""
+    tables); Anthropic responses: citelab's recall and precision per cited span
+    (:data:`SPAN_FORMATS`); other formats: citelab's, per sentence. Ask for the others by
+    name."""
+    if answer_format in SPAN_FORMATS:
+        return [
+            {"name": "citation_recall", "granularity": "span"},
+            {"name": "citation_precision", "granularity": "span"},
+        ]
     if answer_format != "alce":
         return [{"name": "citation_recall"}, {"name": "citation_precision"}]
     alce = {"alce_compat": True, "qampari": qampari}
@@ -145,18 +165,35 @@ def score_answers(
             resamples=resamples,
             judge_cards=cards,
         )
+        result.config["unjudgeable"] = unjudgeable_counts(result)
+        result.config["notes"] = _notes(result.config)
     if out_dir is not None:
         _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
     return result
 
 
 def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
-    """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``)."""
-    plain = result.summary()
-    summary = plain.copy()
-    summary[["value", "ci_low", "ci_high"]] = summary[["value", "ci_low", "ci_high"]] * scale
-    metrics = {
-        str(row["metric"]): {
+    """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``).
+
+    Every scorer's metric is there: one with no judgeable unit has ``value`` (and its
+    interval) ``null``; ``unjudgeable`` counts the units left out for want of a passage,
+    and ``without_passage`` lists those sources (see :func:`score_answers`)."""
+    summary = result.summary(scale=scale)
+    plain = summary if scale == 1 else result.summary()
+    unjudgeable = result.config.get("unjudgeable") or unjudgeable_counts(result)
+    metrics: dict[str, dict[str, Any]] = {
+        scorer.metric: {
+            "value": None,
+            "ci_low": None,
+            "ci_high": None,
+            "units": 0.0,
+            "answers": 0,
+            "aggregate": scorer.aggregate,
+        }
+        for scorer in result.scorers
+    }
+    for row in summary.to_dict("records"):
+        metrics[str(row["metric"])] = {
             "value": float(row["value"]),
             "ci_low": float(row["ci_low"]),
             "ci_high": float(row["ci_high"]),
@@ -164,14 +201,16 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
             "answers": int(row["cases"]),
             "aggregate": str(row["aggregate"]),
         }
-        for row in summary.to_dict("records")
-    }
+    for metric, count in unjudgeable.items():
+        if metric in metrics:
+            metrics[metric]["unjudgeable"] = count
     return {
         "answers": len(result.turns),
         "scale": scale,
         "format": result.config.get("format"),
         "judge": result.config.get("judge"),
         "dropped": result.config.get("dropped", []),
+        "without_passage": result.config.get("without_passage", []),
         "metrics": metrics,
         "judges": [judge.model_dump(mode="json") for judge in result.judges()],
         "corrected": _corrected_json(result.corrected(summary=plain), scale),
@@ -199,6 +238,48 @@ def _corrected_json(frame: Any, scale: float) -> dict[str, Any]:
             **rates,
         }
     return out
+
+
+def unjudgeable_counts(result: EvalResult) -> dict[str, int]:
+    """Per metric of a scorer that can leave units out (citation recall and precision in
+    citelab's mode), how many it left out for want of a passage (its detail rows marked
+    ``judgeable: False``)."""
+    counts: dict[str, int] = {}
+    for scorer in result.scorers:
+        if scorer.name not in _JUDGEABLE or getattr(scorer, "alce_compat", False):
+            continue
+        rows = result.details.get(scorer.level)
+        left_out = 0
+        if rows is not None and not rows.empty and "judgeable" in rows:
+            mine = rows[rows["metric"] == scorer.metric]
+            left_out = int((mine["judgeable"] == False).sum())  # noqa: E712 - NaN is judged
+        counts[scorer.metric] = left_out
+    return counts
+
+
+_JUDGEABLE = frozenset({"citation_recall", "citation_precision"})
+
+
+def without_passage_note(config: Mapping[str, Any]) -> str:
+    """One sentence on the sources without a passage and what was not judged ("" if none)."""
+    missing = list(config.get("without_passage") or [])
+    if not missing:
+        return ""
+    answers = len({entry["answer"] for entry in missing})
+    shown = "; ".join(
+        f"answer {e['answer']}: [{e['number']}] {e['title'] or e['uri']} ({e['uri']})"
+        for e in missing[:5]
+    )
+    more = f"; and {len(missing) - 5} more (run.json: without_passage)" if len(missing) > 5 else ""
+    counts = config.get("unjudgeable") or {}
+    left = ", ".join(f"{metric} {count}" for metric, count in counts.items() if count)
+    left_out = f" (units left out: {left})" if left else ""
+    return (
+        f"{len(missing)} source(s) in {answers} answer(s) have no passage to judge: {shown}"
+        f"{more}. Their citations are not judgeable: left out of citation recall and "
+        f"precision{left_out}, not scored 0. Give each source's text as sources[].content "
+        "in an envelope (see citelab score --help)."
+    )
 
 
 def _with_judge(
@@ -337,6 +418,25 @@ def _dropped(items: Sequence[ExternalAnswer]) -> list[dict[str, str]]:
     return [{"answer": item.id, "what": what} for item in items for what in item.dropped]
 
 
+def _notes(config: Mapping[str, Any]) -> list[str]:
+    """What the score report and ``citelab score`` say beside the numbers: what the
+    converter left out, and which sources had no passage to judge."""
+    dropped = config.get("dropped") or []
+    notes = [_dropped_note(str(config.get("format")), dropped)] if dropped else []
+    missing = without_passage_note(config)
+    return [*notes, missing] if missing else notes
+
+
+def _without_passage(items: Sequence[ExternalAnswer]) -> list[dict[str, Any]]:
+    """The sources that carry no passage, per answer: answer id, number, uri and title."""
+    return [
+        {"answer": item.id, "number": s.number, "uri": s.uri, "title": s.title}
+        for item in items
+        for s in item.sources
+        if not s.has_passage
+    ]
+
+
 def _dropped_note(answer_format: str, dropped: Sequence[Mapping[str, str]]) -> str:
     answers = len({entry["answer"] for entry in dropped})
     shown = "; ".join(f"answer {e['answer']}: {e['what']}" for e in dropped[:5])
@@ -359,7 +459,6 @@ def _config(  # noqa: PLR0917 - one private call site
 ) -> dict[str, Any]:
     dropped = _dropped(items)
     count = len(items)
-
     return {
         "command": "score",
         "input": path.name if path is not None else None,
@@ -369,6 +468,7 @@ def _config(  # noqa: PLR0917 - one private call site
         "judge": judge.config(),
         "scorers": [scorer.config() for scorer in scorers],
         "dropped": dropped,
+        "without_passage": _without_passage(items),
         "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),

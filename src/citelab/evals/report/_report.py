@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -45,8 +45,12 @@ from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
+    Gate,
+    GateResult,
     JudgedMetric,
     evaluate_findings,
+    evaluate_gates,
+    required_findings,
 )
 
 __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
@@ -54,11 +58,26 @@ __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_
 MIN_UNITS = 20
 """Below this many units a metric's value is flagged: its interval says little."""
 
+_Check = TypeVar("_Check", Finding, Gate)
+
+MATH_IGNORE_CLASS = "mathjax_ignore"
+"""JupyterLab typesets ``$…$`` in HTML outputs as math unless under an element of this class
+(MathJax 3's ``ignoreHtmlClass``); the widget's ``citelab.widget._display`` has the same
+constant (the report sits below the widget and does not import it)."""
+
 
 def write_outputs(
-    result: EvalResult, out_dir: str | Path, findings: Sequence[Finding] = (), title: str = ""
+    result: EvalResult,
+    out_dir: str | Path,
+    findings: Sequence[Finding] = (),
+    title: str = "",
+    gates: Sequence[Gate] = (),
 ) -> dict[str, Path]:
-    """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html."""
+    """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html.
+
+    ``findings`` and ``gates`` are checked against the results: ``run.json`` holds each
+    finding (``findings``) and each gate with every required finding (``gates``) with its
+    verdict, and so do ``result.config`` and the report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     parquet = _has_pyarrow()
@@ -68,7 +87,7 @@ def write_outputs(
     # (the bootstraps are numpy work that mostly runs without the GIL) while this one writes
     # them. The thread gets its own copies of the two tables it reads, so no pandas object
     # is used by two threads at once.
-    subsets = sorted({finding.subset for finding in findings} - {"all"})
+    subsets = sorted(({f.subset for f in findings} | {g.subset for g in gates}) - {"all"})
     with _statistics_pool(result) as pool:
         forked = isinstance(pool, ProcessPoolExecutor)
         if forked:
@@ -98,11 +117,19 @@ def write_outputs(
     }
     written["gold.json"] = out / "gold.json"
     written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
-    checked = evaluate_findings(result, findings, summaries={"all": summary, **summaries})
+    known = {"all": summary, **summaries}
+    checked = evaluate_findings(result, findings, summaries=known)
+    base = result.baseline()
+    paired = {(base, "all", 0.95): differences} if base is not None else {}
+    gated = [
+        *evaluate_gates(result, gates, summaries=known, differences=paired),
+        *required_findings(checked),
+    ]
+    result.config["findings"] = [c.model_dump(mode="json") for c in checked]
+    result.config["gates"] = [g.model_dump(mode="json") for g in gated]
     judges = result.judges()
     run = {
         **result.config,
-        "findings": [c.model_dump(mode="json") for c in checked],
         "judges": [judge.model_dump(mode="json") for judge in judges],
         "corrected": _records_json(corrected),
     }
@@ -110,9 +137,8 @@ def write_outputs(
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
     written["report.html"] = out / "report.html"
     parts = _Parts(summary, differences, by_dataset, stability, browser, corrected, judges)
-    page = _page(
-        result, checked, title or str(result.config.get("suite", {}).get("name", "")), "", parts
-    )
+    name = title or str(result.config.get("suite", {}).get("name", ""))
+    page = _page(result, checked, name, "", parts, gated)
     written["report.html"].write_text(page, encoding="utf-8")
     return written
 
@@ -270,7 +296,7 @@ table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
-.holds{color:#0a6b2d}.fails{color:#a11}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
+.holds{color:#0a6b2d}.fails{color:#a11}.untestable{color:#666;font-style:italic}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
 max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted,.citelab-muted{color:#666}
 .few{color:#8a5a00}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
 td:first-child{white-space:nowrap}
@@ -294,19 +320,29 @@ margin-right:.35em;vertical-align:baseline;background:#999}
 
 def render_html(
     result: EvalResult,
-    findings: Sequence[FindingResult],
+    findings: Sequence[FindingResult] | None,
     title: str,
     *,
     intro: str = "",
     summary: pd.DataFrame | None = None,
     differences: pd.DataFrame | None = None,
+    gates: Sequence[GateResult] | None = (),
 ) -> str:
     """The whole report as one HTML document (every string escaped, plots inline).
 
+    ``findings`` and ``gates`` are checked already; None checks the ones the run's suite
+    states (``result.config["suite"]``: what a notebook's ``result.show()`` shows).
     ``intro`` is HTML put after the heading (already escaped by the caller: the comparison
     report's table of runs). ``summary`` and ``differences``, when given, are
     ``result.summary()`` and ``result.differences()`` already computed (a caller that
     writes them as tables too need not compute them again)."""
+    if findings is None:
+        findings = evaluate_findings(result, _configured(result, "findings", Finding))
+    if gates is None:
+        gates = [
+            *evaluate_gates(result, _configured(result, "gates", Gate)),
+            *required_findings(findings),
+        ]
     parts = _Parts(
         summary=result.summary() if summary is None else summary,
         differences=result.differences() if differences is None else differences,
@@ -317,17 +353,26 @@ def render_html(
         judges=result.judges(),
     )
     parts.corrected = result.corrected(summary=parts.summary)
-    return _page(result, findings, title, intro, parts)
+    return _page(result, findings, title, intro, parts, gates)
 
 
-def _page(
+def _configured(result: EvalResult, key: str, kind: type[_Check]) -> list[_Check]:
+    """The findings or gates of the run's suite, as its configuration holds them."""
+    suite = result.config.get("suite") or {}
+    return [kind.model_validate(item) for item in suite.get(key) or []]
+
+
+def _page(  # noqa: PLR0917 - private, two call sites
     result: EvalResult,
     findings: Sequence[FindingResult],
     title: str,
     intro: str,
     parts: _Parts,
+    gates: Sequence[GateResult] = (),
 ) -> str:
     """See :func:`render_html`: the page of ``result`` with ``parts`` computed."""
+    if result.config.get("command") == "score":
+        return _document(title, _score_sections(result, title, parts))
     summary, differences = parts.summary, parts.differences
     colors = variant_colors(variant_order(result))
     description = str(result.config.get("suite", {}).get("description") or "")
@@ -340,6 +385,7 @@ def _page(
         intro,
         _errors_html(result),
         _run_facts(result),
+        _gates_html(gates),
         _findings_html(findings),
         "<h2>Variants</h2>",
         _variants_html(result, colors),
@@ -360,9 +406,7 @@ def _page(
         "<h2>Numbering stability per round</h2>",
         _stability_section(parts.stability, colors),
         "<h2>Cases</h2>",
-        '<p class="muted">Every scored turn; filter the list and open one to see its answer '
-        "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
-        "with its reasons and the rounds.</p>",
+        _CASES_NOTE,
         cases,
         "<h2>By dataset</h2>",
         _summary_table(parts.by_dataset, colors, result, by=["dataset"]),
@@ -372,6 +416,105 @@ def _page(
         _config_html(result.config),
         case_details,
     ]
+    return _document(title, sections)
+
+
+_CASES_NOTE = (
+    '<p class="muted">Every scored turn; filter the list and open one to see its answer '
+    "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
+    "with its reasons and the rounds.</p>"
+)
+
+
+def _score_sections(result: EvalResult, title: str, parts: _Parts) -> list[str]:
+    """The page of answers ``citelab score`` read: what was scored (file, format, judge,
+    statements), what could not be read or judged, the summary, the cases, the glossary.
+    No variants, differences or rounds: there is one set of answers and no run of a model."""
+    cases, case_details = parts.browser
+    return [
+        f"<h1>{_e(title or 'citelab score')}</h1>",
+        _errors_html(result),
+        "<h2>What was scored</h2>",
+        _scored_facts(result),
+        _notes_html(result.config.get("notes") or []),
+        "<h2>Summary</h2>",
+        '<p class="muted">Each value with its 95% bootstrap interval (resampling answers), '
+        "its units (statements or citations) and the answers it applies to. A unit whose "
+        "source has no passage is not judgeable: left out, never scored 0.</p>",
+        _score_summary(parts.summary, result),
+        "<h2>Answers</h2>",
+        _CASES_NOTE,
+        cases,
+        "<h2>Metric glossary</h2>",
+        _glossary_html(result),
+        "<h2>Configuration</h2>",
+        _config_html(result.config),
+        case_details,
+    ]
+
+
+def _scored_facts(result: EvalResult) -> str:
+    config = result.config
+    judge = config.get("judge") or {}
+    judge_text = str(judge.get("name", "")) + (
+        " (" + ", ".join(f"{k}={v}" for k, v in judge.items() if k != "name") + ")"
+        if len(judge) > 1
+        else ""
+    )
+    granularity = {str(scorer.get("granularity")) for scorer in config.get("scorers") or []} - {
+        "None"
+    }
+    statements = {
+        "span": "each cited span (and each sentence no span touches)",
+        "sentence": "each sentence of the answer, with its markers",
+    }
+    facts = {
+        "file": config.get("input") or "(data given in Python)",
+        "format": config.get("format"),
+        "answers": config.get("answers", len(result.turns)),
+        "judge": judge_text,
+        "statements": "; ".join(statements[g] for g in sorted(granularity) if g in statements),
+        "scorers": ", ".join(scorer.metric for scorer in result.scorers),
+        "started": config.get("started_at"),
+    }
+    items = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in facts.items() if v)
+    return f"<ul>{items}</ul>"
+
+
+def _notes_html(notes: Sequence[str]) -> str:
+    return "".join(f'<p class="few">⚠ {_e(note)}</p>' for note in notes)
+
+
+def _score_summary(summary: pd.DataFrame, result: EvalResult) -> str:
+    """One row per scorer: value [interval], units, answers, units not judgeable."""
+    rows_by_metric = {str(r["metric"]): r for r in summary.to_dict("records")}
+    left_out = result.config.get("unjudgeable") or {}
+    rows = []
+    for scorer in result.scorers:
+        arrow = "↑" if scorer.higher_is_better else "↓"
+        row = rows_by_metric.get(scorer.metric)
+        missing = int(left_out.get(scorer.metric, 0) or 0)
+        if row is None:
+            why = f"not judgeable: {missing} units without passage" if missing else "n/a"
+            cells = f'<td class="muted">{_e(why)}</td><td></td><td></td>'
+        else:
+            value = f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+            cells = (
+                f'<td class="num">{value}</td><td class="num">{int(row["units"])}</td>'
+                f'<td class="num">{int(row["cases"])}</td>'
+            )
+        rows.append(
+            f"<tr><th>{_e(scorer.metric)} {arrow}</th>{cells}"
+            f'<td class="num">{missing or ""}</td></tr>'
+        )
+    head = (
+        "<tr><th>metric</th><th>value [95% interval]</th><th>units</th><th>answers</th>"
+        "<th>not judgeable</th></tr>"
+    )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _document(title: str, sections: Sequence[str]) -> str:
     body = "\n".join(part for part in sections if part)
     style = _STYLE + static_text("citelab.css")
     return (
@@ -396,11 +539,13 @@ class ReportView:
         self.height = height
 
     def _repr_html_(self) -> str:
+        # Questions and answers are no formulas ("costs $5 or $7"): no math typesetting.
         return (
+            f'<div class="{MATH_IGNORE_CLASS}">'
             f'<iframe class="citelab-report-frame" srcdoc="{_e(self.html)}" '
             'sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox" '
             f'style="width:100%;height:{int(self.height)}px;border:1px solid #ccc" '
-            'title="citelab evaluation report"></iframe>'
+            'title="citelab evaluation report"></iframe></div>'
         )
 
     def save(self, path: str | Path) -> Path:
@@ -494,18 +639,42 @@ def _run_facts(result: EvalResult) -> str:
     return f"<ul>{items}</ul>"
 
 
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○ not testable here:"}
+"""How a verdict shows: its class is the verdict itself (``holds``, ``fails``,
+``untestable``)."""
+
+
 def _findings_html(findings: Sequence[FindingResult]) -> str:
     if not findings:
         return ""
     items = []
     for checked in findings:
-        css = "holds" if checked.holds else "fails"
-        mark = "✔" if checked.holds else "✘"
+        required = ' <span class="muted">(required)</span>' if checked.finding.required else ""
         items.append(
-            f"<li><b>{_e(checked.finding.title)}</b><br>"
-            f'<span class="{css}">{mark} {_e(checked.sentence)}</span></li>'
+            f"<li><b>{_e(checked.finding.title)}</b>{required}<br>"
+            f'<span class="{checked.verdict}">{_MARKS[checked.verdict]} '
+            f"{_e(checked.sentence)}</span></li>"
         )
     return "<h2>Findings</h2><ul>" + "".join(items) + "</ul>"
+
+
+def _gates_html(gates: Sequence[GateResult]) -> str:
+    """The gates first: whether the run passes them (what ``citelab eval`` exits 3 on)."""
+    if not gates:
+        return ""
+    failed = sum(not gate.passed for gate in gates)
+    head = (
+        f'<p class="fails"><b>{failed} of {len(gates)} gates did not pass</b> '
+        "(<code>citelab eval</code> and <code>citelab compare</code> exit 3).</p>"
+        if failed
+        else f'<p class="holds"><b>All {len(gates)} gates passed.</b></p>'
+    )
+    items = "".join(
+        f"<li><b>{_e(gate.name)}</b><br>"
+        f'<span class="{gate.verdict}">{_MARKS[gate.verdict]} {_e(gate.sentence)}</span></li>'
+        for gate in gates
+    )
+    return f'<section class="gates"><h2>Gates</h2>{head}<ul>{items}</ul></section>'
 
 
 def _variants_html(result: EvalResult, colors: dict[str, str]) -> str:

@@ -1,14 +1,21 @@
 """Results: the scoring loop (every scorer on every recorded turn), its tables as an
 :class:`EvalResult` (citation, statement, case and variant level, bootstrap intervals, paired
-differences), findings checked against them, and many records scored at once when a judge
-asks a model (:func:`score_records_concurrently`).
+differences), findings and gates checked against them, and many records scored at once when
+a judge asks a model (:func:`score_records_concurrently`).
 
 An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.report``, which
 registers how (:func:`set_display`) when it is imported.
 """
 
 from citelab.evals.results._concurrent import concurrent_judges, score_records_concurrently
-from citelab.evals.results._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals.results._findings import Finding, FindingResult, Verdict, evaluate_findings
+from citelab.evals.results._gates import (
+    Gate,
+    GateResult,
+    evaluate_gates,
+    failed_gates,
+    required_findings,
+)
 from citelab.evals.results._judged import LOW_KAPPA, JudgedMetric, check_cards, rogan_gladen
 from citelab.evals.results._results import (
     TURN_FACTS,
@@ -31,14 +38,20 @@ __all__ = [
     "EvalResult",
     "Finding",
     "FindingResult",
+    "Gate",
+    "GateResult",
     "JudgedMetric",
     "Level",
     "ResultDisplay",
     "ScoredRows",
+    "Verdict",
     "bootstrap_interval",
     "check_cards",
     "concurrent_judges",
     "evaluate_findings",
+    "evaluate_gates",
+    "failed_gates",
+    "required_findings",
     "result_of",
     "rogan_gladen",
     "score_record",

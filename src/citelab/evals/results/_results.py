@@ -170,9 +170,10 @@ class EvalResult:
         return _display().plot(self, kind, **options)
 
     def report_html(self, title: str = "") -> str:
-        """The HTML report of this result (as ``report.html``, findings left out)."""
+        """The HTML report of this result, as ``report.html`` shows it: with the findings
+        and gates of the run's suite (``config["suite"]``) checked."""
         name = title or str(self.config.get("suite", {}).get("name", ""))
-        return _display().html(self, [], name)
+        return _display().html(self, None, name, gates=None)
 
     def show(self, height: int = 900, title: str = "") -> Any:
         """The report, case browser included, for a notebook cell: an ``<iframe srcdoc>``

@@ -174,7 +174,7 @@ async def run_async(
             records,
             plan.cases,
             plan.scorers,
-            config=_run_config(plan, driver, started),
+            config=_run_config(plan, driver, started, records),
             seed=suite.seed,
             resamples=suite.resamples,
             judge_cards=cards,
@@ -182,7 +182,7 @@ async def run_async(
     finally:
         if isinstance(executor, str):
             backend.close()
-    write_outputs(result, out, suite.findings, title=suite.name)
+    write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
 
 
@@ -220,7 +220,11 @@ def rescore(
         # In the plan's order, as a run gives them: the tables and intervals come out the same.
         records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
         scored = backend.score(plan, records, source)
-        config = {**_static_config(plan), "rescored_at": _now(), "executor": backend.config()}
+        config = {
+            **_static_config(plan, records),
+            "rescored_at": _now(),
+            "executor": backend.config(),
+        }
     finally:
         if isinstance(executor, str):
             backend.close()
@@ -234,7 +238,7 @@ def rescore(
         resamples=suite.resamples,
         judge_cards=cards,
     )
-    write_outputs(result, out, suite.findings, title=suite.name)
+    write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
 
 
@@ -357,10 +361,12 @@ class _RunDriver:
 # --- the run's log -------------------------------------------------------------------------
 
 
-def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, Any]:
+def _run_config(
+    plan: RunPlan, driver: _RunDriver, started: float, records: Sequence[CaseRecord]
+) -> dict[str, Any]:
     batch = driver.batch
     return {
-        **_static_config(plan),
+        **_static_config(plan, records),
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "finished_at": _now(),
         "seconds": round(time.time() - started, 2),
@@ -387,7 +393,7 @@ def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, 
     }
 
 
-def _static_config(plan: RunPlan) -> dict[str, Any]:
+def _static_config(plan: RunPlan, records: Sequence[CaseRecord]) -> dict[str, Any]:
     suite = plan.suite
     variants = suite.expanded_variants()
     return {
@@ -398,7 +404,7 @@ def _static_config(plan: RunPlan) -> dict[str, Any]:
             variant.name: {"set": variant.set, "description": variant.description}
             for variant in variants
         },
-        "variant_notes": variant_notes(variants, plan.models),
+        "variant_notes": variant_notes(variants, plan.models, records),
         "models": [m.model_dump(mode="json") for m in plan.models],
         "scorers": [scorer.config() for scorer in plan.scorers],
         "versions": _versions(),

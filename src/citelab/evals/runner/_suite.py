@@ -27,9 +27,24 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     variant = "no_tool_rewrite"
     subset = "multi_round"
     expect = "lower"
+    required = false                                 # true: the run fails unless it holds
+
+    [[gates]]                                        # checks a CI run must pass (exit 3)
+    check = "citation_precision >= 0.9"              # or metric = ..., min = / max = ...
+    variant = "baseline"                             # default "*": every variant
+    by = "value"                                     # or "interval": its 95% interval's worse end
+
+    [[gates]]                                        # non-inferiority, paired on the cases
+    metric = "citation_recall"
+    variant = "terse_contract"
+    not_worse_than = "baseline"
+    margin = 0.02                                    # at 95% confidence (confidence = 0.95)
 
 Relative paths are relative to the suite file. A dataset given by bare name is
-``fixtures/datasets/<name>.jsonl``. Every error names the file, the key and what is wrong.
+``fixtures/datasets/<name>.jsonl``. Every error names the file, the key and what is wrong;
+the variants findings and gates name, and the metrics of gates, are checked when the run is
+planned (:func:`~citelab.evals.runner.plan_run`), before any case runs. Gates:
+:mod:`citelab.evals.results._gates`.
 """
 
 from __future__ import annotations
@@ -45,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir, suites_dir
 from citelab._validation import validation_problems
-from citelab.evals.results import Finding
+from citelab.evals.results import Finding, Gate
 
 __all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
 
@@ -111,6 +126,8 @@ class Suite(BaseModel):
     """Judge card files (relative to the suite file) for the run's judges, beside citelab's
     shipped cards; a card that describes none of the judges is an error."""
     findings: list[Finding] = []
+    gates: list[Gate] = []
+    """Checks the run must pass: ``citelab eval`` exits 3 when one does not."""
     seed: int = 0
     concurrency: int = Field(default=4, ge=1, le=1024)
     limit: int | None = Field(default=None, ge=1)
