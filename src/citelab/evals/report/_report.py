@@ -437,11 +437,13 @@ def _score_sections(result: EvalResult, title: str, parts: _Parts) -> list[str]:
         "<h2>What was scored</h2>",
         _scored_facts(result),
         _notes_html(result.config.get("notes") or []),
+        _judges_html(parts.judges),
         "<h2>Summary</h2>",
         '<p class="muted">Each value with its 95% bootstrap interval (resampling answers), '
         "its units (statements or citations) and the answers it applies to. A unit whose "
         "source has no passage is not judgeable: left out, never scored 0.</p>",
         _score_summary(parts.summary, result),
+        _corrected_html(parts.corrected, parts.judges),
         "<h2>Answers</h2>",
         _CASES_NOTE,
         cases,
