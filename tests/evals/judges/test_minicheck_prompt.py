@@ -134,11 +134,17 @@ def test_citelab_score_with_the_recipes_judge_spec(
         encoding="utf-8",
     )
     spec = {"name": "llm", "model": "judge", "base_url": served_command, "prompt": "minicheck"}
-    assert main(["score", str(answers), "--format", "alce", "--judge", json.dumps(spec)]) == 0
-    with_llm = capsys.readouterr().out
-    assert main(["score", str(answers), "--format", "alce", "--judge", "lexical"]) == 0
-    assert with_llm == capsys.readouterr().out  # the served model judges as lexical does
-    assert "citation_recall" in with_llm
+    command = ["score", str(answers), "--format", "alce", "--json", "--judge"]
+    assert main([*command, json.dumps(spec)]) == 0
+    with_llm = json.loads(capsys.readouterr().out)
+    assert main([*command, "lexical"]) == 0
+    with_lexical = json.loads(capsys.readouterr().out)
+    # the served model judges as lexical does; each judge is named as itself
+    assert with_llm["metrics"] == with_lexical["metrics"]
+    assert "citation_recall_alce" in with_llm["metrics"]
+    assert [judge["judge"] for judge in with_llm["judges"]] != [
+        judge["judge"] for judge in with_lexical["judges"]
+    ]
 
 
 README = Path(__file__).resolve().parents[3] / "README.md"
