@@ -47,7 +47,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from citelab._errors import CitelabError, ConfigError, MissingDependency
+from citelab._errors import ConfigError, MissingDependency, WorkerLost
 from citelab._memory import paused_garbage_collection
 from citelab.evals.judges import Judge, build_judge, score_deferring
 from citelab.evals.records import CaseRecord, RecordsFile
@@ -58,7 +58,7 @@ from citelab.evals.scorers import Scorer, build_scorers
 if TYPE_CHECKING:
     from citelab.evals.runner._plan import RunPlan, Unit
 
-__all__ = ["RETRIES", "RayExecutor", "WorkerLost"]
+__all__ = ["RETRIES", "RayExecutor"]
 
 RETRIES = 3
 """How many times a dead worker's actor is started again and its batches re-run."""
@@ -69,12 +69,6 @@ _SCORE_BATCH = 200
 records about a hundred, and a batch's rows come back while the worker scores the next."""
 _SCORE_DEPTH = 2
 """Scoring batches in flight per worker: one scoring, one waiting (sent while it scores)."""
-
-
-class WorkerLost(CitelabError):
-    """A Ray worker died more often than :data:`RETRIES` (or the cluster went away)."""
-
-    code = "worker_lost"
 
 
 def _import_ray() -> Any:
