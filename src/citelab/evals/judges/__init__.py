@@ -26,7 +26,6 @@ from citelab.evals.judges._deferring import (
     DeferringJudge,
     VerdictPending,
     deferring,
-    run_blocking,
     score_concurrently,
     score_deferring,
 )
@@ -73,7 +72,6 @@ __all__ = [
     "load_labels",
     "read_judge_prompt",
     "register_judge",
-    "run_blocking",
     "score_concurrently",
     "score_deferring",
 ]

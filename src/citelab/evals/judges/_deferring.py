@@ -18,16 +18,16 @@ millisecond, far less than a model call, so the repeated walks are cheap (see
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from citelab._async import run_blocking
 
 __all__ = [
     "DeferringJudge",
     "VerdictPending",
     "deferring",
-    "run_blocking",
     "score_concurrently",
     "score_deferring",
 ]
@@ -125,14 +125,3 @@ def _attempt(task: Callable[[], T]) -> T | VerdictPending:
         return pending
     finally:
         _DEFERRING.reset(token)
-
-
-def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to its end from synchronous code; inside a running event loop (a
-    notebook, an ``async`` caller) it runs on a loop of its own in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()

@@ -24,8 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
-from citelab.evals.judges._deferring import VerdictPending, deferring, run_blocking
+from citelab.evals.judges._deferring import VerdictPending, deferring
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",

@@ -22,8 +22,6 @@ running any model.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from citelab._async import run_blocking
 from citelab.evals._versions import versions as _versions
 from citelab.evals.records import CaseRecord, read_records, read_records_file
 from citelab.evals.report import write_outputs
@@ -114,12 +113,7 @@ def run(
         address=address,
         workers=workers,
     )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(call)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, call).result()
+    return run_blocking(call)
 
 
 async def run_async(
