@@ -4,10 +4,10 @@ through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :clas
 judge against human labels.
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
-:func:`score_concurrently`, an unknown verdict raises :class:`VerdictPending`, and many
-answers' questions are asked at once. :class:`JudgeModel` (``citelab serve-model --model
-judge``) answers judge prompts with an offline judge; it is imported on first use, since it
-needs the model adapters.
+:func:`score_deferring`, an unknown verdict raises :class:`VerdictPending`, so many
+answers' questions are asked at once (``citelab.evals.execution`` drives them).
+:class:`JudgeModel` (``citelab serve-model --model judge``) answers judge prompts with an
+offline judge; it is imported on first use, since it needs the model adapters.
 """
 
 from typing import TYPE_CHECKING
@@ -26,7 +26,6 @@ from citelab.evals.judges._deferring import (
     DeferringJudge,
     VerdictPending,
     deferring,
-    score_concurrently,
     score_deferring,
 )
 from citelab.evals.judges._judges import (
@@ -72,7 +71,6 @@ __all__ = [
     "load_labels",
     "read_judge_prompt",
     "register_judge",
-    "score_concurrently",
     "score_deferring",
 ]
 

@@ -336,8 +336,8 @@ class LLMJudge:
     async SDK clients shared per event loop, the body read without the SDK's parse), at most
     ``concurrency`` in flight per event loop. ``citelab score``, ``citelab eval`` and
     ``rescore`` score answers concurrently in one event loop (see
-    :mod:`citelab.evals.judges._deferring`); :meth:`supports_many` and :meth:`ask` do the same
-    for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
+    :func:`~citelab.evals.judges.score_deferring`); :meth:`supports_many` and :meth:`ask` do
+    the same for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
     event loop and connection of its own.
     """
 

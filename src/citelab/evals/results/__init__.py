@@ -1,13 +1,12 @@
 """Results: the scoring loop (every scorer on every recorded turn), its tables as an
 :class:`EvalResult` (citation, statement, case and variant level, bootstrap intervals, paired
-differences), findings checked against them, and many records scored at once when a judge
-asks a model (:func:`score_records_concurrently`).
+differences) and findings checked against them. Where records are scored (this process,
+worker processes, Ray) is ``citelab.evals.execution``'s business.
 
 An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.report``, which
 registers how (:func:`set_display`) when it is imported.
 """
 
-from citelab.evals.results._concurrent import concurrent_judges, score_records_concurrently
 from citelab.evals.results._findings import Finding, FindingResult, evaluate_findings
 from citelab.evals.results._results import (
     TURN_FACTS,
@@ -33,12 +32,10 @@ __all__ = [
     "ResultDisplay",
     "ScoredRows",
     "bootstrap_interval",
-    "concurrent_judges",
     "evaluate_findings",
     "result_of",
     "score_record",
     "score_records",
-    "score_records_concurrently",
     "score_rows",
     "set_display",
     "summarize",
