@@ -639,8 +639,8 @@ def _img(svg: bytes | None, alt: str) -> str:
     if svg is None:
         return ""
     data = base64.b64encode(svg).decode("ascii")
-    # Drawn when scrolled near: decoding the plots cost a big report's opening ~0.6 s in
-    # chromium before the case list could show (benchmarks/bench_report.py).
+    # Drawn when scrolled near: decoding the plots held up a big report's opening in chromium
+    # before the case list could show (benchmarks/bench_report.py, docs/performance.md).
     return (
         f'<img alt="{_e(alt)}" loading="lazy" decoding="async" '
         f'src="data:image/svg+xml;base64,{data}">'
