@@ -1,6 +1,6 @@
 """The execution seam: local and worker processes score the same rows, a worker's error is
 raised here (a lost worker as WorkerLost), a model judge stays in one process, workers are
-never forked from this process, and executors are chosen by name. (Ray: test_ray.py beside this file.)"""
+never forked from this process, and executors are chosen by name. (Ray: test_ray.py.)"""
 
 from __future__ import annotations
 
@@ -9,14 +9,24 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import pytest
 
 from citelab import CitelabError, ConfigError, MissingDependency, WorkerLost
 from citelab.cli import main
-from citelab.evals import LexicalJudge, LLMJudge, build_judge, build_scorers, load_suite, plan_run
+from citelab.evals import (
+    GoldTurn,
+    LexicalJudge,
+    LLMJudge,
+    Score,
+    TurnRecord,
+    build_judge,
+    build_scorers,
+    load_suite,
+    plan_run,
+)
 from citelab.evals import run as run_suite
 from citelab.evals.execution import (
     EXECUTORS,
@@ -33,7 +43,7 @@ from citelab.evals.results import result_of
 
 from ..external.test_score_processes import _data
 
-_SCORERS = [
+_SCORERS: list[str | dict[str, Any]] = [
     {"name": "citation_recall", "alce_compat": True},
     {"name": "citation_precision", "alce_compat": True},
     "citation_recall",
@@ -137,9 +147,10 @@ class _Renamed:
     def __init__(self, inner: Any, config: dict[str, Any]) -> None:
         self.inner, self._config = inner, config
         self.level, self.metric, self.aggregate = inner.level, inner.metric, inner.aggregate
+        self.name, self.higher_is_better = inner.name, inner.higher_is_better
 
-    def __call__(self, turn: Any, gold: Any) -> Any:
-        return self.inner(turn, gold)
+    def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
+        return cast(Score, self.inner(record, gold))
 
     def config(self) -> dict[str, Any]:
         return self._config
