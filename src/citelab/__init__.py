@@ -21,6 +21,7 @@ from citelab._errors import (
     ModelUnavailable,
     NotFound,
     Unavailable,
+    WorkerLost,
 )
 from citelab._lazy import lazy_attributes
 from citelab._version import __version__
@@ -129,6 +130,7 @@ __all__ = [
     "SuggestedReply",
     "TemplateLab",
     "Unavailable",
+    "WorkerLost",
     "__version__",
     "build_anchors",
     "build_message",

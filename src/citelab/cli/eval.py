@@ -5,7 +5,8 @@ dataset, with the ablations) and writes ``evaluations/reports/default/``: tables
 Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
 finished cases are not run again, and model calls are answered from the disk cache.
 ``--executor ray [--address ADDR] [--workers N]`` runs the cases on a Ray cluster instead of
-in this process, with the same results (see the README's "Sweeps on a Ray cluster").
+in this process, with the same results (see the README's "Sweeps on a Ray cluster");
+``--executor processes [--workers N]`` scores in worker processes on this machine.
 
 Failures are loud: a model that cannot be reached or does not exist stops the run before
 the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
@@ -83,10 +84,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--executor",
-        choices=("local", "ray"),
+        choices=("local", "processes", "ray"),
         default="local",
-        help="where the cases run: this process (local, the default) or a Ray cluster (ray; "
-        "needs citelab[ray])",
+        help="where the work runs: this process (local, the default), worker processes that "
+        "score (processes) or a Ray cluster (ray; needs citelab[ray])",
     )
     parser.add_argument(
         "--address",
@@ -98,7 +99,8 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help="Ray workers (actors) with --executor ray (default: one per CPU of the cluster)",
+        help="Ray workers (actors) with --executor ray, worker processes with --executor "
+        "processes (default: one per CPU)",
     )
     parser.add_argument(
         "--allow-failures",
@@ -134,17 +136,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab._errors import ConfigError
     from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
-    for option in ("limit", "concurrency", "workers"):
-        value = getattr(args, option)
-        if value is not None and value < 1:
-            raise ConfigError(f"--{option} must be at least 1, got {value}")
-    if args.executor != "ray" and (args.address is not None or args.workers is not None):
-        raise ConfigError("--address and --workers need --executor ray")
+    _check_options(args)
     suite = load_suite(args.suite)
     _check_model_names(args.model or [])  # before anything starts (a progress bar included)
     out = args.out or default_output_dir(suite)
@@ -199,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
                 "findings": findings,
                 "gates": gates,
                 "gates_passed": gates_passed,
+                "judges": [judge.model_dump(mode="json") for judge in result.judges()],
                 "exit_code": code,
             }
         )
@@ -214,6 +211,20 @@ def run(args: argparse.Namespace) -> int:
         if args.allow_failures:
             print("--allow-failures: not exiting 1 for the failed turns", file=sys.stderr)
     return code
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """The options that argparse cannot check alone, before anything starts."""
+    from citelab._errors import ConfigError
+
+    for option in ("limit", "concurrency", "workers"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{option} must be at least 1, got {value}")
+    if args.executor != "ray" and args.address is not None:
+        raise ConfigError("--address needs --executor ray")
+    if args.executor == "local" and args.workers is not None:
+        raise ConfigError("--workers needs --executor processes or ray")
 
 
 def _interrupted_message(out: Path) -> str:

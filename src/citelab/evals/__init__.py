@@ -19,10 +19,13 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
+* ``execution`` — where the work runs: this process, worker processes or a Ray cluster
+  (``citelab.evals.execution``), the same results wherever.
 * ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
-  variants × models); :func:`run` runs it through the answer service with bounded
-  concurrency, a disk cache of model calls (:class:`CachedModel`), resumable records and
-  progress bars; :func:`rescore` scores recorded runs again without any model call.
+  variants × models); :func:`run` runs it (options: :class:`RunOptions`) through the answer
+  service with bounded concurrency, a disk cache of model calls (:class:`CachedModel`),
+  resumable records and progress bars; :func:`rescore` scores recorded runs again without
+  any model call.
 * ``external`` — :func:`score_answers` scores answers citelab did not produce (ALCE files,
   vendor responses, AnswerMessages) with the same scorers and reports.
 """
@@ -155,6 +158,7 @@ from citelab.evals.scorers import (
 if TYPE_CHECKING:
     from citelab.evals.runner import (
         CachedModel,
+        RunOptions,
         RunPlan,
         default_output_dir,
         earlier_numbers,
@@ -171,6 +175,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = dict.fromkeys(
     (
         "CachedModel",
+        "RunOptions",
         "RunPlan",
         "default_output_dir",
         "earlier_numbers",
@@ -232,6 +237,7 @@ __all__ = [
     "RequiredSearches",
     "RestrictedEntity",
     "RoundRecord",
+    "RunOptions",
     "RunPlan",
     "Score",
     "Scorer",

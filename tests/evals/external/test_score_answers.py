@@ -283,11 +283,11 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 # What citelab score never uses: the runner and what it pulls in (agents, the answer service,
-# model adapters), NLTK's package __init__ (punkt is loaded without it) and scipy.stats; on
-# ALCE files the MCP types (vendor and citelab answers only) and the corpus's chunking,
-# synthetic corpora and folder import (with YAML).
+# model adapters), starlette and matplotlib; on ALCE files the MCP types (vendor and citelab
+# answers only) and the corpus's chunking, synthetic corpora and folder import (with YAML).
+# (NLTK is imported the ordinary way for punkt, and its package __init__ imports scipy.stats.)
 _UNUSED = ["citelab.evals.runner._runner", "citelab.agent", "citelab.answers", "citelab.models"]
-_UNUSED += ["nltk", "scipy.stats", "starlette", "matplotlib", "mcp_types", "yaml"]
+_UNUSED += ["starlette", "matplotlib", "mcp_types", "yaml"]
 _UNUSED += ["citelab.corpus._chunking", "citelab.corpus._synth", "citelab.corpus._import"]
 
 

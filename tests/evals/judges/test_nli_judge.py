@@ -9,8 +9,9 @@ here from the same model's logits.
 
 from __future__ import annotations
 
+import asyncio
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from transformers import (
 
 from citelab._errors import ConfigError, InvalidInput, MissingDependency
 from citelab.evals import FunctionJudge, NLIJudge, build_judge, judge_names, score_answers
-from citelab.evals.judges import TRUE_INPUT, score_concurrently
+from citelab.evals.judges import TRUE_INPUT, score_deferring
 
 from ._tiny_nli import build_classifier, build_true_t5
 
@@ -265,7 +266,21 @@ def test_concurrent_scoring_batches_the_questions_of_many_answers(true_t5: Path)
     judge = NLIJudge(str(true_t5), batch_size=4)
     sizes = _counted(judge)
     tasks = [lambda s=s, e=e: judge.supports(s, e) for s, e in PAIRS * 2]
-    assert score_concurrently(tasks, [judge], 4) == [_marked(s, e) for s, e in PAIRS * 2]
+
+    async def all_at_once() -> list[bool]:
+        """As the scoring loop runs them: each task deferring, four at a time."""
+        slots = asyncio.Semaphore(4)
+
+        async def one(task: Callable[[], bool]) -> bool:
+            async with slots:
+                return await score_deferring(task)
+
+        try:
+            return list(await asyncio.gather(*(one(task) for task in tasks)))
+        finally:
+            await judge.aclose()
+
+    assert asyncio.run(all_at_once()) == [_marked(s, e) for s, e in PAIRS * 2]
     assert sum(sizes) == len(PAIRS)  # every pair once
     assert max(sizes) <= 4
     assert len(sizes) < len(PAIRS)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import math
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,7 @@ from citelab.evals import (
     run,
     write_outputs,
 )
-from citelab.evals._fork import cpus, fork_is_safe
 from citelab.evals.report import _case_browser as case_browser
-from citelab.evals.report import _report as report
 from citelab.evals.report._report import _write_parquet, render_html, write_csv_rows
 from citelab.evals.results import _results as results
 from citelab.evals.results import required_findings
@@ -302,22 +299,3 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     gated = [*evaluate_gates(bundled, gates), *required_findings(checked)]
     page = render_html(bundled, checked, "plain", gates=gated)
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
-
-
-def test_statistics_in_a_forked_process_write_the_same_outputs(
-    bundled: EvalResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    findings = load_suite("default").findings
-    monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns) + 1)
-    assert isinstance(report._statistics_pool(bundled), ThreadPoolExecutor)
-    threaded = write_outputs(bundled, tmp_path / "thread", findings, title="t")
-    monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns))
-    if not fork_is_safe() or cpus() < 2:
-        pytest.skip("forks only from a process without other threads, with two CPUs")
-    pool = report._statistics_pool(bundled)
-    pool.shutdown()
-    assert isinstance(pool, ProcessPoolExecutor)
-    forked = write_outputs(bundled, tmp_path / "fork", findings, title="t")
-    assert list(forked) == list(threaded)
-    for name, path in threaded.items():
-        assert forked[name].read_bytes() == path.read_bytes(), name

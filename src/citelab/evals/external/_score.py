@@ -7,10 +7,12 @@ report. Everything is read and checked before anything is scored, and the output
 written only once every answer is scored (through a temporary folder beside it), so a bad
 record or a failing judge leaves no half-written report.
 
-Many answers scored by citelab's own scorers and offline judges are scored in several
-processes (``processes``; on Linux, forked, so nothing is pickled on the way there): the
-answers are cut into consecutive slices, this process scores the first while the others
-score the rest, and the rows come back in order: the same tables as one process scores.
+Where the answers are scored is the execution seam's choice
+(:func:`~citelab.evals.execution.scoring_executor`): in this process, or for many answers
+scored by citelab's own scorers and offline judges in worker processes (``processes``), the
+answers cut into consecutive slices whose rows come back in order: the same tables as one
+process scores. With a model judge (the LLM judge) the answers are scored in this process,
+``workers`` of them at once in one event loop.
 """
 
 from __future__ import annotations
@@ -25,30 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from citelab._errors import ConfigError
-from citelab._memory import paused_garbage_collection
-from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
+from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals.judges import (
-    Judge,
-    JudgeCard,
-    LexicalJudge,
-    PairLexicalJudge,
-    build_judge,
-    load_cards,
-)
+from citelab.evals.judges import Judge, JudgeCard, build_judge, load_cards
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
-from citelab.evals.results import (
-    EvalResult,
-    ScoredRows,
-    check_cards,
-    concurrent_judges,
-    result_of,
-    score_records_concurrently,
-    score_rows,
-)
+from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
 
 __all__ = [
@@ -74,9 +60,6 @@ _EMPTY_TURN: dict[str, Any] = {
     "mapping": {},
     "earlier": {},
 }
-# Answers per process when ``processes`` is left to choose: below 2 × this, one process
-# (forking and the rows' way back cost more than they save on a few hundred answers).
-_PER_PROCESS = 500
 
 
 SPAN_FORMATS = frozenset({"anthropic"})
@@ -122,54 +105,52 @@ def score_answers(
     switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
     ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
     one event loop (default: the judge's own ``concurrency``); offline judges score one
-    answer after the other, in ``processes`` processes (see the module docs; None: one per
-    CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
-    citelab's offline one, and no other thread runs; 1: this process only). With
-    ``out_dir`` the tables, ``run.json`` and ``report.html`` are written there.
-    ``judge_cards``: cards (or card files) for the judges, beside citelab's shipped ones; a
-    card that describes none of the judges is an error.
+    answer after the other, in ``processes`` worker processes (None: one per CPU, at most one
+    per 500 answers, when every scorer is citelab's own and every judge citelab's offline
+    one; 1: this process only). With ``out_dir`` the tables, ``run.json`` and
+    ``report.html`` are written there. ``judge_cards``: cards (or card files) for the
+    judges, beside citelab's shipped ones; a card that describes none of the judges is an
+    error.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
-    # No cyclic collection while the answers, records and rows pile up: they all live until
-    # the result is built, and every full collection walked all of them (a third of the
-    # scoring time on 10,000 answers, and half of the reading, measured). gc.freeze was
-    # measured and dropped: it also moves the rest of the process's young objects, so their
-    # cyclic garbage (an unclosed socket's warning) would surface much later.
-    with paused_garbage_collection():
-        items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
-        if qampari is None:
-            qampari = answer_format == "alce" and path is not None and "qampari" in path.name
-        if qampari and answer_format != "alce":
-            raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
-        built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
-        chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
-        cards = load_cards(judge_cards)
-        check_cards(chosen, cards)
-        dataset = _dataset_name(path, name)
-        variant = name or "answers"
-        records, cases = _records(items, dataset, variant=variant, model=answer_format)
-        count = _process_count(records, chosen, processes)
-        if count > 1:
-            scored = _score_in_processes(records, cases, chosen, count)
-        else:
-            scored = score_records_concurrently(records, cases, chosen, workers)
-        config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
-        result = result_of(
-            scored,
-            records,
-            cases,
-            chosen,
-            config=config,
-            seed=seed,
-            resamples=resamples,
-            judge_cards=cards,
-        )
-        result.config["unjudgeable"] = unjudgeable_counts(result)
-        result.config["notes"] = _notes(result.config)
+    items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
+    if qampari is None:
+        qampari = answer_format == "alce" and path is not None and "qampari" in path.name
+    if qampari and answer_format != "alce":
+        raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
+    built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
+    chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+    cards = load_cards(judge_cards)
+    check_cards(chosen, cards)
+    dataset = _dataset_name(path, name)
+    variant = name or "answers"
+    records, cases = _records(items, dataset, variant=variant, model=answer_format)
+    scored = _scored(records, ScoringJob(cases, chosen, concurrency=workers), processes)
+    config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
+    result = result_of(
+        scored,
+        records,
+        cases,
+        chosen,
+        config=config,
+        seed=seed,
+        resamples=resamples,
+        judge_cards=cards,
+    )
+    result.config["unjudgeable"] = unjudgeable_counts(result)
+    result.config["notes"] = _notes(result.config)
     if out_dir is not None:
         _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
     return result
+
+
+def _scored(records: list[CaseRecord], scoring: ScoringJob, processes: int | None) -> ScoredRows:
+    executor = scoring_executor(scoring, len(records), processes)
+    try:
+        return executor.score(scoring, records)
+    finally:
+        executor.close()
 
 
 def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
@@ -351,57 +332,6 @@ def _records(
             )
         )
     return records, cases
-
-
-def _process_count(
-    records: Sequence[CaseRecord], scorers: Sequence[Scorer], processes: int | None
-) -> int:
-    """How many processes score ``records`` (see :func:`score_answers`)."""
-    if processes is not None:
-        if processes < 1:
-            raise ConfigError(f"processes must be at least 1, got {processes}")
-        if processes > 1 and concurrent_judges(scorers):
-            raise ConfigError(
-                "processes: a model judge scores in one process (its calls run concurrently: "
-                "see workers)"
-            )
-        if processes > 1 and not can_fork():
-            raise ConfigError("processes: scoring in several processes needs Linux (fork)")
-        return max(1, min(processes, len(records)))
-    if not fork_is_safe() or not all(map(_offline_and_ours, scorers)):
-        return 1
-    return max(1, min(cpus(), len(records) // _PER_PROCESS))
-
-
-def _offline_and_ours(scorer: Scorer) -> bool:
-    """citelab's own scorer with citelab's own offline judge (or none): nothing it does in a
-    forked process is missed in this one (a user's judge may count its calls, or hold a
-    model a fork must not share)."""
-    judge = getattr(scorer, "judge", None)
-    ours = type(scorer).__module__.startswith("citelab.evals.")
-    return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
-
-
-def _score_in_processes(
-    records: Sequence[CaseRecord],
-    cases: Mapping[tuple[str, str], Case],
-    scorers: Sequence[Scorer],
-    count: int,
-) -> list[ScoredRows]:
-    """:func:`score_rows` of every record, a table per slice in order: the first of
-    ``count`` consecutive slices here, the others in forked processes (which inherit the
-    records: only the slice bounds go there, only the slice's table comes back)."""
-    bounds = [len(records) * part // count for part in range(count + 1)]
-    with forked_pool(count - 1, (records, cases, scorers)) as pool:
-        futures = [pool.submit(_score_slice, *bounds[part : part + 2]) for part in range(1, count)]
-        scored = [score_rows(records[: bounds[1]], cases, scorers)]
-        scored.extend(future.result() for future in futures)
-    return scored
-
-
-def _score_slice(start: int, stop: int) -> ScoredRows:
-    records, cases, scorers = inherited()
-    return score_rows(records[start:stop], cases, scorers)
 
 
 def _case_id(ident: str, position: int, used: set[str]) -> str:

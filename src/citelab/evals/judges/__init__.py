@@ -14,10 +14,10 @@ judge's card among the user's and the shipped ones);
 :func:`calibrate` is its table view for several judges.
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
-:func:`score_concurrently`, an unknown verdict raises :class:`VerdictPending`, and many
-answers' questions are asked at once. :class:`JudgeModel` (``citelab serve-model --model
-judge``) answers judge prompts with an offline judge; it is imported on first use, since it
-needs the model adapters.
+:func:`score_deferring`, an unknown verdict raises :class:`VerdictPending`, so many
+answers' questions are asked at once (``citelab.evals.execution`` drives them).
+:class:`JudgeModel` (``citelab serve-model --model judge``) answers judge prompts with an
+offline judge; it is imported on first use, since it needs the model adapters.
 """
 
 from typing import TYPE_CHECKING
@@ -44,8 +44,6 @@ from citelab.evals.judges._deferring import (
     DeferringJudge,
     VerdictPending,
     deferring,
-    run_blocking,
-    score_concurrently,
     score_deferring,
 )
 from citelab.evals.judges._judges import (
@@ -130,9 +128,7 @@ __all__ = [
     "metrics_row",
     "read_judge_prompt",
     "register_judge",
-    "run_blocking",
     "same_judge",
-    "score_concurrently",
     "score_deferring",
     "shipped_card",
     "shipped_cards",

@@ -43,10 +43,11 @@ class JudgeModel:
 
     @property
     def code_version(self) -> str | None:
-        """A digest of the code that decides its verdicts when its judge is one of citelab's
-        own (see :mod:`citelab.models._version`), so a cache never replays a changed judge's
-        answers; ``None`` for a judge imported as ``module:attr`` or registered by a user (its
-        code is not citelab's to digest), which a cache then keys like a vendor model."""
+        """When its judge is one of citelab's own: this module's and the judge's module's
+        names with the installed citelab version (see :mod:`citelab.models._version`), so a
+        cache does not replay another release's verdicts; ``None`` for a judge imported as
+        ``module:attr`` or registered by a user (its version is not citelab's to name), which
+        a cache then keys like a vendor model."""
         if not self._own_judge:
             return None
         return source_version(__name__, type(self.judge).__module__)

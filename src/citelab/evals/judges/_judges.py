@@ -24,8 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
-from citelab.evals.judges._deferring import VerdictPending, deferring, run_blocking
+from citelab.evals.judges._deferring import VerdictPending, deferring
 from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 
 __all__ = [
@@ -347,8 +348,8 @@ class LLMJudge:
     async SDK clients shared per event loop, the body read without the SDK's parse), at most
     ``concurrency`` in flight per event loop. ``citelab score``, ``citelab eval`` and
     ``rescore`` score answers concurrently in one event loop (see
-    :mod:`citelab.evals.judges._deferring`); :meth:`supports_many` and :meth:`ask` do the same
-    for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
+    :func:`~citelab.evals.judges.score_deferring`); :meth:`supports_many` and :meth:`ask` do
+    the same for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
     event loop and connection of its own.
     """
 

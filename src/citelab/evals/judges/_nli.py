@@ -23,7 +23,7 @@ model then needs one decoding step, not a generation).
 
 Verdicts are cached per (statement, evidence). :meth:`NLIJudge.supports_many` and
 :meth:`NLIJudge.score_many` run many pairs in batches of ``batch_size``; scored inside
-:func:`~citelab.evals.judges.score_concurrently` (``citelab score`` and ``eval`` do), the
+:func:`~citelab.evals.judges.score_deferring` (``citelab score`` and ``eval`` do), the
 judge defers, and the questions of many answers are batched the same way.
 """
 

@@ -25,7 +25,7 @@ import io
 import json
 import math
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,7 +33,6 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from citelab.evals._fork import cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals.report._case_browser import case_browser_parts, static_text
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.report._glossary import metric_glossary
@@ -81,25 +80,17 @@ def write_outputs(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     parquet = _has_pyarrow()
-    # Each statistic once (the tables, the findings, the report and its plots share them),
-    # computed while this thread builds the case browser: for a big run in a forked process
-    # that writes the turn-level tables too (see _statistics_pool), else on another thread
-    # (the bootstraps are numpy work that mostly runs without the GIL) while this one writes
-    # them. The thread gets its own copies of the two tables it reads, so no pandas object
-    # is used by two threads at once.
     subsets = sorted(({f.subset for f in findings} | {g.subset for g in gates}) - {"all"})
-    with _statistics_pool(result) as pool:
-        forked = isinstance(pool, ProcessPoolExecutor)
-        if forked:
-            statistics = pool.submit(_inherited_work, subsets, out, parquet)
-        else:
-            own = dataclasses.replace(
-                result, scores=result.scores.copy(), turns=result.turns.copy()
-            )
-            statistics = pool.submit(_statistics, own, subsets)
+    # Each statistic once (the tables, the findings, the report and its plots share them),
+    # computed on another thread while this one builds the case browser and writes the
+    # turn-level tables: the bootstraps are numpy work that mostly runs without the GIL. The
+    # thread gets its own copies of the two tables it reads, so no pandas object is used by
+    # two threads at once.
+    own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        statistics = pool.submit(_statistics, own, subsets)
         browser = case_browser_parts(result)
-        if not forked:
-            _write_turn_tables(result, out, parquet)
+        _write_turn_tables(result, out, parquet)
         stability = result.stability_by_round()
         summary, differences, by_dataset, summaries, corrected = statistics.result()
     _write_table(out, "summary", summary, parquet)
@@ -143,35 +134,6 @@ def write_outputs(
     return written
 
 
-FORK_TURNS = 2000
-"""From this many turns on, the statistics are computed, and the turn-level tables written,
-in a forked process (when forking is safe): on a thread they share the GIL with the case
-browser, whose Python holds it; below this, the fork and the frames' way back cost more
-than they save."""
-
-
-def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExecutor:
-    """Where :func:`_statistics` runs: a forked process for a big run on Linux with more
-    than one CPU, from a process without other threads (a thread holding a lock at the fork
-    would leave it locked in the child; tqdm's monitor, which a run's progress bar leaves
-    behind, does not count: see :mod:`citelab.evals._fork`); else a thread."""
-    if len(result.turns) < FORK_TURNS or not fork_is_safe() or cpus() < 2:
-        return ThreadPoolExecutor(max_workers=1)
-    # The worker is forked when the pool starts, before any thread of this write exists;
-    # it inherits the result (nothing is pickled on the way there, only the frames back).
-    return forked_pool(1, result)
-
-
-_Statistics = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], pd.DataFrame]
-
-
-def _inherited_work(subsets: Sequence[str], out: Path, parquet: bool) -> _Statistics:
-    """In the forked worker: the turn-level tables written, the statistics returned."""
-    result: EvalResult = inherited()
-    _write_turn_tables(result, out, parquet)
-    return _statistics(result, subsets)
-
-
 def _write_turn_tables(result: EvalResult, out: Path, parquet: bool) -> None:
     _write_table(out, "scores", result.scores, parquet)
     _write_table(out, "cases", result.to_pandas("case"), parquet)
@@ -183,6 +145,9 @@ def _write_table(out: Path, name: str, frame: pd.DataFrame, parquet: bool) -> No
     _write_csv(frame, out / f"{name}.csv")
     if parquet:
         _write_parquet(frame, out / f"{name}.parquet")
+
+
+_Statistics = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], pd.DataFrame]
 
 
 def _statistics(result: EvalResult, subsets: Sequence[str]) -> _Statistics:
@@ -885,8 +850,8 @@ def _img(svg: bytes | None, alt: str) -> str:
     if svg is None:
         return ""
     data = base64.b64encode(svg).decode("ascii")
-    # Drawn when scrolled near: decoding the plots cost a big report's opening ~0.6 s in
-    # chromium before the case list could show (benchmarks/bench_report.py).
+    # Drawn when scrolled near: decoding the plots held up a big report's opening in chromium
+    # before the case list could show (benchmarks/bench_report.py, docs/performance.md).
     return (
         f'<img alt="{_e(alt)}" loading="lazy" decoding="async" '
         f'src="data:image/svg+xml;base64,{data}">'

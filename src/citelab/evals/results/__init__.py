@@ -1,13 +1,12 @@
 """Results: the scoring loop (every scorer on every recorded turn), its tables as an
 :class:`EvalResult` (citation, statement, case and variant level, bootstrap intervals, paired
-differences), findings and gates checked against them, and many records scored at once when
-a judge asks a model (:func:`score_records_concurrently`).
+differences), findings and gates checked against them. Where records are scored (this
+process, worker processes, Ray) is ``citelab.evals.execution``'s business.
 
 An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.report``, which
 registers how (:func:`set_display`) when it is imported.
 """
 
-from citelab.evals.results._concurrent import concurrent_judges, score_records_concurrently
 from citelab.evals.results._findings import Finding, FindingResult, Verdict, evaluate_findings
 from citelab.evals.results._gates import (
     Gate,
@@ -47,7 +46,6 @@ __all__ = [
     "Verdict",
     "bootstrap_interval",
     "check_cards",
-    "concurrent_judges",
     "evaluate_findings",
     "evaluate_gates",
     "failed_gates",
@@ -56,7 +54,6 @@ __all__ = [
     "rogan_gladen",
     "score_record",
     "score_records",
-    "score_records_concurrently",
     "score_rows",
     "set_display",
     "summarize",
