@@ -119,7 +119,7 @@ def test_one_bad_import_breaks_the_contract(
     ("module", "home"),
     [
         ("citelab.evals.report._report", "citelab.evals.report"),
-        ("citelab.evals._fork", "citelab.evals"),
+        ("citelab.evals._versions", "citelab.evals"),
         ("citelab._errors", "citelab"),
         ("citelab.models._server", "citelab.models"),
         ("citelab._private.public", "citelab"),

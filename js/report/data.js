@@ -69,6 +69,10 @@
  * @property {NumberedSource[]} [added]
  */
 
-/** @typedef {{hit?: boolean, [key: string]: unknown}} Reason */
+/**
+ * A scorer's detail row: hit counts toward the value (good where higher is better, bad where
+ * lower is); judgeable: false marks a unit left out (no passage to judge).
+ * @typedef {{hit?: boolean, judgeable?: boolean, [key: string]: unknown}} Reason
+ */
 
 export {};

@@ -21,6 +21,7 @@ from citelab._errors import (
     ModelUnavailable,
     NotFound,
     Unavailable,
+    WorkerLost,
 )
 from citelab._lazy import lazy_attributes
 from citelab._registry import Registry
@@ -131,6 +132,7 @@ __all__ = [
     "SuggestedReply",
     "TemplateLab",
     "Unavailable",
+    "WorkerLost",
     "__version__",
     "build_anchors",
     "build_message",

@@ -111,6 +111,37 @@ describe("the case browser", () => {
     expect(dropped.textContent).toContain("dropped");
   });
 
+  test("marks a unit by what is good for its metric, lower-is-better ones too", () => {
+    const full = data();
+    full.cases[0].r = {
+      // Not dangling: good for a lower-is-better metric, whatever its hit says.
+      dangling: [{ hit: false, number: 1, round: 1, at: 68 }],
+      recall: [
+        { hit: true, statement: 0, reason: "supported" },
+        { hit: false, judgeable: false, statement: 1, reason: "no_passage" },
+      ],
+    };
+    full.cases[1].r = { dangling: [{ hit: true, number: 4, round: 0, at: 3 }] };
+    const root = container();
+    const browser = mountCaseBrowser(root, full);
+    browser.open(0);
+    const row = (name) => root.querySelector(`tr[data-metric="${name}"]`);
+    const lines = (name) => [...row(name).querySelectorAll(".citelab-case-reasons div")];
+    expect(row("dangling").children[3].textContent).toBe("✔");
+    const [clean] = lines("dangling");
+    expect(clean.textContent).toBe("✔ number: 1; round: 1; at: 68");
+    expect(clean.className).toBe("citelab-hit");
+    const [supported, unjudged] = lines("recall");
+    expect(supported.textContent.startsWith("✔")).toBe(true);
+    expect(unjudged.textContent).toBe("– not judgeable: statement: 1; reason: no_passage");
+    expect(unjudged.className).toBe("citelab-na");
+    browser.open(1);
+    expect(row("dangling").children[3].textContent).toBe("✘ missed");
+    const [dangling] = lines("dangling");
+    expect(dangling.textContent).toBe("✘ number: 4; round: 0; at: 3");
+    expect(dangling.className).toBe("citelab-miss");
+  });
+
   test("mounts from the JSON in the page and says when it cannot be read", () => {
     const root = container();
     root.dataset.citelabCases = "cases-json";

@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["KINDS", "register", "run"]
 
 KINDS: dict[str, tuple[str, str]] = {
-    "executors": ("citelab.evals.runner", "EXECUTORS"),
+    "executors": ("citelab.evals.execution", "EXECUTORS"),
     "formats": ("citelab.evals", "ANSWER_FORMATS"),
     "judges": ("citelab.evals", "JUDGES"),
     "models": ("citelab.models", "MODELS"),

@@ -7,8 +7,10 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
-  measures a judge against human labels.
+  (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
+  (an entailment model run here); :func:`judge_card`
+  measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
+  :func:`calibrate` tabulates several judges.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
@@ -17,10 +19,13 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
+* ``execution`` — where the work runs: this process, worker processes or a Ray cluster
+  (``citelab.evals.execution``), the same results wherever.
 * ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
-  variants × models); :func:`run` runs it through the answer service with bounded
-  concurrency, a disk cache of model calls (:class:`CachedModel`), resumable records and
-  progress bars; :func:`rescore` scores recorded runs again without any model call.
+  variants × models); :func:`run` runs it (options: :class:`RunOptions`) through the answer
+  service with bounded concurrency, a disk cache of model calls (:class:`CachedModel`),
+  resumable records and progress bars; :func:`rescore` scores recorded runs again without
+  any model call.
 * ``external`` — :func:`score_answers` scores answers citelab did not produce (ALCE files,
   vendor responses, AnswerMessages) with the same scorers and reports.
 """
@@ -54,16 +59,23 @@ from citelab.evals.judges import (
     JUDGES,
     FunctionJudge,
     Judge,
+    JudgeCard,
+    LabelColumns,
     LabelledPair,
+    LabelSet,
     LexicalJudge,
     LLMJudge,
+    NLIJudge,
     PairLexicalJudge,
+    Reference,
     build_judge,
     calibrate,
     calibration_table,
     category_accuracy,
     content_terms,
+    judge_card,
     judge_names,
+    load_label_set,
     load_labels,
     register_judge,
 )
@@ -87,9 +99,12 @@ from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
+    Gate,
+    GateResult,
     Level,
     bootstrap_interval,
     evaluate_findings,
+    evaluate_gates,
     score_records,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
@@ -143,6 +158,7 @@ from citelab.evals.scorers import (
 if TYPE_CHECKING:
     from citelab.evals.runner import (
         CachedModel,
+        RunOptions,
         RunPlan,
         default_output_dir,
         plan_run,
@@ -158,6 +174,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = dict.fromkeys(
     (
         "CachedModel",
+        "RunOptions",
         "RunPlan",
         "default_output_dir",
         "plan_run",
@@ -196,24 +213,32 @@ __all__ = [
     "FindingResult",
     "FirstCitationOrder",
     "FunctionJudge",
+    "Gate",
+    "GateResult",
     "GoldClaim",
     "GoldSources",
     "GoldTurn",
     "Judge",
+    "JudgeCard",
     "LLMJudge",
+    "LabelColumns",
+    "LabelSet",
     "LabelledPair",
     "Level",
     "LexicalJudge",
     "MessageReader",
     "ModelSpec",
+    "NLIJudge",
     "NoAnswer",
     "NumberingStability",
     "PairLexicalJudge",
     "ReaderSpec",
+    "Reference",
     "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
     "RoundRecord",
+    "RunOptions",
     "RunPlan",
     "Score",
     "Scorer",
@@ -247,10 +272,13 @@ __all__ = [
     "dangling_markers",
     "default_output_dir",
     "evaluate_findings",
+    "evaluate_gates",
     "first_citation_order",
     "gold_sources",
+    "judge_card",
     "judge_names",
     "load_dataset",
+    "load_label_set",
     "load_labels",
     "load_run",
     "load_suite",

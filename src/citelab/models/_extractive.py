@@ -149,8 +149,8 @@ class ExtractiveModel:
 
     @property
     def code_version(self) -> str:
-        """A digest of the code that decides its answers (see :mod:`citelab.models._version`):
-        a cache of its answers keys by it, so a changed model never replays stale ones."""
+        """Its module and the installed citelab version (see :mod:`citelab.models._version`):
+        a cache of its answers keys by it, so another release's answers are not replayed."""
         return source_version(__name__)
 
     def __init__(

@@ -22,8 +22,12 @@ line). A record is the answer itself, or an envelope ``{"id"?, "question"?, "res
 <the answer>, "sources"?: [{"uri", "title"?, "content"?}]}``; for ``anthropic`` the
 request's ``documents`` (document blocks, in request order) may stand in for ``sources``.
 A source's passage is its ``content`` when given, else the passage text the response carries
-for it (Cohere document ``text``/``snippet``, Gemini ``retrievedContext.text``, Anthropic
-``cited_text``), else nothing: then only its title is judged.
+for it (Cohere document ``text``/``snippet``, Gemini ``retrievedContext.text``), else its
+source quotes (``_meta["citelab/source_quotes"]`` of an AnswerMessage; Anthropic's
+``cited_text``), else nothing: a resource_link's ``description`` says what the resource is,
+not what it says, and is not read as its passage. A source without a passage cannot be
+judged: the scorers leave its citations out of recall and precision (see
+:mod:`citelab.evals.scorers`), and ``score_answers`` lists it (``without_passage``).
 
 Bad input is an ``InvalidInput`` naming the file, the record and the field.
 
@@ -264,7 +268,8 @@ class MessageReader:
         dropped: list[str],
         position: int,
     ) -> ExternalAnswer:
-        passages = {**_response_passages(_plain(envelope.response)), **_passages(given)}
+        quoted = _quoted_passages(message)
+        passages = {**quoted, **_response_passages(_plain(envelope.response)), **_passages(given)}
         text = message.text
         if not self.keeps_markers or not _MARKER.search(text):
             text = _with_markers(message)
@@ -273,7 +278,7 @@ class MessageReader:
                 number=n,
                 uri=link.uri,
                 title=link.title or link.name,
-                content=passages.get(link.uri, link.description or ""),
+                content=passages.get(link.uri, ""),
             )
             for n, link in enumerate(message.sources, start=1)
         ]
@@ -311,6 +316,16 @@ def _passages(given: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         if isinstance(uri, str) and isinstance(content, str):
             out[uri] = content
     return out
+
+
+def _quoted_passages(message: AnswerMessage) -> dict[str, str]:
+    """Source uri → its source quotes (distinct, in order), joined by line breaks."""
+    found: dict[str, list[str]] = {}
+    for quote in message.source_quotes:
+        texts = found.setdefault(quote.source_uri, [])
+        if quote.text.strip() and quote.text not in texts:
+            texts.append(quote.text)
+    return {uri: "\n".join(texts) for uri, texts in found.items() if texts}
 
 
 def _response_passages(data: Any) -> dict[str, str]:

@@ -23,9 +23,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
 from citelab._registry import Registry
-from citelab.evals.judges._deferring import VerdictPending, deferring, run_blocking
+from citelab.evals.judges._deferring import VerdictPending, deferring
+from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
@@ -316,6 +318,15 @@ Statement:
 Answer (yes or no):"""
 
 
+_LLM_NEEDS_A_MODEL = """\
+judge llm needs a model: name it in the judge's configuration, e.g. on the command line
+  --judge '{"name": "llm", "model": "gpt-4o-mini"}'
+or with an endpoint of your own (vLLM, Ollama, llama.cpp, citelab serve-model)
+  --judge '{"name": "llm", "model": "qwen2.5", "base_url": "http://127.0.0.1:8000/v1"}'
+and in a suite file: judge = {name = "llm", model = "gpt-4o-mini"}. Its other keys: base_url,
+api_key (default: $OPENAI_API_KEY), prompt, cache_dir, timeout, concurrency."""
+
+
 @dataclass
 class _LoopState:
     """What an LLM judge keeps per event loop: its bound, and the questions being asked."""
@@ -329,15 +340,17 @@ class LLMJudge:
 
     Any endpoint the ``openai`` SDK can reach works (OpenAI, vLLM, llama.cpp, ``citelab
     serve-model``). The prompt is part of the configuration (it is written into the run's
-    log and report). Verdicts are cached by request, in memory and, with ``cache_dir``, on
-    disk, so a re-score never re-asks the model.
+    log and report): a template with ``{statement}`` and ``{evidence}``, or ``"minicheck"``
+    (MiniCheck's layout, for fact-checking models; see ``_prompts.py``). Verdicts are cached
+    by request, in memory and, with ``cache_dir``, on disk, so a re-score never re-asks the
+    model.
 
     Calls go through the runner's own model adapter (:class:`citelab.models.OpenAIModel`:
     async SDK clients shared per event loop, the body read without the SDK's parse), at most
     ``concurrency`` in flight per event loop. ``citelab score``, ``citelab eval`` and
     ``rescore`` score answers concurrently in one event loop (see
-    :mod:`citelab.evals.judges._deferring`); :meth:`supports_many` and :meth:`ask` do the same
-    for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
+    :func:`~citelab.evals.judges.score_deferring`); :meth:`supports_many` and :meth:`ask` do
+    the same for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
     event loop and connection of its own.
     """
 
@@ -345,7 +358,7 @@ class LLMJudge:
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -354,8 +367,15 @@ class LLMJudge:
         timeout: float = 60.0,
         concurrency: int = 8,
     ) -> None:
-        if "{statement}" not in prompt or "{evidence}" not in prompt:
-            raise ConfigError("judge llm: prompt must contain {statement} and {evidence}")
+        if not model:
+            raise ConfigError(_LLM_NEEDS_A_MODEL)
+        if prompt not in NAMED_PROMPTS and (
+            "{statement}" not in prompt or "{evidence}" not in prompt
+        ):
+            raise ConfigError(
+                "judge llm: prompt must contain {statement} and {evidence}, or name one of "
+                f"{', '.join(NAMED_PROMPTS)}"
+            )
         if concurrency < 1:
             raise ConfigError(f"judge llm: concurrency must be at least 1, got {concurrency}")
         self.concurrency = concurrency
@@ -429,10 +449,9 @@ class LLMJudge:
 
     def _question(self, statement: str, evidence: str) -> tuple[str, dict[str, Any]]:
         """The cache key and the request (the key is the request's hash)."""
-        content = self.prompt.format(statement=statement, evidence=evidence)
         request = {
             "model": self.model,
-            "messages": [{"role": "user", "content": content}],
+            "messages": judge_messages(self.prompt, statement, evidence),
             "temperature": 0,
             "max_tokens": 3,
         }

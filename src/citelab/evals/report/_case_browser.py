@@ -11,9 +11,9 @@ data (``<`` written as ``\\u003c``, so no string in it can close the script elem
 bundled script, inline (a report is one file and makes no request); then the details. The
 list's fields are one JSON document; the rest of each entry is one JSON line, and the lines
 are stored in gzip-compressed blocks of ``DETAIL_BLOCK`` lines, base64 text one block a line
-(a 10,000-turn report's details shrink about 8×, and parsing the page's bytes was what its
-opening time was made of). The browser decompresses a block, with its built-in
-``DecompressionStream``, when a turn in it is first opened.
+(a big report's details shrink several times, and parsing the page's bytes was what its
+opening time was made of: see docs/performance.md). The browser decompresses a block, with
+its built-in ``DecompressionStream``, when a turn in it is first opened.
 """
 
 from __future__ import annotations
@@ -360,8 +360,8 @@ DETAIL_BLOCK = 200
 
 
 COMPRESS_LEVEL = 6
-"""gzip level of the detail blocks: zlib's default. Level 9 made a 10,040-turn report's
-45 MB of details 3% smaller (4.16 vs 4.30 MB) in 1.6× the time (2.5 s vs 1.5 s here)."""
+"""gzip level of the detail blocks: zlib's default (level 9 compressed little more, much
+slower: docs/performance.md)."""
 
 
 def pack_details(lines: Sequence[str], block: int = DETAIL_BLOCK) -> str:

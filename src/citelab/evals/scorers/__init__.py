@@ -61,6 +61,7 @@ from citelab.evals.scorers._statements import (
     alce_remove_citations,
     split_statements,
     split_statements_alce,
+    split_statements_by_span,
 )
 
 __all__ = [
@@ -109,5 +110,6 @@ __all__ = [
     "source_leakage",
     "split_statements",
     "split_statements_alce",
+    "split_statements_by_span",
     "uncited_dropping",
 ]

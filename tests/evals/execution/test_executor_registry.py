@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,11 +16,18 @@ import pytest
 from citelab._errors import ConfigError
 from citelab.cli import main
 from citelab.evals import run
+from citelab.evals.execution import (
+    EXECUTORS,
+    AnswerFigures,
+    Answering,
+    LocalExecutor,
+    ScoringJob,
+    get_executor,
+)
 from citelab.evals.records import CaseRecord
-from citelab.evals.runner import EXECUTORS, BatchRunner, LocalExecutor, Unit, get_executor
 from citelab.models import MODELS
 
-from .test_runner import CountingModel, _suite_file
+from ..runner.test_runner import CountingModel, _suite_file
 
 
 class Tracing(LocalExecutor):
@@ -33,11 +40,15 @@ class Tracing(LocalExecutor):
     def __init__(self, **options: Any) -> None:
         Tracing.made.append(options)
 
-    async def execute(
-        self, batch: BatchRunner, units: list[Unit], keep: Callable[[CaseRecord], None]
-    ) -> None:
-        Tracing.ran.append(len(units))
-        await super().execute(batch, units, keep)
+    async def answer(
+        self,
+        answering: Answering,
+        indices: Sequence[int],
+        keep: Callable[[CaseRecord], None],
+        scoring: ScoringJob,
+    ) -> AnswerFigures:
+        Tracing.ran.append(len(indices))
+        return await super().answer(answering, indices, keep, scoring)
 
 
 @pytest.fixture
@@ -51,12 +62,13 @@ def suite_file(tmp_path: Path) -> Iterator[Path]:
 
 def test_the_executors_are_listed_with_their_descriptions_without_importing_ray() -> None:
     described = EXECUTORS.describe()
-    assert list(described) == ["local", "ray"]
-    assert described["local"].startswith("This process, one event loop")
+    assert list(described) == ["local", "processes", "ray"]
+    assert described["local"].startswith("This process")
+    assert "worker processes" in described["processes"]
     assert "Ray actors" in described["ray"]
     code = (
-        "import sys; from citelab.evals.runner import EXECUTORS; EXECUTORS.describe(); "
-        "print('citelab.evals.runner._ray' in sys.modules)"
+        "import sys; from citelab.evals.execution import EXECUTORS; EXECUTORS.describe(); "
+        "print('citelab.evals.execution._ray' in sys.modules)"
     )
     listed = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
@@ -68,7 +80,9 @@ def test_an_executor_is_built_by_name_and_a_wrong_name_or_option_is_refused() ->
     assert isinstance(get_executor(), LocalExecutor)
     given = LocalExecutor()
     assert get_executor(given) is given
-    with pytest.raises(ConfigError, match=r"unknown executor 'nope'; known executors: local, ray"):
+    with pytest.raises(
+        ConfigError, match=r"unknown executor 'nope'; known executors: local, processes, ray"
+    ):
         get_executor("nope")
     with pytest.raises(ConfigError, match=r"executor 'local': bad options \['address'\]"):
         get_executor("local", address="head:6379")
@@ -98,6 +112,6 @@ def test_the_command_line_takes_its_executors_from_the_registry(
     with pytest.raises(SystemExit) as exited:
         main([*args, "--executor", "nope"])
     assert exited.value.code == 2
-    assert "invalid choice: 'nope' (choose from 'local', 'ray', 'tracing')" in (
+    assert "invalid choice: 'nope' (choose from 'local', 'processes', 'ray', 'tracing')" in (
         capsys.readouterr().err
     )
