@@ -24,6 +24,7 @@ from citelab._errors import (
     WorkerLost,
 )
 from citelab._lazy import lazy_attributes
+from citelab._registry import Registry
 from citelab._version import __version__
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ __all__ = [
     "PerturbedModel",
     "RagSearch",
     "Reader",
+    "Registry",
     "RetrievalSettings",
     "ScriptedModel",
     "Source",

@@ -2,6 +2,9 @@ import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { mountAll, mountCaseBrowser } from "../../entries/report.js";
 import { container } from "../helpers.js";
+// Written by citelab: tests/evals/report/test_case_data.py checks that it is what a report
+// writes now and that it holds to the schema in src/citelab/evals/report/_case_data.py.
+import written from "./report_data.json";
 
 const EVIL = '<img src=x onerror="window.__hit=1">';
 
@@ -357,3 +360,32 @@ function pack(lines, block) {
     blocks.push(gzipSync(lines.slice(at, at + block).join("\n")).toString("base64"));
   return blocks.join("\n");
 }
+
+describe("a report's own data", () => {
+  test("shows every turn, split and packed as the page stores it", async () => {
+    const { list, lines } = split(written);
+    const root = container();
+    const browser = mountCaseBrowser(root, list, pack(lines, 5), GZIP(5));
+    expect(root.querySelectorAll(".citelab-case-row")).toHaveLength(written.cases.length);
+    for (const [i, entry] of written.cases.entries()) {
+      await browser.open(i);
+      expect(root.querySelector(".citelab-case-error")).toBeNull();
+      expect(root.querySelector(".citelab-case-q").textContent).toBe(entry.q);
+      const answer = entry.msg.content.find((block) => block.type === "text").text;
+      expect(root.querySelector(".citelab-case-answer").textContent).toContain(
+        answer.split(" [")[0],
+      );
+      const sources = root.querySelector(".citelab-case-sources");
+      expect(sources.querySelectorAll("tr.citelab-cited")).toHaveLength(entry.cited.length);
+      expect(sources.querySelectorAll("tr.citelab-uncited")).toHaveLength(
+        entry.held.length - entry.cited.length,
+      );
+      const verdicts = root.querySelectorAll(".citelab-case-verdicts tr[data-metric]");
+      expect([...verdicts].map((row) => row.dataset.metric)).toEqual(
+        written.metrics.map((metric) => metric.name),
+      );
+      expect(root.querySelectorAll(".citelab-case-round")).toHaveLength(entry.rounds.length);
+    }
+    expect(root.querySelector("script")).toBeNull();
+  });
+});

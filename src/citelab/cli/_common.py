@@ -7,8 +7,9 @@ so building the parser (``citelab --help``) stays fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_GATE_FAILED",
+    "RegisteredNames",
     "add_address_arguments",
     "add_agents_arguments",
     "add_judge_card_argument",
@@ -25,6 +27,7 @@ __all__ = [
     "agents_and_corpora",
     "agents_from",
     "default_agent",
+    "print_descriptions",
     "print_gates",
     "print_json",
     "print_judges",
@@ -64,6 +67,25 @@ def print_json(facts: dict[str, Any]) -> None:
     import json
 
     print(json.dumps(facts, indent=2, ensure_ascii=False, default=str))
+
+
+class RegisteredNames:
+    """An option's choices: the names in the registry ``attr`` of ``module`` (``citelab list
+    KIND``), or a ``module:attr`` to import. The registry is imported only when argparse reads
+    the choices (a value given, ``--help``), so other commands do not import it."""
+
+    def __init__(self, module: str, attr: str) -> None:
+        self.module = module
+        self.attr = attr
+
+    def _registry(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._registry()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry().names())
 
 
 def add_agents_arguments(parser: argparse.ArgumentParser) -> None:
@@ -191,6 +213,14 @@ def warn_if_reachable(command: str, host: str, why: str = "") -> bool:
     warning = f"citelab {command}: warning: {host} is reachable from other machines"
     print(warning + (f"; {why}" if why else ""), file=sys.stderr)
     return False
+
+
+def print_descriptions(described: Mapping[str, str]) -> None:
+    """Registered names with their descriptions (a registry's ``describe()``), one a line, the
+    descriptions aligned after the names."""
+    width = max((len(name) for name in described), default=0)
+    for name, description in described.items():
+        print(f"{name:<{width}}  {description}".rstrip())
 
 
 def add_judge_card_argument(parser: argparse.ArgumentParser) -> None:

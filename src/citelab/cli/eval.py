@@ -6,6 +6,7 @@ Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second r
 finished cases are not run again, and model calls are answered from the disk cache.
 ``--executor ray [--address ADDR] [--workers N]`` runs the cases on a Ray cluster instead of
 in this process, with the same results (see the README's "Sweeps on a Ray cluster");
+``--executor`` takes any registered executor (``citelab list executors``) or a ``module:attr``.
 ``--executor processes [--workers N]`` scores in worker processes on this machine.
 
 Failures are loud: a model that cannot be reached or does not exist stops the run before
@@ -23,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from citelab.cli._common import add_judge_card_argument, print_judges
+from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
 
 __all__ = ["EXIT_CODES", "register", "run"]
 
@@ -84,10 +85,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--executor",
-        choices=("local", "processes", "ray"),
+        choices=RegisteredNames("citelab.evals.execution", "EXECUTORS"),
         default="local",
-        help="where the work runs: this process (local, the default), worker processes that "
-        "score (processes) or a Ray cluster (ray; needs citelab[ray])",
+        help="where the work runs: a registered executor (%(choices)s; citelab list "
+        "executors) or a module:attr factory; local (the default) is this process, processes "
+        "scores in worker processes, ray is a Ray cluster (needs citelab[ray])",
     )
     parser.add_argument(
         "--address",
@@ -221,7 +223,8 @@ def _check_options(args: argparse.Namespace) -> None:
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ConfigError(f"--{option} must be at least 1, got {value}")
-    if args.executor != "ray" and args.address is not None:
+    # citelab's own executors; a user's executor is told what it was given
+    if args.executor in ("local", "processes") and args.address is not None:
         raise ConfigError("--address needs --executor ray")
     if args.executor == "local" and args.workers is not None:
         raise ConfigError("--workers needs --executor processes or ray")
@@ -272,15 +275,13 @@ def _check_model_names(specs: list[str]) -> None:
     """Every ``--model`` names a registered model (building or reaching it is the preflight's
     part, which ``--no-preflight`` skips)."""
     from citelab._errors import ConfigError
-    from citelab.models import available_models
+    from citelab.models import MODELS
 
-    known = available_models()
-    prefixes = {name.removesuffix(":<model>") for name in known if name.endswith(":<model>")}
     for spec in specs:
-        prefix, colon, rest = spec.partition(":")
-        if (colon and rest and prefix in prefixes) or (not colon and spec in known):
-            continue
-        raise ConfigError(f"--model {spec!r}: unknown model; known models: {', '.join(known)}")
+        try:
+            MODELS.check(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--model: {exc}") from exc
 
 
 def _print_errors(errors: Any, turns: int) -> None:

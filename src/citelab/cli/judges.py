@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
         description="Support judges: list them, or measure them against people's labels.",
     )
     commands = parser.add_subparsers(dest="judges_command", metavar="ACTION", required=True)
-    listing = commands.add_parser("list", help="the registered judges")
+    listing = commands.add_parser("list", help="the registered judges, with what each does")
     listing.set_defaults(func=_list)
     _card_parser(commands)
     _calibrate_parser(commands)
@@ -143,10 +143,10 @@ def _label_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from citelab.evals import judge_names
+    from citelab.cli._common import print_descriptions
+    from citelab.evals import JUDGES
 
-    for name in judge_names():
-        print(name)
+    print_descriptions(JUDGES.describe())
     return 0
 
 

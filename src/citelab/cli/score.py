@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from citelab.cli._common import add_judge_card_argument, print_judges
+from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
 
 __all__ = ["ENVELOPE_HELP", "register", "run"]
 
@@ -40,7 +40,7 @@ example:
 exit codes: 0 scored; 2 bad input or configuration (the message says where).
 """
 
-_FORMATS = ("alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini")
+__all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -57,7 +57,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("input", metavar="INPUT", help="a JSON or JSON Lines file of answers")
     parser.add_argument(
-        "--format", dest="answer_format", choices=_FORMATS, default="alce", help="(default: alce)"
+        "--format",
+        dest="answer_format",
+        choices=RegisteredNames("citelab.evals", "ANSWER_FORMATS"),
+        default="alce",
+        help="a registered format (%(choices)s; default: alce) or a module:attr reader",
     )
     parser.add_argument(
         "--judge",

@@ -45,8 +45,9 @@ from citelab.evals.dataset import (
 from citelab.evals.external import (
     ANSWER_FORMATS,
     AnswerFormat,
+    AnswerReader,
     ExternalAnswer,
-    default_answer_scorers,
+    MessageReader,
     read_answers,
     score_answers,
     summary_json,
@@ -55,7 +56,7 @@ from citelab.evals.external import (
 from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE_PROMPT,
-    DEFAULT_LABELS,
+    JUDGES,
     FunctionJudge,
     Judge,
     JudgeCard,
@@ -105,10 +106,10 @@ from citelab.evals.results import (
     evaluate_findings,
     evaluate_gates,
     score_records,
-    summarize,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.scorers import (
+    SCORERS,
     AnchorValidity,
     CitationPrecision,
     CitationRecall,
@@ -152,7 +153,6 @@ from citelab.evals.scorers import (
     split_statements,
     split_statements_alce,
     uncited_dropping,
-    written_citations,
 )
 
 if TYPE_CHECKING:
@@ -161,7 +161,6 @@ if TYPE_CHECKING:
         RunOptions,
         RunPlan,
         default_output_dir,
-        earlier_numbers,
         plan_run,
         rescore,
         run,
@@ -178,7 +177,6 @@ _LAZY: dict[str, str] = dict.fromkeys(
         "RunOptions",
         "RunPlan",
         "default_output_dir",
-        "earlier_numbers",
         "plan_run",
         "rescore",
         "run",
@@ -193,9 +191,11 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "ANSWER_FORMATS",
     "DEFAULT_JUDGE_PROMPT",
-    "DEFAULT_LABELS",
+    "JUDGES",
+    "SCORERS",
     "AnchorValidity",
     "AnswerFormat",
+    "AnswerReader",
     "CachedModel",
     "Case",
     "CaseRecord",
@@ -226,6 +226,7 @@ __all__ = [
     "LabelledPair",
     "Level",
     "LexicalJudge",
+    "MessageReader",
     "ModelSpec",
     "NLIJudge",
     "NoAnswer",
@@ -269,9 +270,7 @@ __all__ = [
     "content_terms",
     "cross_turn_stability",
     "dangling_markers",
-    "default_answer_scorers",
     "default_output_dir",
-    "earlier_numbers",
     "evaluate_findings",
     "evaluate_gates",
     "first_citation_order",
@@ -303,14 +302,12 @@ __all__ = [
     "source_leakage",
     "split_statements",
     "split_statements_alce",
-    "summarize",
     "summary_json",
     "to_answers",
     "turn_record",
     "uncited_dropping",
     "write_comparison",
     "write_outputs",
-    "written_citations",
 ]
 
 

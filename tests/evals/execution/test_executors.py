@@ -212,13 +212,13 @@ def test_executors_by_name() -> None:
     assert executor.config()["workers"] == 3
     mine = LocalExecutor()
     assert get_executor(mine) is mine
-    with pytest.raises(ConfigError, match="unknown executor 'cloud'; choose one of local"):
+    with pytest.raises(ConfigError, match="unknown executor 'cloud'; known executors: local"):
         get_executor("cloud")
     with pytest.raises(ConfigError, match="workers must be at least 1, got 0"):
         get_executor("processes", workers=0)
-    with pytest.raises(ConfigError, match="address needs executor 'ray'"):
+    with pytest.raises(ConfigError, match=r"executor 'processes': bad options \['address'\]"):
         get_executor("processes", address="head:6379")
-    with pytest.raises(ConfigError, match="address and workers need executor"):
+    with pytest.raises(ConfigError, match=r"executor 'local': bad options \['workers'\]"):
         get_executor("local", workers=2)
 
 

@@ -187,7 +187,8 @@ def test_bad_vendor_records_and_lines_are_named(tmp_path: Path) -> None:
     path.write_text(good + "\n" + json.dumps({"response": bad}) + "\n", encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"cohere\.jsonl: record 1: not a valid Cohere"):
         read_answers(path, "cohere")
-    with pytest.raises(InvalidInput, match="unknown answer format 'bing'"):
+    known = "unknown answer format 'bing'; known answer formats: alce, anthropic, citelab"
+    with pytest.raises(ConfigError, match=known):
         read_answers(path, "bing")
 
 

@@ -46,7 +46,7 @@ def test_judges_are_rebuilt_from_their_configuration() -> None:
     [
         ("entailment", "unknown judge 'entailment'"),
         ({"name": "lexical", "threshold": 2}, "threshold must be in"),
-        ({"name": "lexical", "cutoff": 1}, "judge lexical: bad configuration"),
+        ({"name": "lexical", "cutoff": 1}, r"judge 'lexical': bad options \['cutoff'\]"),
         ({"name": "llm", "model": "m", "prompt": "no placeholders"}, "must contain {statement}"),
     ],
 )

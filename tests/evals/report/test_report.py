@@ -227,7 +227,8 @@ def test_the_glossary_defines_every_metric() -> None:
     scorers = build_scorers(["citation_recall", "dangling_markers", "no_answer"])
     glossary = metric_glossary(scorers).set_index("metric")
     assert list(glossary.index) == ["citation_recall", "dangling_markers", "no_answer"]
-    assert glossary.loc["citation_recall", "definition"].startswith("Share of statements")
+    definition = glossary.loc["citation_recall", "definition"]
+    assert definition.startswith("Share of the answer's statements")
     assert glossary.loc["citation_recall", "unit"] == "statement of the answer"
     assert glossary.loc["dangling_markers", "better"] == "lower"
     assert glossary.loc["no_answer", "pooled"].startswith("macro") or glossary.loc[

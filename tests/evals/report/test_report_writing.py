@@ -53,11 +53,11 @@ def reference_scores(scores: pd.DataFrame) -> dict[Any, Any]:
     for row in scores.to_dict("records"):
         key = (*(str(row[k]) for k in KEYS[:-1]), int(row["turn"]))
         value = None if _missing(row["value"]) else float(row["value"])
-        out.setdefault(key, {})[str(row["metric"])] = [
+        out.setdefault(key, {})[str(row["metric"])] = (
             value,
             float(row["numerator"]),
             float(row["denominator"]),
-        ]
+        )
     return out
 
 

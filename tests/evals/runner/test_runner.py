@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,7 +13,7 @@ import pytest
 from citelab._errors import ConfigError, ModelError
 from citelab.cli import main
 from citelab.evals import RunOptions, load_suite, rescore, run
-from citelab.models import ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec, _registry
+from citelab.models import MODELS, ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec
 
 CASES = [
     {
@@ -115,9 +115,14 @@ class CountingModel:
 
 
 @pytest.fixture
-def suite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def suite_file(tmp_path: Path) -> Iterator[Path]:
     # Registered for this test only: the registry is global and other tests list it.
-    monkeypatch.setitem(_registry._FACTORIES, "counting", CountingModel)
+    with MODELS.preserved():
+        MODELS.register("counting", CountingModel)
+        yield _suite_file(tmp_path)
+
+
+def _suite_file(tmp_path: Path) -> Path:
     CountingModel.calls = CountingModel.running = CountingModel.most = 0
     CountingModel.prepared = []
     CountingModel.failing = None

@@ -36,6 +36,7 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.execution._executors import (
     EXECUTORS,
     PER_PROCESS,
+    ExecutorFactory,
     get_executor,
     scoring_executor,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "AnswerFigures",
     "Answering",
     "Executor",
+    "ExecutorFactory",
     "LocalExecutor",
     "PortableScoring",
     "ProcessExecutor",

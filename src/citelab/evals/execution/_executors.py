@@ -1,11 +1,12 @@
-"""Executors by name: ``local``, ``processes``, ``ray`` (:func:`get_executor`)."""
+"""Executors by name: ``local``, ``processes``, ``ray`` and any a user registers
+(:data:`EXECUTORS`, :func:`get_executor`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from citelab._errors import ConfigError
+from citelab._registry import Registry
 from citelab.evals.execution._local import LocalExecutor
 from citelab.evals.execution._processes import ProcessExecutor, cpus, refuse_model_judges
 from citelab.evals.execution._protocol import Executor
@@ -13,36 +14,30 @@ from citelab.evals.execution._scoring import ScoringJob
 from citelab.evals.judges import LexicalJudge, PairLexicalJudge
 from citelab.evals.scorers import Scorer
 
-if TYPE_CHECKING:
-    from citelab.evals.execution._ray import RayExecutor
-
-__all__ = ["EXECUTORS", "PER_PROCESS", "get_executor", "scoring_executor"]
+__all__ = ["EXECUTORS", "PER_PROCESS", "ExecutorFactory", "get_executor", "scoring_executor"]
 
 
-def _local(address: str | None, workers: int | None) -> Executor:
-    if address is not None or workers is not None:
-        raise ConfigError("address and workers need executor 'processes' or 'ray'")
-    return LocalExecutor()
+ExecutorFactory = Callable[..., Executor]
+"""Makes an executor; called with ``address`` and ``workers`` when they are given."""
 
-
-def _processes(address: str | None, workers: int | None) -> Executor:
-    if address is not None:
-        raise ConfigError("address needs executor 'ray'")
-    return ProcessExecutor(workers)
-
-
-def _ray(address: str | None, workers: int | None) -> RayExecutor:
-    from citelab.evals.execution._ray import RayExecutor  # imports Ray: on first use only
-
-    return RayExecutor(address=address, workers=workers)
-
-
-EXECUTORS: Mapping[str, Callable[[str | None, int | None], Executor]] = {
-    "local": _local,
-    "processes": _processes,
-    "ray": _ray,
-}
-"""Executor name → how to build it from ``(address, workers)``."""
+EXECUTORS: Registry[ExecutorFactory] = Registry("executor")
+"""Every executor by name: ``EXECUTORS.build("processes", workers=4)`` is a new one; a user's
+executor is registered here, or named as ``module:attr``, like any other part
+(``citelab list executors``)."""
+EXECUTORS.register("local", LocalExecutor)
+EXECUTORS.register(
+    "processes",
+    ProcessExecutor,
+    description="Worker processes on this machine that score the answers (started with "
+    "forkserver or spawn, never fork; workers: default one per CPU).",
+)
+EXECUTORS.register(
+    "ray",
+    # Imported when first built: nothing loads Ray to run locally.
+    "citelab.evals.execution._ray:RayExecutor",
+    description="Ray actors on a cluster, each answering small batches of cases and scoring "
+    "them where they were answered (citelab[ray]).",
+)
 
 
 def get_executor(
@@ -51,22 +46,22 @@ def get_executor(
     address: str | None = None,
     workers: int | None = None,
 ) -> Executor:
-    """An executor by name, or the given object as is.
+    """An executor by its name in :data:`EXECUTORS` (or ``module:attr``), or the given object
+    as is.
 
-    ``local``: this process. ``processes``: ``workers`` worker processes on this machine
-    (default: one per CPU). ``ray``: a Ray cluster (``citelab[ray]``): the one at ``address``
-    (e.g. ``ray://head:10001`` or ``head:6379``; default: the cluster this process is
-    connected to, else a local one started for the run), with ``workers`` actors (default:
-    one per CPU of the cluster).
+    ``address`` and ``workers``, when given, go to the executor's factory. ``local`` (this
+    process) takes neither; ``processes`` takes ``workers`` (worker processes on this machine;
+    default: one per CPU); ``ray`` takes both: a cluster's ``address`` (e.g.
+    ``ray://head:10001`` or ``head:6379``; default: the cluster this process is connected to,
+    else a local one started for the run) and ``workers`` actors (default: one per CPU of
+    the cluster). An option the executor does not take is a :class:`~citelab.ConfigError`.
     """
     if not isinstance(executor, str):
         return executor
-    build = EXECUTORS.get(executor)
-    if build is None:
-        raise ConfigError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if workers is not None and workers < 1:
         raise ConfigError(f"workers must be at least 1, got {workers}")
-    return build(address, workers)
+    given = {"address": address, "workers": workers}
+    return EXECUTORS.build(executor, **{k: v for k, v in given.items() if v is not None})
 
 
 PER_PROCESS = 500

@@ -48,6 +48,7 @@ from citelab.evals.judges._deferring import (
 )
 from citelab.evals.judges._judges import (
     DEFAULT_JUDGE_PROMPT,
+    JUDGES,
     FunctionJudge,
     Judge,
     LexicalJudge,
@@ -91,6 +92,7 @@ __all__ = [
     "DEFAULT_CARD_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
+    "JUDGES",
     "LABEL_FORMATS",
     "MINICHECK_PROMPT",
     "MINICHECK_SYSTEM",

@@ -2,16 +2,15 @@
 
 Every support decision of the citation scorers goes through a :class:`Judge`, so the same
 scorer runs offline (:class:`LexicalJudge`, the default), with any OpenAI-compatible model
-(:class:`LLMJudge`), or with an NLI model someone registers later (:func:`register_judge`).
-Judges are built from their configuration (``{"name": "lexical", "threshold": 0.8}``) so a
-run's log can rebuild them.
+(:class:`LLMJudge`), or with an NLI model someone registers later (:func:`register_judge`,
+:data:`JUDGES`). Judges are built from their configuration (``{"name": "lexical",
+"threshold": 0.8}``) so a run's log can rebuild them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -26,11 +25,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
+from citelab._registry import Registry
 from citelab.evals.judges._deferring import VerdictPending, deferring
 from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
+    "JUDGES",
     "FunctionJudge",
     "Judge",
     "LLMJudge",
@@ -528,18 +529,25 @@ def _parse_verdict(reply: str) -> bool:
     return words[0] == "yes"
 
 
-_JUDGES: dict[str, Callable[..., Judge]] = {}
+JUDGES: Registry[Callable[..., Judge]] = Registry("judge")
+"""Every judge factory by name (:class:`~citelab.Registry`): ``JUDGES.build("lexical")``."""
 
 
-def register_judge(name: str, factory: Callable[..., Judge], *, replace: bool = False) -> None:
-    """Make ``factory(**config)`` buildable as ``{"name": name, **config}``."""
-    if name in _JUDGES and not replace:
-        raise ConfigError(f"judge {name!r} is already registered (pass replace=True)")
-    _JUDGES[name] = factory
+def register_judge(
+    name: str,
+    factory: Callable[..., Judge] | str,
+    *,
+    replace: bool = False,
+    description: str | None = None,
+) -> None:
+    """Make ``factory(**config)`` buildable as ``{"name": name, **config}``:
+    ``JUDGES.register`` (``factory`` may be a ``module:attr`` imported when first built)."""
+    JUDGES.register(name, factory, replace=replace, description=description)
 
 
 def judge_names() -> list[str]:
-    return sorted(_JUDGES)
+    """The registered names, sorted: ``JUDGES.names()``."""
+    return JUDGES.names()
 
 
 def build_judge(spec: str | dict[str, Any] | Judge) -> Judge:
@@ -553,38 +561,22 @@ def build_judge(spec: str | dict[str, Any] | Judge) -> Judge:
         return spec
     config = {"name": spec} if isinstance(spec, str) else dict(spec)
     name = config.pop("name", None)
-    if isinstance(name, str) and ":" in name:
+    if not isinstance(name, str):
+        raise JUDGES.unknown(name)
+    if ":" in name:  # never a registered name
         return _imported_judge(name, config)
-    if not isinstance(name, str) or name not in _JUDGES:
-        raise ConfigError(
-            f"unknown judge {name!r} (registered: {', '.join(judge_names())}; or name one as "
-            "module:attr)"
-        )
-    try:
-        return _JUDGES[name](**config)
-    except TypeError as exc:
-        raise ConfigError(f"judge {name}: bad configuration {config}: {exc}") from exc
+    return JUDGES.build(name, **config)
 
 
 def _imported_judge(spec: str, config: dict[str, Any]) -> Judge:
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"judge {spec!r}: write it as module:attr (e.g. mypkg.judges:nli)")
-    try:
-        target: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"judge {spec!r}: cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise ConfigError(f"judge {spec!r}: module {module_name!r} has no {attr!r}")
-        target = getattr(target, part)
+    target = JUDGES.get(spec)  # imported: a Judge, a class of them, or a function
     if isinstance(target, type):
         try:
             built = target(**config)
         except TypeError as exc:
-            raise ConfigError(f"judge {spec}: bad configuration {config}: {exc}") from exc
+            raise ConfigError(f"judge {spec!r}: bad options {sorted(config)}: {exc}") from exc
         if not isinstance(built, Judge):
-            raise ConfigError(f"judge {spec!r}: {attr} does not build a Judge (supports, config)")
+            raise ConfigError(f"judge {spec!r}: {target.__name__} does not build a Judge")
         return built
     if config:
         raise ConfigError(f"judge {spec!r}: takes no configuration, got {sorted(config)}")
@@ -592,7 +584,7 @@ def _imported_judge(spec: str, config: dict[str, Any]) -> Judge:
         return target
     if callable(target):
         return FunctionJudge(target, spec)
-    raise ConfigError(f"judge {spec!r}: {attr} is neither a Judge nor a callable")
+    raise ConfigError(f"judge {spec!r}: neither a Judge nor a callable")
 
 
 class FunctionJudge:

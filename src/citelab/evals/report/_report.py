@@ -359,7 +359,7 @@ def _page(  # noqa: PLR0917 - private, two call sites
         _summary_note(),
         _summary_table(summary, colors, result, judges=parts.judges),
         _corrected_html(parts.corrected, parts.judges),
-        f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
+        f"<h2>{_e(_differences_heading(result.baseline()))}</h2>",
         _differences_html(differences, colors, variant_order(result)),
         # As result.plot("differences") and result.plot("values") draw them.
         _img(
@@ -824,6 +824,13 @@ def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
     )
     head = "<tr><th>variant</th><th>model</th><th>round</th><th>stability</th><th>citations</th>"
     return f"{plot}<table>{head}</tr>{rows}</table>"
+
+
+def _differences_heading(baseline: str | None) -> str:
+    """The section's title, naming the baseline variant unless its name says it already."""
+    if baseline is None or baseline == "baseline":
+        return "Differences from the baseline"
+    return f"Differences from the baseline, {baseline}"
 
 
 def _glossary_html(result: EvalResult) -> str:

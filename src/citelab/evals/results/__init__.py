@@ -28,7 +28,6 @@ from citelab.evals.results._results import (
     score_records,
     score_rows,
     set_display,
-    summarize,
 )
 
 __all__ = [
@@ -56,5 +55,4 @@ __all__ = [
     "score_records",
     "score_rows",
     "set_display",
-    "summarize",
 ]

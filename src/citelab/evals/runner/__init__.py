@@ -17,7 +17,7 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 if TYPE_CHECKING:
-    from citelab.evals.runner._batch import BatchRunner, earlier_numbers, turn_record
+    from citelab.evals.runner._batch import BatchRunner, turn_record
     from citelab.evals.runner._cache import CachedModel
     from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint, plan_run
     from citelab.evals.runner._runner import (
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
-    "_batch": ("BatchRunner", "earlier_numbers", "turn_record"),
+    "_batch": ("BatchRunner", "turn_record"),
     "_cache": ("CachedModel",),
     "_plan": ("RunPlan", "Unit", "model_endpoint", "plan_run"),
     "_runner": (
@@ -53,6 +53,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "EXECUTORS",
     "BatchRunner",
     "CachedModel",
     "ModelSpec",
@@ -64,7 +65,6 @@ __all__ = [
     "Unit",
     "Variant",
     "default_output_dir",
-    "earlier_numbers",
     "load_suite",
     "model_endpoint",
     "plan_run",

@@ -29,7 +29,7 @@ from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint
 from citelab.evals.runner._suite import ModelSpec, Variant
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
-__all__ = ["BatchRunner", "earlier_numbers", "turn_record"]
+__all__ = ["BatchRunner", "turn_record"]
 
 
 class BatchRunner:

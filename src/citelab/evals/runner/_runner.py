@@ -154,7 +154,9 @@ def run(
     ``executor="ray"`` runs the cases on a Ray cluster (``citelab[ray]``): the one at
     ``address``, else the one this process is connected to, else a local one started for the
     run, with ``workers`` actors (default: one per CPU); ``executor="processes"`` scores in
-    worker processes. The results are the same as local.
+    worker processes. The results are the same as local. Any executor in
+    :data:`~citelab.evals.execution.EXECUTORS` (or ``module:attr``) may be named, or an
+    :class:`Executor` given; one built from a name is closed when the run ends.
 
     ``judge_cards`` (cards or card files) join the suite's ``judge_cards`` to describe the
     run's judges (see :meth:`EvalResult.judges`); one that describes none of them raises

@@ -41,10 +41,10 @@ from citelab.evals.scorers._pipeline_scorers import (
     source_language,
     source_leakage,
     uncited_dropping,
-    written_citations,
 )
 from citelab.evals.scorers._punkt import sent_tokenize
 from citelab.evals.scorers._scoring import (
+    SCORERS,
     Aggregate,
     DetailLevel,
     Score,
@@ -65,6 +65,7 @@ from citelab.evals.scorers._statements import (
 )
 
 __all__ = [
+    "SCORERS",
     "Aggregate",
     "AnchorValidity",
     "CitationPrecision",
@@ -111,5 +112,4 @@ __all__ = [
     "split_statements_alce",
     "split_statements_by_span",
     "uncited_dropping",
-    "written_citations",
 ]

@@ -50,7 +50,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from citelab._errors import ConfigError
 from citelab.evals.dataset import GoldClaim, GoldTurn
@@ -198,12 +198,30 @@ class _CitationScorer:
     name: str = ""
     higher_is_better: bool = True
     level: DetailLevel = "statement"
+    summary: ClassVar[str] = ""
+    """What the metric measures, before the configuration's modes."""
+    unit: ClassVar[str] = ""
 
     @property
     def metric(self) -> str:
         if self.alce_compat:
             return f"{self.name}_alce"
         return self.name + ("_span" if self.granularity == "span" else "")
+
+    @property
+    def description(self) -> str:
+        """What the metric measures in this configuration (the report's glossary)."""
+        parts = [self.summary]
+        if self.alce_compat:
+            parts.append(
+                "Scored as ALCE's compute_autoais scores it: ALCE's statement split, citations "
+                "read as positions into the sources, the mean of the answers' values."
+            )
+        if self.max_citations is not None:
+            parts.append(f"Only the first {self.max_citations} citations of a statement count.")
+        if self.qampari:
+            parts.append("List answers are read as ALCE's QAMPARI mode reads them.")
+        return " ".join(parts)
 
     @property
     def aggregate(self) -> Aggregate:
@@ -275,6 +293,11 @@ class CitationRecall(_CitationScorer):
 
     name: str = "citation_recall"
     level: DetailLevel = "statement"
+    summary: ClassVar[str] = (
+        "Share of the answer's statements that cite sources which together support them "
+        "(the judge decides support)."
+    )
+    unit: ClassVar[str] = "statement of the answer"
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
         cited = self._cited(statement, support)
@@ -308,6 +331,12 @@ class CitationPrecision(_CitationScorer):
 
     name: str = "citation_precision"
     level: DetailLevel = "citation"
+    summary: ClassVar[str] = (
+        "Share of citations that are needed: the statement is supported by its citations "
+        "together, and this one is relevant (it supports the statement alone, or the others "
+        "do not without it)."
+    )
+    unit: ClassVar[str] = "citation (a number in a marker)"
 
     def _score(self, rows: list[dict[str, Any]]) -> Score:
         if self.alce_compat and not rows:
@@ -385,6 +414,11 @@ class ClaimRecall(_GoldClaimScorer):
 
     name: str = "claim_recall"
     metric: str = "claim_recall"
+    description: ClassVar[str] = (
+        "Share of the gold claims the answer states (the judge reads the claim against the "
+        "answer's statements)."
+    )
+    unit: ClassVar[str] = "gold claim"
 
     def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
         answer = " ".join(s.claim for s in split_statements(record.text))
@@ -407,6 +441,11 @@ class ClaimAttribution(_GoldClaimScorer):
 
     name: str = "claim_attribution"
     metric: str = "claim_attribution"
+    description: ClassVar[str] = (
+        "Share of the gold claims stated by a statement that cites one of the claim's "
+        "supporting entities (a claim cited to a same-label twin is stated, not attributed)."
+    )
+    unit: ClassVar[str] = "gold claim"
 
     def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
         statements = [] if record.no_answer else split_statements(record.text)
@@ -450,8 +489,9 @@ def citation_recall(
     qampari: bool = False,
     granularity: Granularity = "sentence",
 ) -> CitationRecall:
-    """ALCE citation recall; ``alce_compat`` caps citations at 3 unless told otherwise.
+    """Statements whose citations together support them (ALCE's citation recall).
 
+    ``alce_compat`` scores as ALCE does and caps citations at 3 unless told otherwise;
     ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does;
     ``granularity="span"`` (citelab's mode only) scores the spans a vendor cites.
     """
@@ -472,8 +512,9 @@ def citation_precision(
     qampari: bool = False,
     granularity: Granularity = "sentence",
 ) -> CitationPrecision:
-    """ALCE citation precision; ``alce_compat`` caps citations at 3 unless told otherwise.
+    """Citations that are needed: supported and relevant (ALCE's citation precision).
 
+    ``alce_compat`` scores as ALCE does and caps citations at 3 unless told otherwise;
     ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does;
     ``granularity="span"`` (citelab's mode only) scores the spans a vendor cites.
     """
