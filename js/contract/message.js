@@ -8,6 +8,7 @@ export const CITATIONS_KEY = "drupal.org/ai.citations";
 export const SUGGESTED_REPLIES_KEY = "drupal.org/ai.suggested_replies";
 export const SOURCE_URL_KEY = "citelab/url";
 export const SOURCE_NUMBER_KEY = "citelab/number";
+export const SOURCE_QUOTES_KEY = "citelab/source_quotes";
 
 /**
  * An AnswerMessage wire dict as the contract describes it. It is untrusted: every field may
@@ -28,8 +29,13 @@ export const SOURCE_NUMBER_KEY = "citelab/number";
  *
  * @typedef {WireBlock & {uri: string, number: number, webUrl: string|null}} Source
  *   A resource_link as listed: the number the text uses, the web page it opens.
- * @typedef {{start: number, end: number, number: number, order: number}} Anchor
- *   A cited span: UTF-16 offsets into the text, the source number, its place in the list.
+ * @typedef {{start: number, end: number, number: number, order: number, index?: number}} Anchor
+ *   A cited span: UTF-16 offsets into the text, the source number, its place among the
+ *   anchors that hold (`order`) and in the text block's list as sent (`index`, which the
+ *   source quotes name).
+ * @typedef {{anchor: number, sourceUri: string, text: string}} SourceQuote
+ *   What a source says that supports one anchor (`anchor`: its `index`): the sentence(s) its
+ *   claim rests on.
  * @typedef {{label: string, message: string}} Reply
  */
 
@@ -143,7 +149,7 @@ function readAnchors(block, text, numberOf) {
   const index = codePointIndex(text);
   /** @type {Anchor[]} */
   const anchors = [];
-  for (const anchor of raw) {
+  for (const [position, anchor] of raw.entries()) {
     const start = toUtf16(index, anchor?.startIndex);
     const end = toUtf16(index, anchor?.endIndex);
     const number = numberOf.get(anchor?.sourceUri);
@@ -152,7 +158,7 @@ function readAnchors(block, text, numberOf) {
       start >= 0 &&
       end > start &&
       text.slice(start, end) === anchor.citedText;
-    if (holds) anchors.push({ start, end, number, order: anchors.length });
+    if (holds) anchors.push({ start, end, number, order: anchors.length, index: position });
   }
   return { anchors, rejected: raw.length - anchors.length };
 }
@@ -204,4 +210,31 @@ export function hasAnchors(message) {
     const anchors = metaOf(block, CITATIONS_KEY);
     return Array.isArray(anchors) && anchors.length > 0;
   });
+}
+
+/**
+ * The source quotes of an AnswerMessage's text block (`_meta["citelab/source_quotes"]`), by
+ * the index of the anchor each supports; a quote that is not well formed is left out.
+ * @param {WireMessage|null|undefined} message
+ * @returns {Map<number, SourceQuote>}
+ */
+export function readSourceQuotes(message) {
+  const block = blocksOf(message).find((candidate) => candidate.type === "text");
+  const raw = metaOf(block, SOURCE_QUOTES_KEY);
+  /** @type {Map<number, SourceQuote>} */
+  const quotes = new Map();
+  if (!Array.isArray(raw)) return quotes;
+  for (const quote of raw) {
+    const anchor = quote?.anchorIndex;
+    const fine =
+      Number.isInteger(anchor) &&
+      anchor >= 0 &&
+      typeof quote.sourceUri === "string" &&
+      typeof quote.text === "string" &&
+      quote.text.trim() !== "";
+    if (fine && !quotes.has(anchor)) {
+      quotes.set(anchor, { anchor, sourceUri: quote.sourceUri, text: quote.text });
+    }
+  }
+  return quotes;
 }

@@ -14,6 +14,14 @@
  * @property {string|null} [detail]       Tells same-title sources apart (e.g. "MSc").
  * @property {string|null} [passage]      The supporting passage (untrusted plain text).
  * @property {boolean} [restricted]       Access rules apply: shows a Restricted badge.
+ * @property {CitedSpan[]} [cited_spans]  The sentence(s) of this source the answer's claims
+ *                                        rest on (done event only; the Read view marks them).
+ *
+ * @typedef {object} CitedSpan            A part of a source's text a claim rests on.
+ * @property {string} text                The sentence(s), untrusted plain text.
+ * @property {number|null} [start]        Code point offset into the cited translation's
+ *                                        `content`; null when not known.
+ * @property {number|null} [end]          Code point offset, end exclusive.
  *
  * @typedef {{label: string, message?: string|null}} SuggestedReply
  *
@@ -32,6 +40,8 @@
  * @property {number|null} [turn]         The service's turn number (sent back with feedback).
  * @property {string|null} [trace_id]     The answer's trace id (informational).
  * @property {boolean} [no_answer]        True hides the feedback buttons.
+ * @property {boolean} [withheld]         A turn shown again whose answer drew on a document
+ *                                        its reader may no longer read: question only.
  * @property {import("./message.js").WireMessage|null} [message]  The AnswerMessage wire
  *                                        dict (copy as JSON, anchors).
  * @property {Rounds|null} [rounds]       Prompt and rounds (kernel only).
@@ -87,6 +97,38 @@
  * @typedef {{model: WidgetModel, el: HTMLElement}} RenderProps
  */
 
+// The page's conversations in the server's store (GET /api/conversations[/{id}]).
+/**
+ * One turn as the server gives it back (citelab.answers.HistoryTurn): GET /api/conversations/{id}.
+ * @typedef {object} HistoryTurn
+ * @property {number} turn
+ * @property {string} question
+ * @property {number} [created_at]
+ * @property {boolean} [no_answer]
+ * @property {boolean} [withheld]
+ * @property {string|null} [answer]
+ * @property {Omit<DoneMessage, "type"|"turn_id">|null} [done]
+ *
+ * A conversation shown again (citelab.answers.History).
+ * @typedef {object} History
+ * @property {string} conversation_id
+ * @property {string} agent
+ * @property {number} [created_at]
+ * @property {number} [updated_at]
+ * @property {number} [expires_at]
+ * @property {HistoryTurn[]} turns
+ *
+ * One line of the recent conversations (citelab.answers.ConversationSummary).
+ * @typedef {object} ConversationSummary
+ * @property {string} conversation_id
+ * @property {string} agent
+ * @property {string} first_question
+ * @property {number} turns
+ * @property {number} created_at
+ * @property {number} updated_at
+ * @property {number} expires_at
+ */
+
 export const TURN_STATUSES = Object.freeze(["pending", "streaming", "done", "error"]);
 
 /**
@@ -113,6 +155,7 @@ export const CHAT_TRAITS = Object.freeze({
   feedback_enabled: false, // boolean: show thumbs up/down on answered turns
   placeholder: "Ask a question…", // string: the question box's placeholder
   show_sources: true, // boolean: a Sources list inside the chat (panels can show it too)
+  starter_questions: [], // string[]: questions offered as chips before the first one
   _kernel_session: "", // string: header.session of the kernel process holding it (kernel_watch.js)
 });
 

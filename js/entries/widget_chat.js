@@ -4,7 +4,7 @@
 // rendered late, or a second view opened mid-stream, draws every token. render() only draws
 // from that store, while its element is on the page. A live view hides the static copy the
 // kernel displays after it (static_copy.js).
-import { CHAT_TRAITS, trait } from "../contract/model.js";
+import { CHAT_TRAITS, listOf, trait } from "../contract/model.js";
 import { DISCONNECTED_MESSAGE, watchConnection, watchKernel } from "../kernel/kernel_watch.js";
 import { hideStaticCopies } from "../kernel/static_copy.js";
 import { connectStore, modelKey, storeOf } from "../kernel/widget_store.js";
@@ -46,6 +46,7 @@ function render({ model, el }) {
       feedbackEnabled: Boolean(trait(model, "feedback_enabled", CHAT_TRAITS)),
       placeholder: String(trait(model, "placeholder", CHAT_TRAITS)),
       showSources: Boolean(trait(model, "show_sources", CHAT_TRAITS)),
+      starters: listOf(trait(model, "starter_questions", CHAT_TRAITS)),
     }),
     ask: (question, followup) => store.request({ type: "ask", question, followup }, send).ack,
     stop: () => store.request({ type: "stop" }, send).ack,

@@ -110,7 +110,11 @@ function createChatStore(model) {
 
 // Settings traits change what views draw: they notify through the store, so a view has one
 // subscription to drop when it leaves the page.
-const SETTINGS_EVENTS = ["change:feedback_enabled", "change:placeholder"];
+const SETTINGS_EVENTS = [
+  "change:feedback_enabled",
+  "change:placeholder",
+  "change:starter_questions",
+];
 
 /**
  * @param {WidgetModel} model

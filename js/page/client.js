@@ -1,14 +1,23 @@
 // The page's host of the chat: asks the server (POST {apiBase}/api/question, answered with
-// Server-Sent Events), sends feedback, reads documents, and keeps the conversation in the
-// tab's sessionStorage (per agent) so it survives a reload; follow-ups continue it.
+// Server-Sent Events), sends feedback, reads documents, lists the reader's conversations and
+// shows one again from the server's store (GET {apiBase}/api/conversations[/{id}]); follow-ups
+// continue it. The tab's sessionStorage keeps only which conversation is open, per agent, so
+// a reload (or coming back to the agent's page) shows it again from the server.
 import { ChatStore } from "../state/store.js";
+import { historyTurns, isHistory, summariesOf } from "./history.js";
 import { readSse } from "./sse.js";
 
 /** @typedef {import("../contract/model.js").Turn} Turn */
 /** @typedef {import("../contract/model.js").Reference} Reference */
 /** @typedef {import("../state/store.js").Ack} Ack */
+/** @typedef {import("../contract/model.js").ConversationSummary} ConversationSummary */
 /** @typedef {AbortController & {why?: string}} Stream  a request's controller, and why it
  *   was aborted ("stopped": the Stop button; else cancelled) */
+/**
+ * How opening a conversation went: `stale` when a question or another conversation came
+ * first (nothing changed), else an `error` to show.
+ * @typedef {{error?: string, code?: string, stale?: boolean}} Opened
+ */
 /**
  * @typedef {object} ClientOptions
  * @property {string} [apiBase]
@@ -20,11 +29,11 @@ import { readSse } from "./sse.js";
  */
 
 const EVENTS = new Set(["references", "token", "done", "error"]);
-const STORAGE_VERSION = 1;
-const MAX_STORED_TURNS = 50;
+const STORAGE_VERSION = 2;
+const UNREACHABLE = "The server could not be reached.";
 
 /**
- * The sessionStorage key of one agent's conversation on one API base.
+ * The sessionStorage key of one agent's open conversation on one API base.
  * @param {string} apiBase
  * @param {string} agent
  */
@@ -51,44 +60,121 @@ export class PageClient {
     this.turns = 0;
     /** @type {Set<Stream>} */
     this.inFlight = new Set();
+    /** @type {string|null|undefined} */
+    this.saved = undefined; // the conversation id last written to storage
     /** @type {string|null} */
-    this.saved = null;
+    this.openedAgent = null; // the agent of a conversation shown again (it keeps answering)
+    this.opening = 0; // counts opens and questions: a conversation arriving late is dropped
     /** @type {((message: string) => void)|undefined} */
     this.onSessionGone = undefined;
+    /** @type {((turn: Turn) => void)|undefined} */
+    this.onAnswered = undefined; // a turn's answer is done (the recent list changed)
     this.unsubscribe = this.store.subscribe(() => this.save());
   }
 
-  /** Draw the conversation this tab held before a reload (settled turns only). */
-  restore() {
+  /** The conversation this tab had open with the agent (from sessionStorage), if any. */
+  storedConversation() {
     let kept;
     try {
       kept = JSON.parse(this.storage?.getItem(this.key) ?? "null");
     } catch {
-      kept = null; // unreadable: start afresh
+      return null; // unreadable: start afresh
     }
-    if (kept?.version !== STORAGE_VERSION || !Array.isArray(kept.turns)) return;
-    this.turns = Number.isInteger(kept.next) ? kept.next : kept.turns.length;
-    this.store.setSnapshot(kept.turns);
+    if (kept?.version === STORAGE_VERSION && typeof kept.conversation_id === "string") {
+      return kept.conversation_id;
+    }
+    // Version 1 kept the turns themselves: the conversation they belong to.
+    const turns = kept?.version === 1 && Array.isArray(kept.turns) ? kept.turns : [];
+    for (let i = turns.length - 1; i >= 0; i--) {
+      if (typeof turns[i]?.conversation_id === "string") return turns[i].conversation_id;
+    }
+    return null;
   }
 
-  // Keep the settled turns (done or failed) of the conversation shown; a turn still
-  // streaming is not kept (a reload cancels it).
+  /**
+   * Show again the conversation `conversationId`, else the one this tab had open.
+   * @param {string|null} [conversationId]
+   * @returns {Promise<Opened>}
+   */
+  async restore(conversationId = null) {
+    const id = conversationId || this.storedConversation();
+    if (!id) return {};
+    const opened = await this.open(id);
+    // The one this tab had open has ended (expired, or never was): forget it.
+    if (!conversationId && opened.code === "not_found") this.storage?.removeItem(this.key);
+    return opened;
+  }
+
+  // Keep which conversation is shown (not its turns: the server has them).
   save() {
     if (!this.storage) return;
-    const settled = this.store
-      .turns()
-      .filter((turn) => turn.status === "done" || turn.status === "error")
-      .slice(-MAX_STORED_TURNS)
-      .map(({ pieces, pieceCount, ...turn }) => turn);
-    const value = JSON.stringify({ version: STORAGE_VERSION, next: this.turns, turns: settled });
-    if (value === this.saved) return;
-    this.saved = value;
+    const id = this.conversationId();
+    if (id === this.saved) return;
+    this.saved = id;
     try {
-      if (settled.length) this.storage.setItem(this.key, value);
+      const kept = { version: STORAGE_VERSION, conversation_id: id };
+      if (id) this.storage.setItem(this.key, JSON.stringify(kept));
       else this.storage.removeItem(this.key);
     } catch {
-      // full or refused storage: the conversation just does not survive a reload
+      // full or refused storage: the conversation just is not shown again after a reload
     }
+  }
+
+  /**
+   * Show a conversation from the server's store in the chat, in place of the one shown (which
+   * stays until this one has arrived): GET {apiBase}/api/conversations/{id}.
+   * @param {string} conversationId
+   * @returns {Promise<Opened>}
+   */
+  async open(conversationId) {
+    const ticket = ++this.opening;
+    let response;
+    try {
+      response = await this.get(`/api/conversations/${encodeURIComponent(conversationId)}`);
+    } catch {
+      return ticket === this.opening ? { error: UNREACHABLE } : { stale: true };
+    }
+    /** @type {unknown} */
+    let history = null;
+    /** @type {{code: string, message: string}|null} */
+    let error = null;
+    if (response.ok) history = await response.json().catch(() => null);
+    else error = await errorOf(response);
+    if (ticket !== this.opening) return { stale: true };
+    if (error) {
+      if (error.code === "session_expired") this.onSessionGone?.(error.message);
+      return { error: error.message, code: error.code };
+    }
+    if (!isHistory(history)) return { error: "The server sent an unreadable conversation." };
+    this.abortAll("cancelled");
+    this.store.reset();
+    this.openedAgent = history.agent;
+    this.store.setSnapshot(historyTurns(history, () => `p${++this.turns}`));
+    return {};
+  }
+
+  /**
+   * The reader's recent conversations with the agent, newest first:
+   * GET {apiBase}/api/conversations?agent=…&limit=….
+   * @param {number} [limit]
+   * @returns {Promise<{conversations?: ConversationSummary[], error?: string}>}
+   */
+  async conversations(limit = 20) {
+    const query = new URLSearchParams({ agent: this.agent, limit: String(limit) });
+    let response;
+    try {
+      response = await this.get(`/api/conversations?${query}`);
+    } catch {
+      return { error: UNREACHABLE };
+    }
+    if (!response.ok) {
+      const error = await errorOf(response);
+      if (error.code === "session_expired") this.onSessionGone?.(error.message);
+      return { error: error.message };
+    }
+    const body = await response.json().catch(() => undefined);
+    if (body === undefined) return { error: "The server sent an unreadable list." };
+    return { conversations: summariesOf(body) };
   }
 
   /** Stop: cancel what streams (the turn keeps what it showed, marked stopped). */
@@ -100,6 +186,8 @@ export class PageClient {
   /** New conversation: cancel what streams and forget the conversation, here and stored. */
   newConversation() {
     this.abortAll("cancelled");
+    this.opening++;
+    this.openedAgent = null;
     this.store.reset();
     return Promise.resolve({});
   }
@@ -117,12 +205,14 @@ export class PageClient {
       if (!response.ok) return { error: (await errorOf(response)).message };
       return { document: await response.json() };
     } catch {
-      return { error: "The server could not be reached." };
+      return { error: UNREACHABLE };
     }
   }
 
+  // The agent of the conversation shown: one shown again keeps its own (the server pins a
+  // conversation to its agent).
   conversationAgent() {
-    return this.agent;
+    return this.openedAgent ?? this.agent;
   }
 
   /**
@@ -133,7 +223,11 @@ export class PageClient {
    */
   ask(question, followup) {
     const conversationId = followup ? this.conversationId() : null;
-    if (!conversationId) this.abortAll(); // a new question: nothing of the old one matters
+    this.opening++; // a conversation still arriving would replace this question: drop it
+    if (!conversationId) {
+      this.abortAll(); // a new question: nothing of the old one matters
+      this.openedAgent = null;
+    }
     const turnId = `p${++this.turns}`;
     this.store.receive({
       type: "turn_start",
@@ -179,6 +273,7 @@ export class PageClient {
       if (!response.body) throw new Error("no body");
       await readSse(response.body, (event) => this.dispatch(turnId, event));
       const turn = this.store.turns().find((candidate) => candidate.turn_id === turnId);
+      if (turn?.status === "done") this.onAnswered?.(turn);
       if (turn && (turn.status === "pending" || turn.status === "streaming")) {
         this.fail(turnId, {
           code: "incomplete",
@@ -193,7 +288,7 @@ export class PageClient {
           message: stopped ? "Stopped: the answer above is incomplete." : "Cancelled.",
         });
       } else {
-        this.fail(turnId, { code: "network", message: "The server could not be reached." });
+        this.fail(turnId, { code: "network", message: UNREACHABLE });
       }
     } finally {
       this.inFlight.delete(controller);
@@ -242,8 +337,20 @@ export class PageClient {
       if (error.code === "session_expired") this.onSessionGone?.(error.message);
       return { error: error.message };
     } catch {
-      return { error: "The server could not be reached." };
+      return { error: UNREACHABLE };
     }
+  }
+
+  /**
+   * A read: no body, no CSRF token (the session cookie or a bearer token authenticates).
+   * @param {string} path
+   */
+  get(path) {
+    return this.fetch(`${this.apiBase}${path}`, {
+      method: "GET",
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
   }
 
   /**

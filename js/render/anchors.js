@@ -1,7 +1,9 @@
 // The cited spans of an answer: the anchors' code-point offsets are offsets into the
 // Markdown source, so the rendered text is aligned back to the source, and each run of text
 // that anchors cover is wrapped in `<mark class="citelab-cited" data-sources="n …">` (with a
-// footnote link after each span in the message view). Long answers are marked in slices.
+// footnote link after each span in the message view). Each marker link of the text learns the
+// anchor its claim is (`data-anchor`: the anchor's index in the message, which the source
+// quotes name). Long answers are marked in slices.
 import { element } from "../dom/nodes.js";
 
 /** @typedef {import("../contract/message.js").Anchor} Anchor */
@@ -133,6 +135,8 @@ function* markingSteps(marking, root, source, anchors, sourceIds) {
   /** @type {Aligned[]} */
   const aligned = [];
   yield* alignSteps(root, source, aligned);
+  linkAnchors(aligned, anchors, source);
+  yield;
   const cover = yield* coverageSteps(anchors, source.length);
   /** @type {Map<Anchor, LastChar>} */
   const lastChar = new Map();
@@ -147,11 +151,65 @@ function* markingSteps(marking, root, source, anchors, sourceIds) {
   return lastChar.size;
 }
 
+// What may stand between a claim and the marker that closes it: white space and marker
+// syntax (the markers of one chain, `[1] [2]`, share the claim of the first).
+const CLAIM_TO_MARKER = /^[\s[\],\d\u2013-]*$/;
+
 /**
- * Take the cited-span marks out of `root` again (their text stays, in one text node).
+ * Give each marker link (`a[data-ref-index]`) of the aligned text the anchor whose claim it
+ * closes: the last anchor of its number ending before it, with nothing but white space and
+ * markers between. A marker with no such anchor gets none (never another claim's).
+ * @param {Aligned[]} aligned
+ * @param {Anchor[]} anchors
+ * @param {string} source
+ */
+function linkAnchors(aligned, anchors, source) {
+  /** @type {Map<number, Anchor[]>} */
+  const byNumber = new Map();
+  for (const anchor of anchors) {
+    if (anchor.index === undefined) continue;
+    const list = byNumber.get(anchor.number);
+    if (list) list.push(anchor);
+    else byNumber.set(anchor.number, [anchor]);
+  }
+  if (!byNumber.size) return;
+  for (const list of byNumber.values()) list.sort((a, b) => a.end - b.end);
+  for (const { node, positions } of aligned) {
+    const link = node.parentElement;
+    if (link?.localName !== "a" || link.dataset.refIndex === undefined) continue;
+    const position = positions.find((at) => at >= 0);
+    const list = byNumber.get(Number(link.dataset.refIndex));
+    if (position === undefined || !list) continue;
+    const anchor = lastEndingBy(list, position);
+    if (anchor && CLAIM_TO_MARKER.test(source.slice(anchor.end, position))) {
+      link.dataset.anchor = String(anchor.index);
+    }
+  }
+}
+
+/**
+ * The anchor of `sorted` (by end) with the largest end at or before `position`.
+ * @param {Anchor[]} sorted
+ * @param {number} position
+ */
+function lastEndingBy(sorted, position) {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle].end <= position) low = middle + 1;
+    else high = middle;
+  }
+  return low > 0 ? sorted[low - 1] : undefined;
+}
+
+/**
+ * Take the cited-span marks out of `root` again (their text stays, in one text node), and
+ * the anchors of its marker links.
  * @param {ParentNode} root
  */
 export function unmarkCitedSpans(root) {
+  for (const link of root.querySelectorAll("a[data-anchor]")) link.removeAttribute("data-anchor");
   /** @type {Set<Node>} */
   const parents = new Set();
   for (const mark of root.querySelectorAll("mark.citelab-cited")) {

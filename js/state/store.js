@@ -295,23 +295,7 @@ const EVENTS = {
     });
   },
   done(store, message) {
-    const turn = store.liveTurn(message.turn_id);
-    const final = typeof message.text === "string";
-    store.putLive({
-      ...turn,
-      status: "done",
-      text: typeof message.text === "string" ? message.text : turn.text,
-      ...(final ? { pieces: null, pieceCount: 0 } : {}), // the final text is not an extension
-      references: listOf(message.references),
-      suggested_replies: listOf(message.suggested_replies),
-      conversation_id: message.conversation_id ?? turn.conversation_id,
-      log_id: message.log_id ?? null,
-      trace_id: message.trace_id ?? null,
-      turn: message.turn ?? null,
-      no_answer: Boolean(message.no_answer),
-      message: message.message ?? null,
-      rounds: message.rounds ?? turn.rounds ?? null,
-    });
+    store.putLive(doneTurn(store.liveTurn(message.turn_id), message));
   },
   error(store, message) {
     const turn = store.liveTurn(message.turn_id);
@@ -319,6 +303,32 @@ const EVENTS = {
     store.putLive({ ...turn, status: "error", error });
   },
 };
+
+/**
+ * A turn as its `done` event leaves it (live, or a conversation shown again from the
+ * server's store, whose turns keep the done event their client got).
+ * @param {Turn} turn
+ * @param {Omit<import("../contract/model.js").DoneMessage, "type"|"turn_id">} message
+ * @returns {Turn}
+ */
+export function doneTurn(turn, message) {
+  const final = typeof message.text === "string";
+  return {
+    ...turn,
+    status: "done",
+    text: typeof message.text === "string" ? message.text : turn.text,
+    ...(final ? { pieces: null, pieceCount: 0 } : {}), // the final text is not an extension
+    references: listOf(message.references),
+    suggested_replies: listOf(message.suggested_replies),
+    conversation_id: message.conversation_id ?? turn.conversation_id,
+    log_id: message.log_id ?? null,
+    trace_id: message.trace_id ?? null,
+    turn: message.turn ?? null,
+    no_answer: Boolean(message.no_answer),
+    message: message.message ?? null,
+    rounds: message.rounds ?? turn.rounds ?? null,
+  };
+}
 
 // Fields of a settled turn that only the kernel's trait may hold: the live messages of an
 // older kernel carry no `rounds`, and feedback is recorded after `done`.

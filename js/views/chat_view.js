@@ -9,7 +9,9 @@
 //   host.newConversation() → Promise<{error?}> (optional: the New conversation button)
 //   host.copy(text) → Promise<void>            (optional: the clipboard; default navigator's)
 //   host.document(reference) → Promise<{document?, error?}> (optional: entity: documents)
+import { readSourceQuotes } from "../contract/message.js";
 import { isOpen } from "../contract/model.js";
+import { citedSpansOf, conversationSpans } from "../contract/spans.js";
 import { questionForm, showFormError } from "../dom/forms.js";
 import { frameScheduler, frameSlices } from "../dom/frames.js";
 import { iconButton } from "../dom/icons.js";
@@ -148,12 +150,25 @@ export class ChatView {
     const documents = read ? new DocumentView(root, { document: read }) : null;
     this.documents = documents;
     /** @type {((reference: Reference) => void)|null} */
-    const onDocument = documents ? (reference) => documents.open(reference) : null;
+    const onDocument = documents
+      ? (reference) => documents.open(this.withConversationSpans(reference))
+      : null;
     this.sections = sectionRoots.map((node) => new ReferencesSection(node, { onDocument }));
     this.controllers = this.sections.map((section) => new ReferencesController(section));
     root.addEventListener("click", (event) => this.followCitation(event));
     this.boxes = new QuestionBoxes(root, this.store, { ask: ask.input, followup: followup.input });
     this.hoverCard = new HoverCard(root, (link) => this.citedBy(link));
+  }
+
+  /**
+   * A card's reference with the cited spans of every turn that cited its source (one card
+   * serves them all), for the document view to mark.
+   * @param {Reference} reference
+   * @returns {Reference}
+   */
+  withConversationSpans(reference) {
+    const references = this.store.turns().flatMap((turn) => turn.references ?? []);
+    return { ...reference, cited_spans: conversationSpans(reference, references) };
   }
 
   // Stop (while an answer streams) and New conversation (once there is one).
@@ -218,7 +233,9 @@ export class ChatView {
     const number = Number(link.dataset.refIndex);
     const reference = turn?.references?.find((candidate) => Number(candidate.number) === number);
     if (!turn || !reference) return null;
-    return { reference, retrieved: isOpen(turn.status), number };
+    const retrieved = isOpen(turn.status);
+    const quote = retrieved ? null : quoteOf(turn, link, reference);
+    return { reference, retrieved, number, quote };
   }
 
   destroy() {
@@ -398,4 +415,24 @@ export class ChatView {
       }),
     );
   }
+}
+
+/**
+ * The sentence(s) of `reference` that the claim a marker closes rests on: the source quote
+ * of the marker's anchor (data-anchor, set once the turn's cited spans are marked), else the
+ * source's one cited span when it has exactly one (every claim citing it rests on it); null
+ * when not known.
+ * @param {Turn} turn
+ * @param {HTMLAnchorElement} link
+ * @param {Reference} reference
+ * @returns {string|null}
+ */
+function quoteOf(turn, link, reference) {
+  const anchor = link.dataset.anchor;
+  if (anchor !== undefined) {
+    const quote = readSourceQuotes(turn.message).get(Number(anchor));
+    if (quote && quote.sourceUri === reference.uri) return quote.text;
+  }
+  const spans = citedSpansOf(reference);
+  return spans.length === 1 ? spans[0].text : null;
 }

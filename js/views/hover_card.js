@@ -1,18 +1,21 @@
 // The hover/focus card of a citation marker: pointing at `[n]` (or moving the keyboard focus
 // onto it) shows the source's number, title, the detail that tells same-title sources apart,
-// its domain or URI, badges (restricted; retrieved, not yet cited) and the supporting passage,
-// and highlights the span the marker cites. The card is a `role="tooltip"` the link names with
-// `aria-describedby` while it shows, so a screen reader reads it with the link. It stays while
-// the pointer moves onto it, and Escape dismisses it (WCAG 1.4.13). All text is set as text.
+// its domain or URI, badges (restricted; retrieved, not yet cited) and what supports the claim
+// (the sentence(s) of the source the marker's claim rests on where known, else the retrieved
+// passage), and highlights the span the marker cites. The card is a `role="tooltip"` the link
+// names with `aria-describedby` while it shows, so a screen reader reads it with the link. It
+// stays while the pointer moves onto it, and Escape dismisses it (WCAG 1.4.13). All text is
+// set as text.
 import { passageOf, sourceLabel, whereOf } from "../contract/reference.js";
 import { element, uniqueId } from "../dom/nodes.js";
 import { cardBadges } from "./references/cards.js";
 
 /**
- * What a marker points at: its turn's reference, whether it is only retrieved so far, and
- * the number the marker shows.
+ * What a marker points at: its turn's reference, whether it is only retrieved so far, the
+ * number the marker shows, and the sentence(s) of the source its claim rests on (null when
+ * not known: the card shows the passage).
  * @typedef {{reference: import("../contract/model.js").Reference, retrieved: boolean,
- *   number: number}} Cited
+ *   number: number, quote?: string|null}} Cited
  */
 
 const HIDE_DELAY_MS = 200;
@@ -31,6 +34,8 @@ export class HoverCard {
     this.link = null;
     /** @type {ReturnType<typeof setTimeout>|null} */
     this.timer = null;
+    /** @type {string|undefined} */
+    this.shownAnchor = undefined; // the link's data-anchor when the card was filled
     this.card = element(this.doc, "div", "citelab-hovercard");
     this.card.id = uniqueId("citelab-hovercard");
     this.card.setAttribute("role", "tooltip");
@@ -91,6 +96,7 @@ export class HoverCard {
     }
     if (this.link !== link) this.unlink();
     this.link = link;
+    this.shownAnchor = link.dataset.anchor;
     this.fill(found);
     link.setAttribute("aria-describedby", this.card.id);
     this.card.hidden = false;
@@ -122,7 +128,7 @@ export class HoverCard {
   }
 
   /** @param {Cited} cited */
-  fill({ reference, retrieved, number }) {
+  fill({ reference, retrieved, number, quote = null }) {
     const doc = this.doc;
     const head = element(doc, "p", "citelab-hovercard-title");
     head.append(
@@ -140,8 +146,12 @@ export class HoverCard {
     }
     const where = whereOf(reference);
     if (where) parts.push(element(doc, "p", "citelab-hovercard-where", where));
-    const passage = passageOf(reference);
-    if (passage) parts.push(element(doc, "blockquote", "citelab-hovercard-passage", passage));
+    const support = quote || passageOf(reference);
+    if (support) {
+      const block = element(doc, "blockquote", "citelab-hovercard-passage", support);
+      if (quote) block.classList.add("citelab-hovercard-cited");
+      parts.push(block);
+    }
     this.card.replaceChildren(...parts);
   }
 
@@ -162,7 +172,15 @@ export class HoverCard {
    * @param {HTMLElement[]} marks
    */
   highlightAdded(marks) {
-    if (!this.link || !marks.length) return;
+    if (!this.link) return;
+    // The marking tells each marker its claim's anchor (data-anchor): the card shown for it
+    // before then showed the passage; now it can show the sentence.
+    if (this.link.dataset.anchor !== this.shownAnchor) {
+      this.shownAnchor = this.link.dataset.anchor;
+      const found = this.resolve(this.link);
+      if (found) this.fill(found);
+    }
+    if (!marks.length) return;
     const turn = this.link.closest("[data-turn-id]");
     const number = this.link.dataset.refIndex ?? "";
     for (const mark of marks) {

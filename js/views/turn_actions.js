@@ -37,7 +37,7 @@ export class TurnActions {
 
   /** @param {Turn} turn */
   update(turn) {
-    show(this.element, turn.status === "done");
+    show(this.element, turn.status === "done" && !turn.withheld);
     show(this.json, Boolean(turn.message));
   }
 

@@ -21,6 +21,11 @@ import { TurnActions } from "./turn_actions.js";
 /** @type {readonly SuggestedReply[]} */
 const NO_REPLIES = Object.freeze([]);
 
+// A turn shown again (the page's recent conversations) whose answer drew on a document its
+// reader may no longer read: the server withholds the answer and its sources.
+export const WITHHELD_TEXT =
+  "This answer is no longer shown: it drew on a document you may no longer read.";
+
 // Error codes of a turn someone stopped (the page's Stop; the kernel's cancel): not errors.
 const STOPPED_CODES = new Set(["stopped", "cancelled"]);
 
@@ -52,6 +57,8 @@ export class TurnView {
     this.error.setAttribute("role", "alert");
     this.error.hidden = true;
     this.stopped = this.buildStopped(doc);
+    this.withheld = element(doc, "p", "citelab-withheld", WITHHELD_TEXT);
+    this.withheld.hidden = true;
     this.chips = element(doc, "div", "citelab-chips");
     this.chips.setAttribute("role", "group");
     this.chips.setAttribute("aria-label", "Suggested replies");
@@ -62,6 +69,7 @@ export class TurnView {
       this.question,
       this.pending,
       this.answer,
+      this.withheld,
       this.error,
       this.stopped.element,
       this.chips,
@@ -111,6 +119,7 @@ export class TurnView {
     setIfChanged(this.error, "textContent", error);
     show(this.error, failed);
     this.drawStopped(turn, stopped);
+    show(this.withheld, Boolean(turn.withheld));
     this.renderChips(turn, isLast);
     this.actions.update(turn);
     this.feedback.update(turn, settings.feedbackEnabled);

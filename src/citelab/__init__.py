@@ -21,8 +21,10 @@ from citelab._errors import (
     ModelUnavailable,
     NotFound,
     Unavailable,
+    WorkerLost,
 )
 from citelab._lazy import lazy_attributes
+from citelab._registry import Registry
 from citelab._version import __version__
 
 if TYPE_CHECKING:
@@ -122,6 +124,7 @@ __all__ = [
     "PerturbedModel",
     "RagSearch",
     "Reader",
+    "Registry",
     "RetrievalSettings",
     "ScriptedModel",
     "Source",
@@ -129,6 +132,7 @@ __all__ = [
     "SuggestedReply",
     "TemplateLab",
     "Unavailable",
+    "WorkerLost",
     "__version__",
     "build_anchors",
     "build_message",

@@ -6,7 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
+import citelab.answers
+import citelab.events
 from citelab.widget import Chat, MessageView, SourcesPanel
 from citelab.widget._display import StaticFallbackWidget
 
@@ -43,3 +46,37 @@ def test_the_parser_sees_a_missing_trait() -> None:
     assert "turns" in declared("CHAT_TRAITS")
     with pytest.raises(AssertionError, match="declares no NO_SUCH_TRAITS"):
         declared("NO_SUCH_TRAITS")
+
+
+def typedef_properties(name: str) -> set[str]:
+    """The ``@property`` names of the JSDoc ``@typedef {object} <name>`` in model.js."""
+    text = MODEL_JS.read_text(encoding="utf-8")
+    found = re.search(rf"@typedef \{{object\}} {name}\b(.*?)(?=@typedef|\*/)", text, re.S)
+    assert found is not None, f"model.js has no typedef {name}"
+    return set(re.findall(r"@property \{[^}]*\} \[?(\w+)", found.group(1)))
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("Reference", citelab.events.Reference),
+        ("CitedSpan", citelab.events.CitedSpan),
+        ("History", citelab.answers.History),
+        ("HistoryTurn", citelab.answers.HistoryTurn),
+        ("ConversationSummary", citelab.answers.ConversationSummary),
+    ],
+)
+def test_the_server_shapes_are_mirrored_in_the_js_types(name: str, model: type[BaseModel]) -> None:
+    """The JS types of a reference, its cited spans and a conversation shown again name
+    every field the server sends, and no other."""
+    assert typedef_properties(name) == set(model.model_fields)
+
+
+def test_protocol_lists_every_field_of_a_reference() -> None:
+    protocol = (MODEL_JS.parent.parent / "PROTOCOL.md").read_text(encoding="utf-8")
+    shape = re.search(
+        r"A \*\*reference\*\* \(`citelab\.events\.Reference`\): `\{(.*?)\}`", protocol, re.S
+    )
+    assert shape is not None, "PROTOCOL.md no longer describes a reference's shape"
+    listed = {part.strip().rstrip("?") for part in shape.group(1).split(",")}
+    assert listed == set(citelab.events.Reference.model_fields)

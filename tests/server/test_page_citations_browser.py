@@ -99,18 +99,36 @@ def test_numbers_hover_card_document_view_reload_and_contrast(light: OpenedPage)
     markers = numbers_agree(page)
     assert page.locator("form.citelab-ask").is_hidden()  # nothing erases it silently
 
-    # The hover card: pointer, then keyboard focus (described by the card), Escape.
+    # The hover card: pointer, then keyboard focus (described by the card), Escape. It shows
+    # the sentence the marker's claim rests on, not the whole retrieved passage (#24).
     card = hover_card_follows_pointer_and_focus(page, page)
     assert card.locator(".citelab-hovercard-where").inner_text()
+    passage = page.locator("li.citelab-source .citelab-source-snippet").first.text_content()
+    assert passage
+    cited = card.locator(".citelab-hovercard-cited").text_content()
+    assert cited
+    assert cited in passage
+    assert len(cited) < len(passage)
     assert light.low_contrast() == []
     page.keyboard.press("Escape")
     card.wait_for(state="hidden")
 
-    # The local document view of an entity: source (its .example page would be dead).
+    # The local document view of an entity: source (its .example page would be dead). It
+    # marks the sentences the answers' claims rest on, not the whole passage (#24).
     page.locator("button.citelab-source-read").first.click()
     view = page.locator(".citelab-document")
     view.locator(".citelab-document-text").wait_for()
-    assert view.locator(".citelab-document-text").inner_text()
+    document = view.locator(".citelab-document-text").text_content()
+    assert document
+    assert passage in document
+    marks = view.locator(".citelab-document-text mark").all_text_contents()
+    assert marks, "the Read view marks nothing"
+    assert view.locator("mark.citelab-document-passage").count() == 0
+    for mark in marks:
+        assert mark in passage
+        assert len(mark) < len(passage)
+        assert re.fullmatch(r"\S.*[.!?]", mark, re.S), mark  # whole sentences
+    assert cited in marks  # the sentence the hover card showed is marked
     assert light.low_contrast() == []
     page.keyboard.press("Escape")
     view.wait_for(state="hidden")

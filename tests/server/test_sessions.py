@@ -95,3 +95,18 @@ def test_a_session_that_is_gone_is_401_not_silently_anonymous(open_live: Live) -
     assert "signed out" in page.text
     assert "signed in as" not in page.text
     assert f'{live.auth.cookie_name}=""' in page.headers["set-cookie"]  # cleared
+
+
+def test_the_page_lists_recent_conversations_for_signed_in_users(open_live: Live) -> None:
+    """The shell carries the list's place and whether someone is signed in; an anonymous
+    visitor's page says not signed in (anonymous conversations are listed for nobody)."""
+    live = open_live
+    session = live.login("alice")
+    signed_in = httpx.get(f"{live.url}/", cookies=session.cookies).text
+    anonymous = httpx.get(f"{live.url}/").text
+    recent = '<nav class="citelab-page-recent" data-citelab-conversations-for="citelab-chat"'
+    for page in (signed_in, anonymous):
+        assert recent in page
+        assert 'id="citelab-chat"' in page
+    assert 'data-signed-in="true"' in signed_in
+    assert 'data-signed-in="false"' in anonymous

@@ -140,7 +140,7 @@ describe("chat widget", () => {
     const unrender = chatWidget.render({ model, el: document.createElement("div") });
     unrender();
     stop();
-    for (const name of ["msg:custom", "change:turns", "change:placeholder"]) {
+    for (const name of ["msg:custom", "change:turns", "change:placeholder", "change:starter_questions"]) {
       expect(model.listenerCount(name)).toBe(0);
     }
     expect(model.listenerCount("change:feedback_enabled")).toBe(0);
@@ -154,6 +154,38 @@ describe("chat widget", () => {
     model.set("placeholder", "Ask the library");
     await nextFrame();
     expect(el.querySelector(".citelab-ask input").placeholder).toBe("Ask the library");
+  });
+
+  // #24: a corpus given alone gets an agent with starters drawn from it, as on the page.
+  test("the agent's starter questions are chips that ask until the first question", async () => {
+    const model = chatModel({ _model_key: "k-starters", starter_questions: ["Tell me about Bike"] });
+    chatWidget.initialize({ model: model.proxy() });
+    const el = container();
+    chatWidget.render({ model: model.proxy(), el });
+    await nextFrame();
+    const chips = () => [...el.querySelectorAll(".citelab-starters .citelab-chip")];
+    expect(chips().map((chip) => chip.textContent)).toEqual(["Tell me about Bike"]);
+    expect(el.querySelector(".citelab-starters").hidden).toBe(false);
+    chips()[0].click();
+    expect(model.sent.at(-1)).toMatchObject({
+      type: "ask",
+      question: "Tell me about Bike",
+      followup: false,
+    });
+    model.set("starter_questions", ["Where is the lock?", "Who has a key?"]);
+    await nextFrame();
+    expect(chips().map((chip) => chip.textContent)).toEqual(["Where is the lock?", "Who has a key?"]);
+    for (const message of turnMessages("t1", { text: "In the drawer [1].", references: [reference(1)] }))
+      model.custom(message);
+    await nextFrame();
+    expect(el.querySelector(".citelab-starters").hidden).toBe(true);
+    // An older kernel without the trait offers none.
+    const older = chatModel({ _model_key: "k-older" });
+    chatWidget.initialize({ model: older.proxy() });
+    const plain = container();
+    chatWidget.render({ model: older.proxy(), el: plain });
+    await nextFrame();
+    expect(plain.querySelector(".citelab-starters").hidden).toBe(true);
   });
 });
 

@@ -18,7 +18,7 @@ export function sseBody(events) {
 export function fakeFetch(responses) {
   const requests = [];
   const fetch = async (url, init) => {
-    requests.push({ url, ...init, body: JSON.parse(init.body) });
+    requests.push({ url, ...init, body: init.body === undefined ? undefined : JSON.parse(init.body) });
     const next = responses.shift();
     return typeof next === "function" ? next() : next;
   };
@@ -40,10 +40,14 @@ export async function settle() {
   for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve));
 }
 
-export function page(responses, options = {}) {
+export function page(responses, { before = null, ...options } = {}) {
   const root = document.createElement("div");
   root.id = `chat-${Math.random().toString(36).slice(2)}`;
   document.body.append(root);
+  if (before) {
+    before.dataset.citelabConversationsFor = root.id;
+    document.body.append(before);
+  }
   const { fetch, requests } = fakeFetch(responses);
   const mounted = mountPage(root, {
     apiBase: "http://127.0.0.1:8000/",
@@ -57,3 +61,18 @@ export function page(responses, options = {}) {
   return { root, requests, mounted };
 }
 
+
+/** A JSON response. */
+export function json(body, status = 200) {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
+}
+
+/** A page root with a recent conversations list beside it (as the server's shell has). */
+export function pageWithRecent(responses, options = {}) {
+  const nav = document.createElement("nav");
+  const mounted = page(responses, { ...options, before: nav });
+  return { ...mounted, nav };
+}

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "vitest";
 import { storageKey } from "../../entries/page.js";
 import { reference } from "../helpers.js";
-import { DONE, page, settle, sseBody } from "./page_helpers.js";
+import { DONE, json, page, pageWithRecent, settle, sseBody } from "./page_helpers.js";
 
 class MemoryStorage {
   constructor() {
@@ -29,38 +29,93 @@ const answer = (text, refs, extra) =>
     ]),
   );
 
-describe("the page keeps its conversation", () => {
-  test("a reload draws the settled turns again and follow-ups continue the conversation", async () => {
+const history = (id, turns, agent = "campus") => ({
+  conversation_id: id,
+  agent,
+  created_at: 1000,
+  updated_at: 1060,
+  expires_at: 99999,
+  turns,
+});
+const storedTurn = (turn, question, done) => ({
+  turn,
+  question,
+  created_at: 1000 + turn,
+  no_answer: false,
+  withheld: false,
+  answer: done.text,
+  done,
+});
+
+describe("the page keeps which conversation is open", () => {
+  test("a reload shows it again from the server's store; follow-ups continue it", async () => {
     const storage = new MemoryStorage();
     const refs = [reference(1)];
     const first = page([answer("Fee [1].", refs)], { storage });
     await first.mounted.ask("Fee?", false);
     await settle();
     const key = storageKey("http://127.0.0.1:8000", "campus");
-    expect(JSON.parse(storage.getItem(key)).turns).toHaveLength(1);
+    // Only the conversation's id is kept in the tab: its turns are the server's.
+    expect(JSON.parse(storage.getItem(key))).toEqual({ version: 2, conversation_id: "conv-1" });
     first.mounted.destroy();
     first.root.remove();
 
-    // The reload: a new page on the same storage.
-    const second = page([answer("More [1].", refs, { turn: 2 })], { storage });
+    // The reload: a new page on the same storage asks the server for the conversation.
+    const kept = history("conv-1", [storedTurn(1, "Fee?", DONE("Fee [1].", refs))]);
+    const second = page([json(kept), answer("More [1].", refs, { turn: 2 })], { storage });
+    await second.mounted.restored;
+    expect(second.requests[0].url).toBe("http://127.0.0.1:8000/api/conversations/conv-1");
+    expect(second.requests[0].method).toBe("GET");
+    expect(second.requests[0].headers).toEqual({ Accept: "application/json" });
     const turns = second.root.querySelectorAll(".citelab-turn");
     expect(turns).toHaveLength(1);
     expect(turns[0].querySelector(".citelab-answer").textContent).toContain("Fee [1].");
+    expect(second.root.querySelector("li.citelab-source").textContent).toContain("Source 1");
     expect(second.root.querySelector("form.citelab-ask").hidden).toBe(true);
     await second.mounted.ask("More?", true);
     await settle();
-    expect(second.requests[0].body.conversation_id).toBe("conv-1");
+    expect(second.requests[1].body.conversation_id).toBe("conv-1");
     expect(second.root.querySelectorAll(".citelab-turn")).toHaveLength(2);
-    // Turn ids never repeat after a reload (cards and markers are keyed by them).
+    // Turn ids never repeat (cards and markers are keyed by them).
     const ids = [...second.root.querySelectorAll(".citelab-turn")].map((t) => t.dataset.turnId);
     expect(new Set(ids).size).toBe(2);
+  });
+
+  test("a tab that kept whole turns (before) shows their conversation from the server", async () => {
+    const storage = new MemoryStorage();
+    const key = storageKey("http://127.0.0.1:8000", "campus");
+    const old = [{ turn_id: "p1", question: "Q", status: "done", text: "A.", conversation_id: "c7" }];
+    storage.setItem(key, JSON.stringify({ version: 1, next: 1, turns: old }));
+    const kept = history("c7", [storedTurn(1, "Q", DONE("A.", [], { conversation_id: "c7" }))]);
+    const { mounted, requests, root } = page([json(kept)], { storage });
+    await mounted.restored;
+    expect(requests[0].url).toBe("http://127.0.0.1:8000/api/conversations/c7");
+    expect(root.querySelectorAll(".citelab-turn")).toHaveLength(1);
+    expect(JSON.parse(storage.getItem(key))).toEqual({ version: 2, conversation_id: "c7" });
+  });
+
+  test("a conversation that has expired is forgotten, and the list says why", async () => {
+    const storage = new MemoryStorage();
+    const key = storageKey("http://127.0.0.1:8000", "campus");
+    storage.setItem(key, JSON.stringify({ version: 2, conversation_id: "gone" }));
+    const notFound = { error: { code: "not_found", message: "conversation 'gone' not found" } };
+    const { mounted, nav } = pageWithRecent([json({ conversations: [] }), json(notFound, 404)], {
+      storage,
+    });
+    await mounted.restored;
+    expect(storage.getItem(key)).toBeNull();
+    expect(nav.querySelector(".citelab-recent-status").textContent).toBe(
+      "Could not show the conversation this page had open: it no longer exists " +
+        "(conversations expire after a while), or it is not yours.",
+    );
   });
 
   test("unreadable storage is ignored; refused storage loses nothing but the reload", async () => {
     const storage = new MemoryStorage();
     storage.setItem(storageKey("http://127.0.0.1:8000", "campus"), "{not json");
-    const { root } = page([], { storage });
+    const { root, requests } = page([], { storage });
     expect(root.querySelectorAll(".citelab-turn")).toHaveLength(0);
+    expect(requests).toEqual([]);
     const refusing = {
       getItem: () => null,
       setItem: () => {
@@ -79,6 +134,7 @@ describe("the page keeps its conversation", () => {
     const { root, mounted } = page([answer("A.", [])], { storage });
     await mounted.ask("Q", false);
     await settle();
+    expect(storage.items.size).toBe(1);
     root.querySelector("button.citelab-new").click();
     await settle();
     expect(root.querySelectorAll(".citelab-turn")).toHaveLength(0);

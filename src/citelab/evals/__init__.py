@@ -7,8 +7,10 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
-  measures a judge against human labels.
+  (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
+  (an entailment model run here); :func:`judge_card`
+  measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
+  :func:`calibrate` tabulates several judges.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
@@ -17,10 +19,13 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
+* ``execution`` — where the work runs: this process, worker processes or a Ray cluster
+  (``citelab.evals.execution``), the same results wherever.
 * ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
-  variants × models); :func:`run` runs it through the answer service with bounded
-  concurrency, a disk cache of model calls (:class:`CachedModel`), resumable records and
-  progress bars; :func:`rescore` scores recorded runs again without any model call.
+  variants × models); :func:`run` runs it (options: :class:`RunOptions`) through the answer
+  service with bounded concurrency, a disk cache of model calls (:class:`CachedModel`),
+  resumable records and progress bars; :func:`rescore` scores recorded runs again without
+  any model call.
 * ``external`` — :func:`score_answers` scores answers citelab did not produce (ALCE files,
   vendor responses, AnswerMessages) with the same scorers and reports.
 """
@@ -40,8 +45,9 @@ from citelab.evals.dataset import (
 from citelab.evals.external import (
     ANSWER_FORMATS,
     AnswerFormat,
+    AnswerReader,
     ExternalAnswer,
-    default_answer_scorers,
+    MessageReader,
     read_answers,
     score_answers,
     summary_json,
@@ -51,19 +57,26 @@ from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
-    DEFAULT_LABELS,
+    JUDGES,
     FunctionJudge,
     Judge,
+    JudgeCard,
+    LabelColumns,
     LabelledPair,
+    LabelSet,
     LexicalJudge,
     LLMJudge,
+    NLIJudge,
+    Reference,
     TrainedLexicalJudge,
     build_judge,
     calibrate,
     calibration_table,
     category_accuracy,
     content_terms,
+    judge_card,
     judge_names,
+    load_label_set,
     load_labels,
     register_judge,
 )
@@ -87,14 +100,17 @@ from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
+    Gate,
+    GateResult,
     Level,
     bootstrap_interval,
     evaluate_findings,
+    evaluate_gates,
     score_records,
-    summarize,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.scorers import (
+    SCORERS,
     AnchorValidity,
     CitationPrecision,
     CitationRecall,
@@ -138,15 +154,14 @@ from citelab.evals.scorers import (
     split_statements,
     split_statements_alce,
     uncited_dropping,
-    written_citations,
 )
 
 if TYPE_CHECKING:
     from citelab.evals.runner import (
         CachedModel,
+        RunOptions,
         RunPlan,
         default_output_dir,
-        earlier_numbers,
         plan_run,
         rescore,
         run,
@@ -160,9 +175,9 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = dict.fromkeys(
     (
         "CachedModel",
+        "RunOptions",
         "RunPlan",
         "default_output_dir",
-        "earlier_numbers",
         "plan_run",
         "rescore",
         "run",
@@ -178,9 +193,11 @@ __all__ = [
     "ANSWER_FORMATS",
     "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
-    "DEFAULT_LABELS",
+    "JUDGES",
+    "SCORERS",
     "AnchorValidity",
     "AnswerFormat",
+    "AnswerReader",
     "CachedModel",
     "Case",
     "CaseRecord",
@@ -198,22 +215,31 @@ __all__ = [
     "FindingResult",
     "FirstCitationOrder",
     "FunctionJudge",
+    "Gate",
+    "GateResult",
     "GoldClaim",
     "GoldSources",
     "GoldTurn",
     "Judge",
+    "JudgeCard",
     "LLMJudge",
+    "LabelColumns",
+    "LabelSet",
     "LabelledPair",
     "Level",
     "LexicalJudge",
+    "MessageReader",
     "ModelSpec",
+    "NLIJudge",
     "NoAnswer",
     "NumberingStability",
     "ReaderSpec",
+    "Reference",
     "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
     "RoundRecord",
+    "RunOptions",
     "RunPlan",
     "Score",
     "Scorer",
@@ -246,14 +272,15 @@ __all__ = [
     "content_terms",
     "cross_turn_stability",
     "dangling_markers",
-    "default_answer_scorers",
     "default_output_dir",
-    "earlier_numbers",
     "evaluate_findings",
+    "evaluate_gates",
     "first_citation_order",
     "gold_sources",
+    "judge_card",
     "judge_names",
     "load_dataset",
+    "load_label_set",
     "load_labels",
     "load_run",
     "load_suite",
@@ -277,14 +304,12 @@ __all__ = [
     "source_leakage",
     "split_statements",
     "split_statements_alce",
-    "summarize",
     "summary_json",
     "to_answers",
     "turn_record",
     "uncited_dropping",
     "write_comparison",
     "write_outputs",
-    "written_citations",
 ]
 
 

@@ -1,9 +1,11 @@
 """The standalone page: a static shell the bundled front end (``static/page.js``) fills.
 
 The shell carries configuration only, in ``data-`` attributes (the CSP forbids inline
-script): the agent, the API base, the session's CSRF token and the agent's starter
-questions (JSON). Answers never appear in it; they arrive through the API. An agent picker
-links to the page of every enabled agent. Every value is HTML-escaped.
+script): the agent, the API base, the session's CSRF token, the agent's starter questions
+(JSON) and whether a user is signed in. Answers never appear in it; they arrive through the
+API, and so do the reader's recent conversations, which the front end lists in the shell's
+``nav`` (``data-citelab-conversations-for``). An agent picker links to the page of every
+enabled agent. Every value is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ _PAGE = """<body class="citelab-page">
 <main class="citelab-page-main">
 <section id="citelab-chat" aria-label="Questions, answers and sources" data-citelab-page
  data-api-base="" data-agent="{agent}" data-csrf-token="{csrf_token}"
- data-feedback-enabled="{feedback}" data-starters="{starters}">
+ data-feedback-enabled="{feedback}" data-starters="{starters}" data-signed-in="{signed_in}">
 <p class="citelab-page-loading">Loading the chat…</p>
 <noscript>This page needs JavaScript. The API it uses is described at
 <a href="/api/openapi.json">/api/openapi.json</a>.</noscript>
 </section>
+<nav class="citelab-page-recent" data-citelab-conversations-for="citelab-chat"
+ aria-label="Recent conversations"></nav>
 </main>
 </body>
 </html>
@@ -77,6 +81,7 @@ def render_page(
         csrf_token=escape(csrf_token),
         feedback="true" if feedback_enabled else "false",
         starters=escape(json.dumps(list(starters))),
+        signed_in="true" if user_id else "false",
         picker=_agent_picker(agent, agents),
     )
 

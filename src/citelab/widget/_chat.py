@@ -88,8 +88,11 @@ class Chat(StaticFallbackWidget):
     as the model writes; ``"demo"`` replays each answer at about 25 tokens per second (the
     offline model answers at once, which a demo cannot see); a number is seconds per token.
     ``model`` (``"openai:<model>"``, ``"anthropic:<model>"``, ``"extractive"``… or a model
-    object) and ``corpus`` (a JSONL file or a folder of documents) replace every agent's:
-    ``Chat(corpus="notes/", model="openai:llama3.1")``.
+    object) replaces every agent's. ``corpus`` (a JSONL file or a folder of documents) given
+    without agents gets one agent of its own, as ``citelab serve --corpus`` does: named after
+    the corpus (``notes`` for ``notes/``), with starter questions drawn from it
+    (``Chat(corpus="notes/", model="openai:llama3.1")``); with agents given, it replaces
+    their corpus.
     """
 
     _esm = bundle("widget_chat.js")
@@ -107,6 +110,9 @@ class Chat(StaticFallbackWidget):
     """The question box's placeholder."""
     show_sources = traitlets.Bool(True).tag(sync=True)
     """Show a Sources list inside the chat (panels can show it elsewhere too)."""
+    starter_questions = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """Questions offered as chips before the first one (default: the agent's
+    ``starter_questions``, e.g. drawn from a corpus given alone; ``[]`` offers none)."""
     _kernel_session = traitlets.Unicode("").tag(sync=True)
     """The session id of the kernel process that holds this chat: ``header.session`` of every
     message it sends (``""`` outside an IPython kernel). A message from another session means
@@ -139,6 +145,7 @@ class Chat(StaticFallbackWidget):
         self._service = service
         super().__init__(
             agent=agent,
+            starter_questions=list(service.agents[agent].starter_questions),
             feedback_enabled=feedback,
             placeholder=placeholder,
             show_sources=show_sources,
@@ -288,6 +295,10 @@ class Chat(StaticFallbackWidget):
         name = str(proposal["value"])
         check_agent(self._service, name)
         return name
+
+    @traitlets.observe("agent")
+    def _offer_agents_starters(self, change: dict[str, Any]) -> None:
+        self.starter_questions = list(self._service.agents[change["new"]].starter_questions)
 
     # --- front-end requests --------------------------------------------------------------------
 

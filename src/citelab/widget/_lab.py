@@ -9,7 +9,8 @@ For prompt engineers iterating on the citation contract::
 
 Each template answers through the same agent (its prompt, model, corpus and retrieval; only
 ``contract_template`` changes) in a fresh conversation, so the columns differ only by the
-template. ``model=`` and ``corpus=`` replace the agent's as in :class:`~citelab.Chat`.
+template. ``model=`` and ``corpus=`` act as in :class:`~citelab.Chat` (a corpus alone gets
+its own agent, named after it).
 
 Metrics need no gold data; each support decision is the offline lexical judge's
 (:class:`~citelab.evals.LexicalJudge`): ``statements``; ``cited`` (share of statements with
@@ -85,9 +86,8 @@ class TemplateLab:
         self.questions = [questions] if isinstance(questions, str) else list(questions)
         if not self.questions or not all(q.strip() for q in self.questions):
             raise InvalidInput("TemplateLab: give at least one non-empty question")
-        agents, self.agent, self._models = resolve_agents(
-            service_or_agent_config, agent, model=model, corpus=corpus
-        )
+        resolved = resolve_agents(service_or_agent_config, agent, model=model, corpus=corpus)
+        agents, self.agent, self._models = resolved.agents, resolved.agent, resolved.models
         if self.agent not in agents:
             known = ", ".join(sorted(agents))
             raise ConfigError(f"TemplateLab: agent {self.agent!r} not found (have: {known})")

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from citelab._errors import ConfigError, InvalidInput, NotFound
-from citelab.agent import AgentConfig, default_agents, load_agents, override_agents
+from citelab.agent import (
+    AgentConfig,
+    corpus_agent,
+    default_agents,
+    load_agent_corpus,
+    load_agents,
+    override_agents,
+)
 from citelab.answers import AnswerService
-from citelab.corpus import Reader
+from citelab.corpus import Corpus, Reader
 from citelab.models import Model
 
-__all__ = ["ServiceSource", "check_agent", "reader_of", "resolve_agents", "resolve_service"]
+__all__ = [
+    "ResolvedAgents",
+    "ServiceSource",
+    "check_agent",
+    "reader_of",
+    "resolve_agents",
+    "resolve_service",
+]
 
 ServiceSource = AnswerService | AgentConfig | Mapping[str, AgentConfig] | str | PathLike[str] | None
 """What a chat answers with: a service, one agent, agents by name, or an agents file."""
@@ -37,8 +52,23 @@ def resolve_service(
                 "agents (or an agents file) instead, or build the service with them"
             )
         return source, agent
-    agents, agent, models = resolve_agents(source, agent, model=model, corpus=corpus)
-    return AnswerService(agents, models=models or None), agent
+    resolved = resolve_agents(source, agent, model=model, corpus=corpus)
+    service = AnswerService(
+        resolved.agents, models=resolved.models or None, corpora=resolved.corpora or None
+    )
+    return service, resolved.agent
+
+
+@dataclass(frozen=True)
+class ResolvedAgents:
+    """What a chat's arguments come to: its agents, the one that answers new questions, the
+    model objects to give the service (by name) and the corpora already loaded (by the path
+    the agents name)."""
+
+    agents: dict[str, AgentConfig]
+    agent: str
+    models: dict[str, Model] = field(default_factory=dict)
+    corpora: dict[str, Corpus] = field(default_factory=dict)
 
 
 def resolve_agents(
@@ -47,23 +77,43 @@ def resolve_agents(
     *,
     model: str | Model | None = None,
     corpus: str | PathLike[str] | None = None,
-) -> tuple[dict[str, AgentConfig], str, dict[str, Model]]:
-    """The agents ``source`` describes (with ``model``/``corpus`` applied), the agent that
-    answers, and the model objects to give the service (by name)."""
+) -> ResolvedAgents:
+    """The agents ``source`` describes, with ``model``/``corpus`` applied as the command line
+    applies ``--model``/``--corpus``: a ``corpus`` without agents (``source`` ``None``) gets
+    one agent of its own, named after it, with starter questions drawn from it (not the demo
+    agents, whose prompts and starters are about the demo corpora); with agents given, it
+    replaces their corpus."""
     if isinstance(source, AnswerService):
         if model is not None or corpus is not None:
             raise ConfigError("model= and corpus= apply to agents, not to a ready AnswerService")
-        return dict(source.agents), agent, {}
-    agents, agent = _agents(source, agent)
-    if isinstance(model, str) or corpus is not None:
-        agents = override_agents(
-            agents, model=model if isinstance(model, str) else None, corpus=corpus
-        )
+        return ResolvedAgents(dict(source.agents), agent)
+    if source is None and corpus is not None:
+        resolved = _corpus_agent(corpus, agent, model if isinstance(model, str) else None)
+    else:
+        agents, agent = _agents(source, agent)
+        if isinstance(model, str) or corpus is not None:
+            agents = override_agents(
+                agents, model=model if isinstance(model, str) else None, corpus=corpus
+            )
+        resolved = ResolvedAgents(agents, agent)
     if model is None or isinstance(model, str):
-        return agents, agent, {}
+        return resolved
     update = {"model": model.name, "model_options": {}}
-    agents = {name: config.model_copy(update=update) for name, config in agents.items()}
-    return agents, agent, {model.name: model}
+    agents = {name: config.model_copy(update=update) for name, config in resolved.agents.items()}
+    return ResolvedAgents(agents, resolved.agent, {model.name: model}, resolved.corpora)
+
+
+def _corpus_agent(corpus: str | PathLike[str], agent: str, model: str | None) -> ResolvedAgents:
+    """The one agent of a corpus given alone (``agent`` must be ``"default"`` or its name)."""
+    loaded = load_agent_corpus(corpus)
+    config = corpus_agent(corpus, loaded=loaded, model=model)
+    if agent not in ("default", config.name):
+        raise ConfigError(
+            f"agent {agent!r}: with corpus= and no agents given, the chat has one agent, "
+            f"{config.name!r}, named after the corpus; to answer from {corpus} with other "
+            "agents, give them too (an agents file, an AgentConfig or a mapping of them)"
+        )
+    return ResolvedAgents({config.name: config}, config.name, corpora={config.corpus: loaded})
 
 
 def _agents(source: ServiceSource, agent: str) -> tuple[dict[str, AgentConfig], str]:
