@@ -31,7 +31,7 @@ from typing import Any
 
 from bench_score import _write
 from citelab.evals import LexicalJudge, score_answers
-from citelab.evals import _judges as lexical_module
+from citelab.evals.judges import _judges as lexical_module
 from citelab.evals.judges import _support_model as trained_module
 from citelab.evals.judges._support_model import TrainedLexicalJudge
 
@@ -46,7 +46,9 @@ def clear_caches() -> None:
     for function in (lexical_module._content_terms, lexical_module._evidence_terms):
         function.cache_clear()
     for cached in (
+        trained_module._key,
         trained_module._line,
+        trained_module._passage,
         trained_module._statement,
         trained_module._token,
     ):

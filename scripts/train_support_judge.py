@@ -21,6 +21,10 @@ Usage (from the repository root)::
 
     .venv/bin/python scripts/train_support_judge.py [--seeds 10] [--select] [--out FILE]
     .venv/bin/python scripts/train_support_judge.py --fit-only --out /tmp/model.json
+    .venv/bin/python scripts/train_support_judge.py --oof-scores /tmp/oof.json
+
+``--oof-scores FILE`` also writes each WiCE dev claim's out-of-fold score and verdict (seed 0:
+scored by a model trained without that claim), the input a judge card on WiCE dev needs.
 
 Deterministic: the same data, seed list and library versions give the same file (but its date).
 Needs scikit-learn (a dev dependency); the judge itself needs only the standard library.
@@ -63,6 +67,12 @@ CHOSEN = ("coverage", "missing_names", "missing_numbers", "pair_coverage", "nega
 C = 0.1  # L2 strength (on standardised features), fixed beforehand, not tuned
 FOLDS = 5
 MIN_GAIN = 0.003  # forward selection adds a feature only for this much inner-CV AUC
+WICE_ATTRIBUTION = (
+    "Contains information from WiCE (Kamoi, Goyal, Rodriguez, Durrett: 'WiCE: Real-World "
+    "Entailment for Claims in Wikipedia', EMNLP 2023; github.com/ryokamoi/wice), whose "
+    "annotations are made available under the Open Data Commons Attribution License (ODC-BY "
+    "1.0): opendatacommons.org/licenses/by/1-0/."
+)
 
 
 @dataclass
@@ -408,11 +418,7 @@ def document(
             "versions": {"numpy": np.__version__, "scikit-learn": sklearn.__version__},
         },
         "licence": {
-            "WiCE annotations": "Contains information from WiCE (Kamoi, Goyal, Rodriguez, "
-            "Durrett: 'WiCE: Real-World Entailment for Claims in Wikipedia', EMNLP 2023; "
-            "github.com/ryokamoi/wice), whose annotations are made available under the Open "
-            "Data Commons Attribution License (ODC-BY 1.0): "
-            "opendatacommons.org/licenses/by/1-0/. The parameters here are fitted to them.",
+            "WiCE annotations": WICE_ATTRIBUTION + " The parameters here are fitted to them.",
             "WiCE text": "Wikipedia (CC BY-SA) and Common Crawl pages; no text is stored here, "
             "only the fitted parameters and figures.",
             "citelab's own set": "part of citelab (MIT).",
@@ -454,9 +460,17 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--features", default=",".join(CHOSEN), help="comma-separated features")
     parser.add_argument("--select", action="store_true", help="also run nested selection")
     parser.add_argument("--fit-only", action="store_true", help="write the file, skip figures")
+    parser.add_argument(
+        "--oof-scores",
+        type=Path,
+        metavar="FILE",
+        help="also write WiCE dev claims' out-of-fold scores and verdicts (seed 0) as JSON",
+    )
     args = parser.parse_args(argv)
     args.argv = list(argv)
     args.seed_list = list(range(args.seeds))
+    if args.oof_scores is not None and (args.fit_only or not args.seed_list):
+        parser.error("--oof-scores needs the cross-validation: drop --fit-only, --seeds >= 1")
     args.feature_list = tuple(args.features.split(","))
     unknown = [name for name in args.feature_list if name not in FEATURES]
     if unknown:
@@ -486,6 +500,8 @@ def report(data: Data, features: Sequence[str], args: argparse.Namespace) -> dic
     seeds = args.seed_list
     evaluation = evaluate(data, seeds, fixed_trainer(features))
     wice, own = evaluation.source == "wice", evaluation.source == "own"
+    if args.oof_scores is not None:
+        write_oof_scores(args.oof_scores, evaluation, wice, features)
     figures: dict[str, Any] = {
         "protocol": f"out of fold, {FOLDS}-fold CV over claims/pairs repeated over "
         f"{len(seeds)} seeds, thresholds by inner CV; WiCE: best over a claim's oracle chunks",
@@ -509,6 +525,29 @@ def report(data: Data, features: Sequence[str], args: argparse.Namespace) -> dic
     if args.select:
         figures["nested_selection"] = nested_selection(data, seeds, wice)
     return figures
+
+
+def write_oof_scores(
+    path: Path, evaluation: Evaluation, wice: np.ndarray, features: Sequence[str]
+) -> None:
+    """WiCE dev claims' out-of-fold scores ({claim id: score}, the shape of WiCE's published
+    outputs) and verdicts, from seed 0, with the data's provenance."""
+    ids = [unit.removeprefix("wice:") for unit in evaluation.units[wice]]
+    scores, verdicts = evaluation.scores[0][wice], evaluation.verdicts[0][wice]
+    document = {
+        "judge": "lexical_trained",
+        "features": list(features),
+        "protocol": f"out of fold, seed 0: {FOLDS}-fold CV over claims and pairs (WiCE dev and "
+        "citelab's own set); each fold's threshold by inner CV on its training part; a claim's "
+        "score is its best over its oracle chunks",
+        "data": "WiCE dev split, oracle chunks (never the test split)",
+        "licence": WICE_ATTRIBUTION + " The scores here are computed from them.",
+        "scores": {i: float(v) for i, v in zip(ids, scores, strict=True)},
+        "verdicts": {i: bool(v) for i, v in zip(ids, verdicts, strict=True)},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote out-of-fold scores of {len(ids)} WiCE dev claims to {path}")
 
 
 def nested_selection(data: Data, seeds: Sequence[int], wice: np.ndarray) -> dict[str, Any]:

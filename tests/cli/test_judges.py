@@ -116,12 +116,12 @@ def test_the_card_shows_wices_published_t5_outputs_side_by_side(
 
 
 def test_the_card_of_several_judges_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["judges", "card", "--judge", "lexical", "--judge", '{"name": "lexical_pairs"}']
+    args = ["judges", "card", "--judge", "lexical", "--judge", '{"name": "lexical_trained"}']
     assert main([*args, "--json", "--resamples", "50", "--partial-as", "skip"]) == 0
     payload: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert payload["labels"]["name"] == "citelab's own set"
     assert payload["labels"]["partial_as"] == "skip"
-    assert [card["judge"]["name"] for card in payload["cards"]] == ["lexical", "lexical_pairs"]
+    assert [card["judge"]["name"] for card in payload["cards"]] == ["lexical", "lexical_trained"]
     cards = [JudgeCard.model_validate(card) for card in payload["cards"]]
     assert all(card.labels.claims == 209 for card in cards)
     assert cards[0].categories

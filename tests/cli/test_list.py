@@ -31,7 +31,8 @@ def test_each_kind_is_listed_with_descriptions(
 def test_judges_list_shows_what_each_judge_does(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["judges", "list"]) == 0
     out = capsys.readouterr().out
-    assert "lexical_pairs  Offline, deterministic, stricter about meaning than LexicalJudge." in out
+    assert "lexical_trained" in out
+    assert "lexical_pairs" not in out
 
 
 def test_an_unknown_kind_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,12 +34,19 @@ def answers(tmp_path: Path) -> Path:
 def test_score_names_the_shipped_judge_card_and_warns(
     answers: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["score", str(answers)]) == 0
+    assert main(["score", str(answers), "--judge", "lexical"]) == 0
     out, err = capsys.readouterr()
     assert "citation_recall_alce: judged by lexical (threshold=0.75) (κ 0.34" in out
     assert "WiCE dev" in out
     assert "corrected for the judge's error" in out
     assert "WARNING: LOW AGREEMENT" in err
+    assert "WARNING: NOT COMPARABLE: citation_recall_alce" in err
+    # The default judge's shipped card is its out-of-fold card on WiCE dev (κ above 0.4).
+    assert main(["score", str(answers)]) == 0
+    out, err = capsys.readouterr()
+    assert "citation_recall_alce: judged by lexical_trained (threshold=0.412513) (κ 0.46" in out
+    assert "out of fold" in out
+    assert "LOW AGREEMENT" not in err
     assert "WARNING: NOT COMPARABLE: citation_recall_alce" in err
 
 

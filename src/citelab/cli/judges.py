@@ -1,11 +1,12 @@
 """``citelab judges``: list the support judges, and measure them against people's labels.
 
-``citelab judges card LABELS --judge lexical --reference T5=scores.json --out cards/`` makes
+``citelab judges card LABELS --judge lexical_trained --reference T5=scores.json --out cards/`` makes
 a judge card per judge (accuracy, macro-F1, κ, AUC, confusion, sensitivity and specificity
 with bootstrap intervals over claims, a threshold sweep, categories, reference judges'
 published outputs side by side) and prints it; ``--out`` writes each as JSON and HTML.
 ``citelab judges calibrate [LABELS]`` prints the same figures as one table for several judges
-(``lexical`` and ``lexical_pairs`` by default), beside ALCE's published agreement.
+(the default judge, ``lexical_trained``, and ``lexical`` by default), beside ALCE's published
+agreement.
 
 LABELS is citelab's own set when not given (written and labelled by citelab's developers),
 WiCE's claim or oracle-chunk files, ALCE's human-eval citation file, or JSON Lines / CSV with
@@ -97,7 +98,7 @@ def _calibrate_parser(commands: Any) -> None:
         "--judge",
         action="append",
         metavar="NAME|JSON|module:attr",
-        help="a judge to check (repeatable; default: lexical and lexical_pairs)",
+        help="a judge to check (repeatable; default: the default judge and lexical)",
     )
     calibrate.add_argument("--by-category", action="store_true", help="add accuracy per category")
     calibrate.set_defaults(func=_calibrate)
@@ -346,13 +347,18 @@ def _confusion_text(card: JudgeCard) -> str:
 def _calibrate(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from citelab.evals.judges import calibrate_cards, calibration_table, category_accuracy
+    from citelab.evals.judges import (
+        DEFAULT_JUDGE,
+        calibrate_cards,
+        calibration_table,
+        category_accuracy,
+    )
     from citelab.evals.judges import metrics_row as row_of
 
     label_set = _label_set(args)
     _, cards, verdicts = calibrate_cards(
         label_set,
-        _judges(args, ["lexical", "lexical_pairs"]),
+        _judges(args, [DEFAULT_JUDGE, "lexical"]),
         seed=args.seed,
         resamples=args.resamples,
     )

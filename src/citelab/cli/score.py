@@ -66,9 +66,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--judge",
         metavar="NAME|JSON|module:attr",
-        default="lexical",
-        help="the support judge: a registered name (lexical, lexical_pairs, llm, nli), a JSON "
-        'configuration ({"name": "llm", "model": ...}) or module:attr (default: lexical)',
+        help="the support judge: a registered name (citelab judges list), a JSON "
+        'configuration ({"name": "llm", "model": ...}) or module:attr (default: citelab\'s '
+        "default offline judge, lexical_trained)",
     )
     parser.add_argument(
         "--scorers",
@@ -99,14 +99,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
-    from citelab.evals import score_answers, summary_json
+    from citelab.evals import DEFAULT_JUDGE, score_answers, summary_json
 
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}")
     result = score_answers(
         args.input,
         args.answer_format,
-        judge=parse_spec(args.judge, "--judge"),
+        judge=parse_spec(args.judge, "--judge") if args.judge is not None else DEFAULT_JUDGE,
         scorers=[parse_spec(s, "--scorers") for s in args.scorers] if args.scorers else None,
         out_dir=args.out,
         qampari=True if args.qampari else None,

@@ -55,6 +55,7 @@ from citelab.evals.external import (
 )
 from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
+    DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
     JUDGES,
     FunctionJudge,
@@ -66,8 +67,8 @@ from citelab.evals.judges import (
     LexicalJudge,
     LLMJudge,
     NLIJudge,
-    PairLexicalJudge,
     Reference,
+    TrainedLexicalJudge,
     build_judge,
     calibrate,
     calibration_table,
@@ -190,6 +191,7 @@ _LAZY: dict[str, str] = dict.fromkeys(
 __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "ANSWER_FORMATS",
+    "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "JUDGES",
     "SCORERS",
@@ -231,7 +233,6 @@ __all__ = [
     "NLIJudge",
     "NoAnswer",
     "NumberingStability",
-    "PairLexicalJudge",
     "ReaderSpec",
     "Reference",
     "ReportView",
@@ -247,6 +248,7 @@ __all__ = [
     "SourceRecord",
     "Statement",
     "Suite",
+    "TrainedLexicalJudge",
     "TurnRecord",
     "UncitedDropping",
     "Variant",

@@ -14,9 +14,7 @@ from citelab import InvalidInput
 from citelab.cli import main
 from citelab.evals import (
     ALCE_PUBLISHED_AGREEMENT,
-    LexicalJudge,
     LLMJudge,
-    PairLexicalJudge,
     calibrate,
     calibration_table,
     category_accuracy,
@@ -109,36 +107,27 @@ def test_bad_labels_are_named_by_line_and_field(tmp_path: Path) -> None:
     assert "labels.jsonl:3: id 'a' was already used on line 1" in str(caught.value)
 
 
-def test_the_improved_lexical_judge_does_better_where_the_plain_one_is_weak() -> None:
-    verdicts, metrics = calibrate(judges=["lexical", "lexical_pairs"], resamples=200)
+def test_the_default_judge_does_better_where_the_plain_one_is_weak() -> None:
+    # Calibrated by default: the default (trained) judge, then lexical.
+    verdicts, metrics = calibrate(resamples=200)
     by_category = category_accuracy(verdicts)
-    plain, pairs = by_category.columns[0], by_category.columns[1]
-    for hazard in ("numbers", "negation", "word_pairs"):
-        assert by_category.loc[hazard, pairs] > by_category.loc[hazard, plain], hazard
-    figures = metrics.set_index("judge")
-    assert figures["macro_f1"].iloc[1] > figures["macro_f1"].iloc[0]
-
-
-def test_lexical_pairs_numbers_negation_and_word_order() -> None:
-    judge = PairLexicalJudge()
-    evidence = "The master's programme requires 120 credits. Dogs are not allowed inside."
-    assert judge.supports("The programme requires 120 credits.", evidence)
-    assert not judge.supports("The programme requires 180 credits.", evidence)
-    assert not judge.supports("Dogs are allowed inside.", evidence)
-    assert judge.supports("Dogs are not allowed inside.", evidence)
-    assert LexicalJudge().supports("Inside the programme, dogs require credits.", evidence)
-    assert not judge.supports("Inside the programme, dogs require credits.", evidence)
+    assert list(metrics["judge"].str.split().str[0]) == ["lexical_trained", "lexical"]
+    trained, plain = metrics["judge"]
+    for hazard in ("numbers", "negation", "paraphrase"):
+        assert by_category.loc[hazard, trained] > by_category.loc[hazard, plain], hazard
+    assert metrics["macro_f1"].iloc[0] > metrics["macro_f1"].iloc[1]
 
 
 def test_judges_calibrate_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["judges", "calibrate", "--json", "--judge", "lexical_pairs"]) == 0
+    assert main(["judges", "calibrate", "--json", "--judge", "lexical_trained"]) == 0
     payload = json.loads(capsys.readouterr().out)
     (figures,) = payload["judges"]
     assert figures["pairs"] >= 200
     assert 0.0 <= figures["kappa_low"] <= figures["kappa"] <= figures["kappa_high"] <= 1.0
     assert [row["kappa"] for row in payload["alce_published"]] == [0.698, 0.525]
     assert main(["judges", "list"]) == 0
-    assert "lexical_pairs" in capsys.readouterr().out.split()
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == ["lexical", "lexical_trained", "llm", "nli"]
 
 
 def test_the_llm_judge_asks_concurrently_but_never_more_than_its_bound() -> None:

@@ -33,7 +33,7 @@ from citelab.evals import (
     judge_card,
     load_label_set,
 )
-from citelab.evals.judges import JudgeModel, LabelledPair
+from citelab.evals.judges import CARDS_DIR, DEFAULT_JUDGE, JudgeModel, LabelledPair
 from citelab.models import serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -436,7 +436,7 @@ def readme_rows() -> dict[tuple[str, str], list[str]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## Support judges: how far they agree with people", 1)[1]
     rows: dict[tuple[str, str], list[str]] = {}
-    table = section.split("\n| judge |", 1)[1].split("\n\n", 1)[0]
+    table = section.split("\n| judge | labelled set |", 1)[1].split("\n\n", 1)[0]
     for line in table.splitlines()[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         rows[cells[0], cells[1]] = cells[2:]
@@ -463,7 +463,7 @@ def shown(figures: Any) -> list[str]:
 def test_the_readmes_agreement_figures_are_what_the_cards_say() -> None:
     rows = readme_rows()
     reference = Reference.load("T5-3B (ANLI)", T5)
-    for judge in ("lexical", "lexical_pairs"):
+    for judge in ("lexical",):
         card = judge_card(WICE / "oracle_claim_dev.jsonl", judge, references=[reference])
         assert rows[f"`{judge}`", "WiCE dev, oracle chunks"] == shown(card.metrics)
         [side] = card.references
@@ -472,3 +472,13 @@ def test_the_readmes_agreement_figures_are_what_the_cards_say() -> None:
         assert rows[t5, "the 100 of those claims with outputs"] == shown(side.reference)
         own = judge_card(None, judge)
         assert rows[f"`{judge}`", "citelab's own set"] == shown(own.metrics)
+
+
+def test_the_readmes_default_judge_row_is_its_shipped_out_of_fold_card() -> None:
+    """The default judge was trained on WiCE dev: its row is the out-of-fold card citelab
+    ships (scripts/make_judge_cards.py --oof-scores), not a card made on its training data."""
+    card = JudgeCard.load(CARDS_DIR / "lexical_trained.json")
+    assert card.judge.name == DEFAULT_JUDGE
+    assert "out of fold" in card.labels.name
+    row = readme_rows()["`lexical_trained`, out of fold (shipped card)", "WiCE dev, oracle chunks"]
+    assert row == shown(card.metrics)

@@ -1,7 +1,14 @@
 import pytest
 
 from citelab import ConfigError
-from citelab.evals import LexicalJudge, build_judge, content_terms, judge_names
+from citelab.evals import (
+    DEFAULT_JUDGE,
+    LexicalJudge,
+    TrainedLexicalJudge,
+    build_judge,
+    content_terms,
+    judge_names,
+)
 
 
 def test_content_terms_fold_case_drop_function_words_and_markers() -> None:
@@ -38,7 +45,19 @@ def test_judges_are_rebuilt_from_their_configuration() -> None:
     assert rebuilt.threshold == 0.6
     assert build_judge("lexical").config() == {"name": "lexical", "threshold": 0.75}
     assert build_judge(judge) is judge
-    assert judge_names() == ["lexical", "lexical_pairs", "llm", "nli"]
+    assert judge_names() == ["lexical", "lexical_trained", "llm", "nli"]
+
+
+def test_the_default_judge_is_the_trained_one_and_lexical_pairs_is_gone() -> None:
+    assert DEFAULT_JUDGE == "lexical_trained"
+    assert isinstance(build_judge(DEFAULT_JUDGE), TrainedLexicalJudge)
+    # Retired (#25): tuned on citelab's own set, it almost never said yes on real text.
+    with pytest.raises(ConfigError) as caught:
+        build_judge("lexical_pairs")
+    assert str(caught.value) == (
+        "unknown judge 'lexical_pairs'; known judges: lexical, lexical_trained, llm, nli "
+        "(or name one as module:attr)"
+    )
 
 
 @pytest.mark.parametrize(

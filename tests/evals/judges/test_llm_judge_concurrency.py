@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from citelab import ModelError
-from citelab.evals import LexicalJudge, LLMJudge, load_suite, rescore, run, score_answers
+from citelab.evals import (
+    DEFAULT_JUDGE,
+    LLMJudge,
+    load_suite,
+    rescore,
+    run,
+    score_answers,
+)
 from citelab.evals.judges import JudgeModel, VerdictPending
 from citelab.models import (
     RunningServer,
@@ -25,7 +32,7 @@ from .._judge_models import YesNoModel
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[YesNoModel, RunningServer]]:
-    # The lexical yes/no judge model, 50 ms per call.
+    # The yes/no judge model (the default offline judge inside), 50 ms per call.
     model = YesNoModel(pause=0.05, inner=JudgeModel())
     with serve_in_thread(model) as server:
         yield model, server
@@ -52,8 +59,9 @@ def test_score_answers_asks_concurrently_within_the_bound_and_matches_the_judge_
     judge = LLMJudge("judge", base_url=server.base_url, concurrency=4)
     result = score_answers(_answers(12), "alce", judge=judge)
     assert 2 <= model.peak <= 4
-    # The served judge model is the lexical judge: the verdicts, hence the figures, agree.
-    expected = score_answers(_answers(12), "alce", judge=LexicalJudge())
+    # The served judge model is the default offline judge: the verdicts, hence the figures,
+    # agree.
+    expected = score_answers(_answers(12), "alce", judge=DEFAULT_JUDGE)
     assert result.summary()["value"].tolist() == expected.summary()["value"].tolist()
     assert result.to_pandas("statement")["hit"].tolist() == (
         expected.to_pandas("statement")["hit"].tolist()
@@ -117,7 +125,9 @@ def test_eval_and_rescore_ask_the_llm_judge_concurrently_and_cached(
     served: tuple[YesNoModel, RunningServer], tmp_path: Path
 ) -> None:
     model, server = served
-    lexical = run(_suite(tmp_path, '"lexical"'), out_dir=tmp_path / "lexical", progress=False)
+    offline = run(
+        _suite(tmp_path, f'"{DEFAULT_JUDGE}"'), out_dir=tmp_path / "offline", progress=False
+    )
     cache = tmp_path / "verdicts"
     llm = (
         f'{{ name = "llm", model = "judge", base_url = "{server.base_url}", '
@@ -130,7 +140,7 @@ def test_eval_and_rescore_ask_the_llm_judge_concurrently_and_cached(
     asked = model.calls
     # One judge for the three scorers: the question recall and precision share is asked once.
     assert asked == len(list(cache.glob("judge/*/*.json")))
-    assert judged.summary()["value"].tolist() == lexical.summary()["value"].tolist()
+    assert judged.summary()["value"].tolist() == offline.summary()["value"].tolist()
 
     model.reset()
     again = rescore(tmp_path / "llm", load_suite(suite))

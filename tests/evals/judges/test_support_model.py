@@ -163,6 +163,60 @@ def test_the_verdict_is_the_score_against_the_threshold_on_every_labelled_pair()
             assert judge.supports_passages(row["claim"], row["evidence"]) == expected, row["id"]
 
 
+def _labelled_pairs() -> list[tuple[str, list[str]]]:
+    """The judge's own training pairs: citelab's labelled set, and WiCE dev's oracle chunks
+    when they are there (each claim against each of its chunks, the chunk's lines apart)."""
+    labelled = ROOT / "fixtures" / "judges" / "support_labels.jsonl"
+    pairs = [
+        (row["claim"], list(row["evidence"]))
+        for row in map(json.loads, labelled.read_text(encoding="utf-8").splitlines())
+    ]
+    wice = WICE / "oracle_claim_dev.jsonl"
+    if wice.is_file():
+        rows = map(json.loads, wice.read_text(encoding="utf-8").splitlines())
+        pairs += [(row["claim"], list(row["evidence"])) for row in rows]
+    return pairs
+
+
+def _every_feature_model(tmp_path: Path) -> str:
+    # A model using all of FEATURES, with weights of both signs: the shipped one leaves out
+    # best_sentence_coverage, whose shortcut must hold too.
+    weights = [1.5, 2.0, -0.9, -1.2, 0.8, -2.5, 0.3, -1.1]
+    document = {
+        **_shipped(),
+        "features": list(FEATURES),
+        "mean": [0.5] * len(FEATURES),
+        "scale": [0.25] * len(FEATURES),
+        "coef": weights,
+        "intercept": -0.7,
+    }
+    path = tmp_path / "every_feature.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+def test_the_fast_path_gives_exactly_the_plain_feature_computation(tmp_path: Path) -> None:
+    # score() and supports() read only what they need, from caches; support_features() reads
+    # every feature afresh. The model over those must give the very same float and verdict.
+    pairs = _labelled_pairs()
+    for model in (None, _every_feature_model(tmp_path)):
+        plain_judge = TrainedLexicalJudge(model=model)
+        parameters = plain_judge.parameters
+        plain = [
+            parameters.probability(support_features(claim, "\n".join(evidence)))
+            for claim, evidence in pairs
+        ]
+        # Thresholds at and beside actual scores: where a shortcut's rounding would show.
+        middle = sorted(plain)[len(plain) // 2]
+        for threshold in (parameters.threshold, middle, math.nextafter(middle, 1.0), 0.2, 0.7):
+            judge = TrainedLexicalJudge(threshold=threshold, model=model)
+            for (claim, evidence), expected in zip(pairs, plain, strict=True):
+                joined = "\n".join(evidence)
+                assert judge.score(claim, joined) == expected, claim
+                assert judge.supports(claim, joined) == (expected >= threshold), claim
+                assert judge.supports_passages(claim, evidence) == (expected >= threshold), claim
+
+
 _SCORES = """
 import json, sys
 from citelab.evals.judges._support_model import TrainedLexicalJudge
@@ -331,3 +385,61 @@ def _kappa(pairs: list[tuple[bool, bool]]) -> float:
     yes_judge = sum(b for _, b in pairs) / n
     expected = yes_truth * yes_judge + (1 - yes_truth) * (1 - yes_judge)
     return (observed - expected) / (1 - expected)
+
+
+def test_the_readme_shows_the_figures_the_training_script_wrote() -> None:
+    # README's "Support judges" table is the shipped file's figures, rounded: retraining
+    # without updating the README fails here.
+    figures = _shipped()["figures"]
+    subset = figures["wice_dev_t5_subset"]
+    trained, dev, subset_claims = (
+        "`lexical_trained` (the default), out of fold",
+        "WiCE dev, 349 claims",
+        "the 100 of them with T5 outputs",
+    )
+    rows = [
+        (trained, dev, figures["wice_dev"]["mean"]),
+        ("`lexical`", dev, figures["lexical_baseline"]["wice"]),
+        (trained, subset_claims, subset["lexical_trained"]["mean"]),
+        ("T5-3B trained on ANLI (WiCE's published outputs)", subset_claims, subset["t5_3b_anli"]),
+    ]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for judge, claims, value in rows:
+        row = f"| {judge} | {claims} | {value['kappa']:.3f} | {value['auc']:.3f} | "
+        assert row + f"{value['says_yes']:.2f} |" in readme, row
+
+
+@needs_wice
+def test_the_training_script_writes_each_wice_claims_out_of_fold_score(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn", reason="training needs scikit-learn (a dev dependency)")
+    out, oof = tmp_path / "model.json", tmp_path / "oof.json"
+    command = [sys.executable, str(TRAIN), "--seeds", "1", "--out", str(out)]
+    done = subprocess.run(
+        [*command, "--oof-scores", str(oof)], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    written = json.loads(oof.read_text(encoding="utf-8"))
+    lines = (WICE / "oracle_claim_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    claims = {row["meta"]["id"] for row in rows}
+    assert set(written["scores"]) == set(written["verdicts"]) == claims
+    assert all(0.0 < score < 1.0 for score in written["scores"].values())
+    assert "ODC-BY" in written["licence"]
+    assert "WiCE dev" in written["data"]
+    # Out of fold: not the scores of the model fitted on every claim.
+    judge = TrainedLexicalJudge(model=str(out))
+    best: dict[str, float] = {}
+    for row in rows:
+        score = judge.score(row["claim"], "\n".join(row["evidence"]))
+        best[row["meta"]["id"]] = max(best.get(row["meta"]["id"], 0.0), score)
+    assert any(not math.isclose(best[c], written["scores"][c]) for c in claims)
+    # --fit-only has no cross-validation to take them from.
+    refused = subprocess.run(
+        [*command, "--fit-only", "--oof-scores", str(oof)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert refused.returncode == 2
+    assert "--oof-scores needs the cross-validation" in refused.stderr

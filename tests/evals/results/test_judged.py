@@ -109,7 +109,7 @@ def test_corrected_metrics_match_an_independent_computation(
 ) -> None:
     result = score_answers(
         _answers(tmp_path), "alce", scorers=["citation_recall", "citation_precision"],
-        judge_cards=[own_card],
+        judge="lexical", judge_cards=[own_card],
     )  # fmt: skip
     table = result.corrected().set_index("metric")
     c = own_card.metrics.confusion
@@ -139,7 +139,7 @@ def test_corrected_metrics_match_an_independent_computation(
 def test_every_judged_metric_names_its_judge_card_and_kappa(
     tmp_path: Path, own_card: JudgeCard
 ) -> None:
-    result = score_answers(_answers(tmp_path), "alce", judge_cards=[own_card])
+    result = score_answers(_answers(tmp_path), "alce", judge="lexical", judge_cards=[own_card])
     judges = {judge.metric: judge for judge in result.judges()}
     assert set(judges) == {"citation_recall_alce", "citation_precision_alce"}
     recall = judges["citation_recall_alce"]
@@ -175,7 +175,7 @@ def test_a_low_kappa_card_warns(tmp_path: Path) -> None:
     assert card is not None
     assert card.metrics.kappa.value is not None
     assert card.metrics.kappa.value < LOW_KAPPA  # the measured κ on WiCE dev (0.34)
-    result = score_answers(_answers(tmp_path), "alce")
+    result = score_answers(_answers(tmp_path), "alce", judge="lexical")
     judge = result.judges()[0]
     assert judge.card_source == "shipped"
     assert any(w.startswith("LOW AGREEMENT") for w in judge.warnings)
@@ -191,7 +191,7 @@ def test_a_card_for_another_judge_is_refused(tmp_path: Path, own_card: JudgeCard
 
 def test_run_json_and_the_report_carry_the_judges(tmp_path: Path, own_card: JudgeCard) -> None:
     out = tmp_path / "report"
-    score_answers(_answers(tmp_path), "alce", out_dir=out, judge_cards=[own_card])
+    score_answers(_answers(tmp_path), "alce", judge="lexical", out_dir=out, judge_cards=[own_card])
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert [j["metric"] for j in run["judges"]] == [
         "citation_recall_alce",
@@ -220,7 +220,7 @@ def test_the_report_escapes_what_a_card_says(tmp_path: Path, own_card: JudgeCard
     hostile = "<script>alert(1)</script>"
     labels = own_card.labels.model_copy(update={"name": hostile})
     card = own_card.model_copy(update={"labels": labels, "weak_categories": [hostile]})
-    result = score_answers(_answers(tmp_path), "alce", judge_cards=[card])
+    result = score_answers(_answers(tmp_path), "alce", judge="lexical", judge_cards=[card])
     page = result.report_html()
     assert hostile not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -12,7 +12,7 @@ import pytest
 
 from citelab._errors import ConfigError, ModelError
 from citelab.cli import main
-from citelab.evals import RunOptions, load_suite, rescore, run
+from citelab.evals import DEFAULT_JUDGE, RunOptions, load_suite, rescore, run
 from citelab.models import MODELS, ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec
 
 CASES = [
@@ -171,7 +171,7 @@ def test_a_run_writes_every_output_and_bounds_concurrency(suite_file: Path) -> N
     assert 0 <= run_log["setup_seconds"] < run_log["seconds"]
     assert 0 < run_log["execution_seconds"] < run_log["seconds"]
     assert run_log["versions"]["citelab"]
-    assert run_log["scorers"][0]["judge"]["name"] == "lexical"
+    assert run_log["scorers"][0]["judge"]["name"] == DEFAULT_JUDGE
     assert run_log["findings"][0]["holds"] is True
 
 

@@ -11,7 +11,7 @@ from citelab.evals.execution._local import LocalExecutor
 from citelab.evals.execution._processes import ProcessExecutor, cpus, refuse_model_judges
 from citelab.evals.execution._protocol import Executor
 from citelab.evals.execution._scoring import ScoringJob
-from citelab.evals.judges import LexicalJudge, PairLexicalJudge
+from citelab.evals.judges import LexicalJudge, TrainedLexicalJudge
 from citelab.evals.scorers import Scorer
 
 __all__ = ["EXECUTORS", "PER_PROCESS", "ExecutorFactory", "get_executor", "scoring_executor"]
@@ -90,4 +90,4 @@ def scoring_executor(scoring: ScoringJob, records: int, processes: int | None) -
 def _offline_and_ours(scorer: Scorer) -> bool:
     judge = getattr(scorer, "judge", None)
     ours = type(scorer).__module__.startswith("citelab.evals.")
-    return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
+    return ours and (judge is None or type(judge) in {LexicalJudge, TrainedLexicalJudge})

@@ -31,7 +31,7 @@ from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals.judges import Judge, JudgeCard, build_judge, load_cards
+from citelab.evals.judges import DEFAULT_JUDGE, Judge, JudgeCard, build_judge, load_cards
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of
@@ -88,7 +88,7 @@ def score_answers(
     answers: str | Path | Any,
     answer_format: AnswerFormat | str = "alce",
     *,
-    judge: str | Mapping[str, Any] | Judge = "lexical",
+    judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE,
     scorers: Sequence[str | Mapping[str, Any] | Scorer] | None = None,
     out_dir: str | Path | None = None,
     qampari: bool | None = None,

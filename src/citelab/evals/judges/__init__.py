@@ -1,5 +1,6 @@
 """Judges: every support decision ("does this evidence support this statement?") goes
-through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :class:`LLMJudge`
+through a :class:`Judge` — :class:`TrainedLexicalJudge` (offline, the default:
+:data:`DEFAULT_JUDGE`), :class:`LexicalJudge` (offline, word coverage), :class:`LLMJudge`
 (any OpenAI-compatible model), :class:`NLIJudge` (an entailment model run here, ALCE's TRUE
 among them; the extra ``nli``), a function, or ``module:attr`` — and a judge card measures a
 judge against people's labels.
@@ -47,13 +48,13 @@ from citelab.evals.judges._deferring import (
     score_deferring,
 )
 from citelab.evals.judges._judges import (
+    DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
     JUDGES,
     FunctionJudge,
     Judge,
     LexicalJudge,
     LLMJudge,
-    PairLexicalJudge,
     build_judge,
     content_terms,
     judge_names,
@@ -78,6 +79,7 @@ from citelab.evals.judges._shipped import (
     shipped_card,
     shipped_cards,
 )
+from citelab.evals.judges._support_model import TrainedLexicalJudge
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -90,6 +92,7 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "CARDS_DIR",
     "DEFAULT_CARD_JUDGE",
+    "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
     "JUDGES",
@@ -110,8 +113,8 @@ __all__ = [
     "LabelledPair",
     "LexicalJudge",
     "NLIJudge",
-    "PairLexicalJudge",
     "Reference",
+    "TrainedLexicalJudge",
     "VerdictPending",
     "build_judge",
     "calibrate",

@@ -12,8 +12,9 @@ data (ASQA/ELI5 answers): they sit beside ours as a reference, not a like-for-li
 
 citelab ships a small set of its own (:data:`DEFAULT_LABELS`, 209 pairs written and labelled
 by citelab's developers, covering paraphrase, negation, numbers, partial support, word-pair
-swaps and multi-passage support). It is ours, small, and the ``lexical_pairs`` defaults were
-set on it: treat figures on it as in-distribution, and prefer people's labels (WiCE's).
+swaps and multi-passage support). It is ours and small, and the default judge
+(``lexical_trained``) was trained on it beside WiCE's dev split: treat figures on it as
+in-distribution, and prefer people's labels (WiCE's).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from citelab.evals.judges._card import (
     card_of,
     labels_of,
 )
-from citelab.evals.judges._judges import Judge, build_judge
+from citelab.evals.judges._judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.evals.judges._labels import (
     DEFAULT_LABELS,
     LabelColumns,
@@ -74,7 +75,7 @@ def load_labels(
 
 def calibrate_cards(
     labels: LabelSet | Sequence[LabelledPair] | str | Path | None = None,
-    judges: Iterable[str | Mapping[str, Any] | Judge] = ("lexical", "lexical_pairs"),
+    judges: Iterable[str | Mapping[str, Any] | Judge] = (DEFAULT_JUDGE, "lexical"),
     *,
     seed: int = 0,
     resamples: int = 1000,
@@ -102,7 +103,7 @@ def calibrate_cards(
 
 def calibrate(
     labels: LabelSet | Sequence[LabelledPair] | str | Path | None = None,
-    judges: Iterable[str | Mapping[str, Any] | Judge] = ("lexical", "lexical_pairs"),
+    judges: Iterable[str | Mapping[str, Any] | Judge] = (DEFAULT_JUDGE, "lexical"),
     *,
     seed: int = 0,
     resamples: int = 1000,

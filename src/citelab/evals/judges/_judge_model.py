@@ -3,9 +3,9 @@
 It reads the statement and the evidence from a prompt written like
 :data:`~citelab.evals.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``) or
 like MiniCheck's (``Document:`` … ``Claim:`` …, the ``minicheck`` prompt), asks an offline
-judge (lexical by default) and answers ``yes`` or ``no``. Served behind the OpenAI API it
-lets the LLM judge run end to end — real SDK, real HTTP, real concurrency — on a machine
-without model weights (tests, benchmarks, teaching).
+judge (:data:`~citelab.evals.DEFAULT_JUDGE` by default) and answers ``yes`` or ``no``.
+Served behind the OpenAI API it lets the LLM judge run end to end — real SDK, real HTTP,
+real concurrency — on a machine without model weights (tests, benchmarks, teaching).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from citelab._errors import ModelError
-from citelab.evals.judges._judges import Judge, build_judge
+from citelab.evals.judges._judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.models import (
     FinishDelta,
     Message,
@@ -32,7 +32,7 @@ __all__ = ["JudgeModel", "read_judge_prompt"]
 class JudgeModel:
     """Answers "yes"/"no" to judge prompts with an offline judge; see the module docs."""
 
-    def __init__(self, judge: str | Mapping[str, Any] = "lexical", name: str = "judge") -> None:
+    def __init__(self, judge: str | Mapping[str, Any] = DEFAULT_JUDGE, name: str = "judge") -> None:
         spec = judge if isinstance(judge, str) else dict(judge)
         self.judge: Judge = build_judge(spec)
         self.name = name

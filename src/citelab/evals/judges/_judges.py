@@ -1,10 +1,11 @@
 """Support judges: does a piece of evidence support a statement?
 
 Every support decision of the citation scorers goes through a :class:`Judge`, so the same
-scorer runs offline (:class:`LexicalJudge`, the default), with any OpenAI-compatible model
-(:class:`LLMJudge`), or with an NLI model someone registers later (:func:`register_judge`,
-:data:`JUDGES`). Judges are built from their configuration (``{"name": "lexical",
-"threshold": 0.8}``) so a run's log can rebuild them.
+scorer runs offline (:class:`TrainedLexicalJudge`, the default, :data:`DEFAULT_JUDGE`, or
+:class:`LexicalJudge`), with any OpenAI-compatible model (:class:`LLMJudge`), with an NLI
+model (``nli``), or with one someone registers (:func:`register_judge`, :data:`JUDGES`).
+Judges are built from their configuration (``{"name": "lexical", "threshold": 0.8}``)
+so a run's log can rebuild them.
 """
 
 from __future__ import annotations
@@ -28,20 +29,26 @@ from citelab._errors import ConfigError, ModelError
 from citelab._registry import Registry
 from citelab.evals.judges._deferring import VerdictPending, deferring
 from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
+from citelab.evals.judges._support_model import TrainedLexicalJudge
 
 __all__ = [
+    "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "JUDGES",
     "FunctionJudge",
     "Judge",
     "LLMJudge",
     "LexicalJudge",
-    "PairLexicalJudge",
     "build_judge",
     "content_terms",
     "judge_names",
     "register_judge",
 ]
+
+#: The judge every scorer, ``citelab score`` and a suite use unless told otherwise: the
+#: trained offline judge (:class:`TrainedLexicalJudge`), which agrees with people on real
+#: text far better than :class:`LexicalJudge` (its card: ``data/cards/lexical_trained.json``).
+DEFAULT_JUDGE = "lexical_trained"
 
 
 @runtime_checkable
@@ -155,153 +162,6 @@ class LexicalJudge:
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "threshold": self.threshold}
-
-
-_NEGATIONS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "none",
-        "nor",
-        "without",
-        "cannot",
-        "n't",
-        "nobody",
-        "nothing",
-        "neither",
-        "nicht",
-        "kein",
-        "keine",
-        "keinen",
-        "keiner",
-        "nie",
-        "niemals",
-        "ohne",
-        "pas",
-        "jamais",
-        "aucun",
-        "aucune",
-        "sans",
-    ]
-)
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
-
-
-def _numbers(text: str) -> frozenset[str]:
-    return frozenset(n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text))
-
-
-@lru_cache(maxsize=65_536)
-def _term_sequence(text: str) -> tuple[str, ...]:
-    normal = unicodedata.normalize("NFKC", _MARKER.sub(" ", text)).casefold()
-    normal = normal.replace("n't", " n't")
-    return tuple(w for w in re.findall(r"\w+|n't", normal) if w not in _STOPWORDS and w != "_")
-
-
-def _negated(text: str) -> bool:
-    normal = unicodedata.normalize("NFKC", text).casefold().replace("n't", " n't ")
-    return any(word in _NEGATIONS for word in re.findall(r"\w+|n't", normal))
-
-
-@lru_cache(maxsize=65_536)
-def _pair_set(text: str, window: int) -> frozenset[frozenset[str]]:
-    terms = [t for t in _term_sequence(text) if t not in _NEGATIONS]
-    return frozenset(
-        frozenset((terms[i], terms[j]))
-        for i in range(len(terms))
-        for j in range(i + 1, min(len(terms), i + 1 + window))
-        if terms[i] != terms[j]
-    )
-
-
-class PairLexicalJudge:
-    """Offline, deterministic, stricter about meaning than :class:`LexicalJudge`.
-
-    score = ``word_weight`` × word recall + (1 − ``word_weight``) × word-pair recall, where
-    word recall is the share of the claim's content words found in the evidence and word-pair
-    recall the share of the claim's neighbouring content-word pairs found near each other
-    (within ``window`` content words, either order) in one line of the evidence. Then:
-
-    * every number of the claim must occur in the evidence ("120 credits" is not supported by
-      "180 credits"): each missing one costs ``number_penalty``;
-    * the claim's negation must match the evidence sentence closest to it: a claim with
-      "not"/"never"/"no" supported by a sentence without any (or the other way round) costs
-      ``negation_penalty``.
-
-    Supported when the score reaches ``threshold``. The defaults were set on citelab's own
-    labelled set (``fixtures/judges/support_labels.jsonl``), so figures on that set are
-    in-distribution.
-    """
-
-    name = "lexical_pairs"
-
-    def __init__(
-        self,
-        threshold: float = 0.6,
-        word_weight: float = 0.3,
-        window: int = 3,
-        number_penalty: float = 0.5,
-        negation_penalty: float = 0.5,
-    ) -> None:
-        if not 0.0 < threshold <= 1.0:
-            raise ConfigError(f"judge lexical_pairs: threshold must be in (0, 1], got {threshold}")
-        if not 0.0 <= word_weight <= 1.0:
-            raise ConfigError(
-                f"judge lexical_pairs: word_weight must be in [0, 1], got {word_weight}"
-            )
-        if window < 1:
-            raise ConfigError(f"judge lexical_pairs: window must be at least 1, got {window}")
-        self.threshold = threshold
-        self.word_weight = word_weight
-        self.window = window
-        self.number_penalty = number_penalty
-        self.negation_penalty = negation_penalty
-
-    def supports(self, statement: str, evidence: str) -> bool:
-        return self.score(statement, evidence) >= self.threshold
-
-    def score(self, statement: str, evidence: str) -> float:
-        """The support score before the threshold (may be below 0 after penalties)."""
-        claim = _content_terms(statement)
-        if not claim:
-            return 0.0
-        words = len(claim & _evidence_terms(evidence)) / len(claim)
-        pairs = _pair_set(statement, 2)
-        if pairs:
-            lines = evidence.split("\n")
-            near = frozenset().union(*(_pair_set(line, self.window) for line in lines))
-            pair_recall = len(pairs & near) / len(pairs)
-            value = self.word_weight * words + (1 - self.word_weight) * pair_recall
-        else:
-            value = words
-        missing = _numbers(statement) - _numbers(evidence)
-        value -= self.number_penalty * len(missing)
-        if _negated(statement) != _negated(_closest_sentence(statement, evidence)):
-            value -= self.negation_penalty
-        return value
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "threshold": self.threshold,
-            "word_weight": self.word_weight,
-            "window": self.window,
-            "number_penalty": self.number_penalty,
-            "negation_penalty": self.negation_penalty,
-        }
-
-
-def _closest_sentence(statement: str, evidence: str) -> str:
-    """The evidence sentence sharing most content words with the statement."""
-    claim = _content_terms(statement)
-    best, best_overlap = "", -1
-    for sentence in _SENTENCE_END.split(evidence):
-        overlap = len(claim & _content_terms(sentence))
-        if overlap > best_overlap:
-            best, best_overlap = sentence, overlap
-    return best
 
 
 DEFAULT_JUDGE_PROMPT = """\
@@ -608,4 +468,4 @@ class FunctionJudge:
 
 register_judge("lexical", LexicalJudge)
 register_judge("llm", LLMJudge)
-register_judge("lexical_pairs", PairLexicalJudge)
+register_judge("lexical_trained", TrainedLexicalJudge)

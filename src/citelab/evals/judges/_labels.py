@@ -73,7 +73,7 @@ DEFAULT_LABELS = "judges/support_labels.jsonl"
 
 _OWN_SET = (
     "written and labelled by citelab's developers (not independent human labels); "
-    "lexical_pairs' defaults were set on it, so figures on it are in-distribution"
+    "the default judge (lexical_trained) was trained on it, so figures on it are in-distribution"
 )
 _WICE = (
     "WiCE (Kamoi, Goyal, Rodriguez, Durrett; EMNLP 2023), labelled by people; annotations "

@@ -28,11 +28,11 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from citelab._errors import ConfigError, InvalidInput
 
@@ -118,6 +118,7 @@ _ABBREVIATIONS = frozenset(
 )
 _CLAUSE_WORDS = frozenset(["but", "whereas", "while", "aber", "jedoch", "mais"])
 _NEAR_COPY = 0.8
+_MARGIN = 1e-9  # log-odds: far more than the rounding of a few sums of products
 _PAIR_WINDOW = 3  # a statement's neighbouring terms count as "near" within 3 terms
 
 _SUFFIXES = (
@@ -165,7 +166,8 @@ _STOP, _CLAUSE, _NEGATION, _SKIP, _NUMBER, _NAME, _WORD = range(7)
 
 @lru_cache(maxsize=262_144)
 def _token(token: str) -> tuple[int, str]:
-    """(kind, key): the key is what matching compares, a stem or "#" and a number."""
+    """(kind, key): the key is what matching compares, a stem or "#" and a number; for a
+    function word, the word (the statement reader counts the German ones)."""
     first = token[0]
     if first in ".!?":
         return _STOP, ""
@@ -177,7 +179,7 @@ def _token(token: str) -> tuple[int, str]:
     if folded in _CLAUSE_WORDS:
         return _CLAUSE, ""
     if folded in _FUNCTION_WORDS or (len(token) == 1 and token.isascii() and token.islower()):
-        return _SKIP, ""  # lower-case single letters: elisions (l', d'), the "s" of "'s"
+        return _SKIP, folded  # lower-case single letters: elisions (l', d'), the "s" of "'s"
     if first.isdigit():
         return _NUMBER, "#" + _number(folded)
     if folded in _NUMBER_WORDS:
@@ -205,26 +207,119 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+# The texts as read are named tuples: built once per text and read on every call, where a
+# frozen dataclass's slower construction would show.
+class _Statement(NamedTuple):
+    """A statement as the features read it: its terms by kind and its neighbouring pairs (no
+    sentences or clauses: only evidence is read for those)."""
+
+    keys: frozenset[str]  # distinct terms
+    names: frozenset[str]
+    numbers: frozenset[str]
+    words: frozenset[str]
+    pairs: tuple[tuple[str, str], ...]  # neighbouring distinct terms
+    negated: bool
+    log_terms: float  # log(1 + number of distinct terms)
+
+
+@lru_cache(maxsize=16_384)
+def _statement(text: str) -> _Statement:
+    keys: list[str] = []
+    names: set[str] = set()
+    numbers: set[str] = set()
+    negated = False
+    german = 0  # German function words less English and French ones
+    for kind, key in map(_token, _tokens(text)):
+        if kind >= _NUMBER:
+            keys.append(key)
+            if kind == _NAME:
+                names.add(key)
+            elif kind == _NUMBER:
+                numbers.add(key)
+        elif kind == _SKIP:
+            german += (key in _GERMAN) - (key in _ENGLISH_OR_FRENCH)
+        elif kind == _NEGATION:
+            negated = True
+    distinct = frozenset(keys)
+    if german > 0:
+        names.clear()  # German capitalises every noun
+    return _Statement(
+        keys=distinct,
+        names=frozenset(names),
+        numbers=frozenset(numbers),
+        words=distinct.difference(names, numbers),  # a term capitalised anywhere is a name
+        pairs=tuple(pair for pair in itertools.pairwise(keys) if pair[0] != pair[1]),
+        negated=negated,
+        log_terms=math.log1p(len(distinct)),
+    )
+
+
+# The key :func:`_key` gives a negation word: no term can be it (terms are word characters,
+# numbers or character pairs of the scripts written without spaces).
+_NEGATED = "¬"
+
+
+@lru_cache(maxsize=262_144)
+def _key(token: str) -> str:
+    """The term key of a token; _NEGATED for a negation word, "" for what is no term (a stop,
+    a function word)."""
+    kind, key = _token(token)
+    if kind == _NEGATION:
+        return _NEGATED
+    return key if kind >= _NUMBER else ""
+
+
+class _Line(NamedTuple):
+    """One line of evidence, read cheaply: its terms and whether it holds a negation word.
+    Its sentences and term positions (:func:`_detail`) are read only when needed."""
+
+    raw: str
+    keys: frozenset[str]
+    negated: bool
+
+
+@lru_cache(maxsize=16_384)
+def _line(text: str) -> _Line:
+    keys = frozenset(map(_key, _tokens(text)))
+    return _Line(text, keys.difference(("", _NEGATED)), _NEGATED in keys)
+
+
+class _Passage(NamedTuple):
+    """Evidence as the scorers pass it (one passage, or passages joined by line breaks): its
+    lines, and what the cheap features need of them together."""
+
+    lines: tuple[_Line, ...]
+    keys: frozenset[str]  # every line's terms
+    negated: bool  # some line holds a negation word
+
+
+@lru_cache(maxsize=16_384)  # passages recur in ever new combinations: each one read once
+def _passage(text: str) -> _Passage:
+    if "\n" not in text:
+        line = _line(text)
+        return _Passage((line,), line.keys, line.negated)
+    lines = tuple(map(_line, text.split("\n")))
+    keys = frozenset().union(*[line.keys for line in lines])
+    return _Passage(lines, keys, any(line.negated for line in lines))
+
+
 @dataclass(frozen=True)
 class _Text:
-    """A text as the judge reads it: its terms in order, where its sentences and clauses
-    start (term positions), and which clauses hold a negation."""
+    """A line as the sentence-level features read it: its terms in order, the sentence and
+    clause of each, and which clauses hold a negation."""
 
     keys: tuple[str, ...]
-    kinds: tuple[int, ...]
     sentence: tuple[int, ...]  # the sentence number of each term
     clause: tuple[int, ...]  # the clause number of each term
     negated: frozenset[int]  # clause numbers with a negation word
-    german: bool  # mostly German function words (its capitals do not mark names)
 
 
 def _read(text: str) -> _Text:
     keys: list[str] = []
-    kinds: list[int] = []
     sentences: list[int] = []
     clauses: list[int] = []
     negated: set[int] = set()
-    sentence = clause = german = other = 0
+    sentence = clause = 0
     stop = previous = ""
     for token in _tokens(text):
         kind, key = _token(token)
@@ -239,19 +334,11 @@ def _read(text: str) -> _Text:
             clause += 1
         elif kind == _NEGATION:
             negated.add(clause)
-        elif kind == _SKIP:
-            folded = token.casefold()
-            german += folded in _GERMAN
-            other += folded in _ENGLISH_OR_FRENCH
-        else:
+        elif kind >= _NUMBER:
             keys.append(key)
-            kinds.append(kind)
             sentences.append(sentence)
             clauses.append(clause)
-    is_german = german > other
-    return _Text(
-        tuple(keys), tuple(kinds), tuple(sentences), tuple(clauses), frozenset(negated), is_german
-    )
+    return _Text(tuple(keys), tuple(sentences), tuple(clauses), frozenset(negated))
 
 
 def _ends_sentence(before: str, after: str) -> bool:
@@ -260,64 +347,6 @@ def _ends_sentence(before: str, after: str) -> bool:
     if not (after[0].isupper() or after[0].isdigit()):
         return False
     return not (len(before) == 1 and before.isalpha()) and before.casefold() not in _ABBREVIATIONS
-
-
-@dataclass(frozen=True)
-class _Statement:
-    keys: frozenset[str]  # distinct terms
-    names: frozenset[str]
-    numbers: frozenset[str]
-    words: frozenset[str]
-    pairs: tuple[tuple[str, str], ...]  # neighbouring distinct terms
-    negated: bool
-
-
-@lru_cache(maxsize=16_384)
-def _statement(text: str) -> _Statement:
-    read = _read(text)
-    names: set[str] = set()
-    numbers: set[str] = set()
-    words: set[str] = set()
-    for key, kind in zip(read.keys, read.kinds, strict=True):
-        if kind == _NUMBER:
-            numbers.add(key)
-        elif kind == _NAME and not read.german:
-            names.add(key)
-        else:
-            words.add(key)
-    return _Statement(
-        keys=frozenset(read.keys),
-        names=frozenset(names),
-        numbers=frozenset(numbers),
-        words=frozenset(words - names),  # a term capitalised anywhere is a name
-        pairs=tuple(pair for pair in itertools.pairwise(read.keys) if pair[0] != pair[1]),
-        negated=bool(read.negated),
-    )
-
-
-@lru_cache(maxsize=262_144)
-def _key(token: str) -> str:
-    """The term key of a token, "" when it is no term (a stop, function word, negation)."""
-    kind, key = _token(token)
-    return key if kind >= _NUMBER else ""
-
-
-@dataclass(frozen=True)
-class _Line:
-    """One line of evidence, read cheaply: its terms and whether it holds a negation word.
-    Its sentences and term positions (:func:`_detail`) are read only when needed."""
-
-    raw: str
-    keys: frozenset[str]
-    negated: bool
-
-
-@lru_cache(maxsize=16_384)  # passages recur in ever new combinations: each line once
-def _line(text: str) -> _Line:
-    tokens = _tokens(text)
-    keys = frozenset(map(_key, tokens)).difference(("",))
-    negated = not _NEGATIONS.isdisjoint(map(str.casefold, tokens))
-    return _Line(text, keys, negated)
 
 
 @dataclass(frozen=True)
@@ -348,8 +377,11 @@ def _near(line: _Line, first: str, second: str) -> bool:
 
 def support_features(statement: str, evidence: str) -> dict[str, float]:
     """Every feature of :data:`FEATURES` for one statement and its evidence."""
-    lines = _checked(evidence, "evidence").split("\n")
-    values = _features(_checked(statement, "statement"), tuple(lines), every=True)
+    claim = _statement(_checked(statement, "statement"))
+    passages = [_passage(_checked(evidence, "evidence"))]
+    missing = _missing(claim, passages)
+    values = _cheap_features(claim, missing)
+    _add_costly(values, claim, passages, missing, _COSTLY)
     return dict(zip(FEATURES, values, strict=True))
 
 
@@ -359,34 +391,72 @@ def _checked(value: object, what: str) -> str:
     return value
 
 
-def _features(
-    statement: str, texts: Sequence[str], every: bool = False, pairs_too: bool = True
-) -> list[float]:
-    """The features in :data:`FEATURES` order; best_sentence_coverage only when ``every`` is
-    set or the negation check needs it (it reads every sentence), else 0; pair_coverage NaN
-    unless ``pairs_too`` (see :meth:`TrainedLexicalJudge.supports_passages`)."""
-    claim = _statement(statement)
+# The features read from the evidence's sentences (term positions, clauses): the costly ones.
+# The others come from term sets alone.
+_COSTLY = frozenset(["best_sentence_coverage", "pair_coverage", "negation_mismatch"])
+
+
+def _missing(claim: _Statement, passages: Sequence[_Passage]) -> frozenset[str]:
+    """The statement's terms that no passage holds."""
+    return claim.keys.difference(*[passage.keys for passage in passages])
+
+
+# The features of a statement without terms: there is nothing to check.
+_NOTHING = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+
+def _cheap_features(claim: _Statement, missing: frozenset[str]) -> list[float]:
+    """The features in :data:`FEATURES` order, the costly ones NaN (see :func:`_add_costly`),
+    given the statement's ``missing`` terms."""
     size = len(claim.keys)
     if not size:
-        return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
-    lines = [_line(text) for text in texts]
-    found = frozenset().union(*(claim.keys & line.keys for line in lines))
-    pair_share = _pair_share(claim, lines, found) if pairs_too else math.nan
-    best = 0.0
-    mismatch = False
-    if every or claim.negated or any(line.negated for line in lines):
-        best, negated = _best_sentence(found, lines)
-        mismatch = best >= _NEAR_COPY * size and claim.negated != negated
+        return list(_NOTHING)
     return [
-        len(found) / size,
-        best / size,
-        float(len(claim.names - found)),
-        float(len(claim.numbers - found)),
-        pair_share,
-        float(mismatch),
-        math.log1p(size),
-        len(claim.words - found) / len(claim.words) if claim.words else 0.0,
+        (size - len(missing)) / size,
+        math.nan,
+        float(len(claim.names & missing)),
+        float(len(claim.numbers & missing)),
+        math.nan,
+        math.nan,
+        claim.log_terms,
+        len(claim.words & missing) / len(claim.words) if claim.words else 0.0,
     ]
+
+
+def _add_costly(
+    values: list[float],
+    claim: _Statement,
+    passages: Sequence[_Passage],
+    missing: frozenset[str],
+    names: Collection[str],
+) -> None:
+    """Fill in the costly features ``names`` (the others stay as they are)."""
+    if not claim.keys:
+        return
+    size = len(claim.keys)
+    lines = [line for passage in passages for line in passage.lines]
+    found = claim.keys - missing
+    if "pair_coverage" in names:
+        values[_INDEX["pair_coverage"]] = _pair_share(claim, lines, found)
+    negation = "negation_mismatch" in names and _may_mismatch(claim, passages, missing)
+    if "best_sentence_coverage" in names or negation:
+        best, negated = _best_sentence(found, lines)
+        values[_INDEX["best_sentence_coverage"]] = best / size
+        values[_INDEX["negation_mismatch"]] = float(
+            best >= _NEAR_COPY * size and claim.negated != negated
+        )
+    if "negation_mismatch" in names and not negation:
+        values[_INDEX["negation_mismatch"]] = 0.0
+
+
+def _may_mismatch(claim: _Statement, passages: Sequence[_Passage], missing: frozenset[str]) -> bool:
+    """Whether negation_mismatch can be 1: enough of the statement found for one sentence to
+    hold _NEAR_COPY of it (no sentence holds more than all of them), and a negation word on
+    some side."""
+    size = len(claim.keys)
+    if size - len(missing) < _NEAR_COPY * size:
+        return False
+    return claim.negated or any(passage.negated for passage in passages)
 
 
 def _pair_share(claim: _Statement, lines: Sequence[_Line], found: frozenset[str]) -> float:
@@ -492,6 +562,9 @@ class SupportModel:
 
 
 _INDEX = {name: index for index, name in enumerate(FEATURES)}
+_BEST, _PAIRS, _MISMATCH = (
+    _INDEX[name] for name in ("best_sentence_coverage", "pair_coverage", "negation_mismatch")
+)
 
 
 def _field(document: Mapping[str, Any], key: str, kind: Any, where: str) -> Any:
@@ -559,38 +632,81 @@ class TrainedLexicalJudge:
         if threshold is not None and not 0.0 < threshold < 1.0:
             raise ConfigError(f"judge {self.name}: threshold must be in (0, 1), got {threshold}")
         self.threshold = self.parameters.threshold if threshold is None else threshold
+        # The model as an offset and one weight per feature of FEATURES (0 for those it does
+        # not use; what standardising folds into), and the threshold as log-odds: supports()
+        # adds up what the cheap features say and reads the costly ones only when what they
+        # can add leaves the verdict open.
+        fitted = self.parameters
+        weights = dict.fromkeys(FEATURES, 0.0)
+        offset = [fitted.intercept]
+        for name, mean, scale, coef in zip(
+            fitted.features, fitted.mean, fitted.scale, fitted.coef, strict=True
+        ):
+            weights[name] = coef / scale
+            offset.append(-coef * mean / scale)
+        self._weights = tuple(weights.values())
+        # What a feature lying in [0, x] adds to the log-odds at least and at most, per unit of x.
+        self._least = tuple(min(weight, 0.0) for weight in self._weights)
+        self._most = tuple(max(weight, 0.0) for weight in self._weights)
+        self._offset = math.fsum(offset)
+        self._cutoff = math.log(self.threshold / (1.0 - self.threshold))
+        self._costly = _COSTLY.intersection(fitted.features)
 
     def supports(self, statement: str, evidence: str) -> bool:
-        return self.supports_passages(statement, [_checked(evidence, "evidence")])
+        return self.supports_passages(statement, [evidence])
 
     def score(self, statement: str, evidence: str) -> float:
         """P(fully supported), calibrated on the training data (one statement, one evidence)."""
-        lines = _checked(evidence, "evidence").split("\n")
-        return self.parameters.probability(_features(_checked(statement, "statement"), lines))
+        claim = _statement(_checked(statement, "statement"))
+        passages = [_passage(_checked(evidence, "evidence"))]
+        missing = _missing(claim, passages)
+        values = _cheap_features(claim, missing)
+        _add_costly(values, claim, passages, missing, self._costly)
+        return self.parameters.probability(values)
 
     def supports_passages(self, statement: str, passages: Sequence[str]) -> bool:
         """``supports(statement, "\n".join(passages))``, without joining them (the citation
         scorers ask about the same passages in ever new combinations)."""
-        lines = [line for passage in passages for line in _checked(passage, "passage").split("\n")]
-        statement = _checked(statement, "statement")
-        values = _features(statement, lines, pairs_too=False)
-        model, threshold = self.parameters, self.threshold
-        if "pair_coverage" in model.features:
-            # The cheap features first: when the verdict is the same whatever the word pairs
-            # (their share lies in [0, 1] and the score rises or falls with it), they are not
-            # read. The score is monotone in it, so this is the verdict score() would give.
-            pair = _INDEX["pair_coverage"]
-            low, high = (
-                model.probability([*values[:pair], v, *values[pair + 1 :]]) for v in (0, 1)
-            )
-            if min(low, high) >= threshold:
-                return True
-            if max(low, high) < threshold:
-                return False
-            claim, read = _statement(statement), [_line(text) for text in lines]
-            found = frozenset().union(*(claim.keys & line.keys for line in read))
-            values[pair] = _pair_share(claim, read, found)
-        return model.probability(values) >= threshold
+        read = [_passage(_checked(passage, "passage")) for passage in passages]
+        return self._supported(_statement(_checked(statement, "statement")), read)
+
+    def _supported(self, claim: _Statement, passages: Sequence[_Passage]) -> bool:
+        """``score >= threshold``, reading the costly features only when they may change it."""
+        if not claim.keys:
+            return self.parameters.probability(_NOTHING) >= self.threshold
+        missing = _missing(claim, passages)
+        coverage, _, names, numbers, pairs, mismatch, log_terms, words = self._weights
+        size = len(claim.keys)
+        share = (size - len(missing)) / size
+        logit = (
+            self._offset
+            + coverage * share
+            + names * len(claim.names & missing)
+            + numbers * len(claim.numbers & missing)
+            + log_terms * claim.log_terms
+            + words * (len(claim.words & missing) / len(claim.words) if claim.words else 0.0)
+        )
+        # What the costly features can add: one sentence holds at most what the evidence
+        # holds; the pair share lies in [0, 1] (it is the coverage when there are no pairs);
+        # the negation flag is 0 unless _may_mismatch.
+        least, most = self._least, self._most
+        low = logit + least[_BEST] * share
+        high = logit + most[_BEST] * share
+        if claim.pairs:
+            low, high = low + least[_PAIRS], high + most[_PAIRS]
+        else:
+            low, high = low + pairs * share, high + pairs * share
+        if mismatch and _may_mismatch(claim, passages, missing):
+            low, high = low + least[_MISMATCH], high + most[_MISMATCH]
+        # Further from the threshold than rounding can reach, the range decides; nearer, the
+        # score itself (computed as score() computes it), so the verdict is always score()'s.
+        if low > self._cutoff + _MARGIN:
+            return True
+        if high < self._cutoff - _MARGIN:
+            return False
+        values = _cheap_features(claim, missing)
+        _add_costly(values, claim, passages, missing, self._costly)
+        return self.parameters.probability(values) >= self.threshold
 
     def config(self) -> dict[str, Any]:
         return {

@@ -54,7 +54,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from citelab._errors import ConfigError
 from citelab.evals.dataset import GoldClaim, GoldTurn
-from citelab.evals.judges import Judge, build_judge
+from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.evals.records import SourceRecord, TurnRecord
 from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
 from citelab.evals.scorers._statements import (
@@ -483,7 +483,7 @@ def _granularity(granularity: str, alce_compat: bool) -> Granularity:
 
 @register_scorer("citation_recall")
 def citation_recall(
-    judge: str | Mapping[str, Any] | Judge = "lexical",
+    judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE,
     alce_compat: bool = False,
     max_citations: int | None = None,
     qampari: bool = False,
@@ -506,7 +506,7 @@ def citation_recall(
 
 @register_scorer("citation_precision")
 def citation_precision(
-    judge: str | Mapping[str, Any] | Judge = "lexical",
+    judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE,
     alce_compat: bool = False,
     max_citations: int | None = None,
     qampari: bool = False,
@@ -528,12 +528,12 @@ def citation_precision(
 
 
 @register_scorer("claim_recall")
-def claim_recall(judge: str | Mapping[str, Any] | Judge = "lexical") -> ClaimRecall:
+def claim_recall(judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE) -> ClaimRecall:
     """Gold claims the answer states."""
     return ClaimRecall(_judge(judge))
 
 
 @register_scorer("claim_attribution")
-def claim_attribution(judge: str | Mapping[str, Any] | Judge = "lexical") -> ClaimAttribution:
+def claim_attribution(judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE) -> ClaimAttribution:
     """Gold claims stated and cited to one of their supporting entities."""
     return ClaimAttribution(_judge(judge))

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from citelab._errors import ConfigError
 from citelab.evals.dataset import GoldTurn
-from citelab.evals.judges import Judge, LexicalJudge, build_judge
+from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.evals.records import RoundRecord, TurnRecord
 from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
 from citelab.evals.scorers._statements import split_statements
@@ -307,7 +307,7 @@ class NumberingStability(_Base):
                 f"numbering_stability: meaning must be visible or content, got {meaning!r}"
             )
         self.meaning = meaning
-        self.judge = judge if judge is not None else LexicalJudge()
+        self.judge = judge if judge is not None else build_judge(DEFAULT_JUDGE)
         self.description = _STABILITY[meaning]
 
     @property
@@ -633,7 +633,7 @@ def first_citation_order() -> FirstCitationOrder:
 @register_scorer("numbering_stability")
 def numbering_stability(
     meaning: Literal["visible", "content"] = "visible",
-    judge: str | Mapping[str, Any] | Judge = "lexical",
+    judge: str | Mapping[str, Any] | Judge = DEFAULT_JUDGE,
 ) -> NumberingStability:
     """Stability of numbers across rounds; ``meaning="content"`` judges intent by content."""
     built = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
