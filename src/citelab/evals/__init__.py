@@ -8,13 +8,16 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
   (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
-  measures a judge against human labels.
+  measures a judge against human labels; people's own labels go to a :class:`LabelFile`,
+  pairs ordered by :func:`label_queue` (a seed, judges' disagreements first).
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
   numbering stability, dangling markers, no-answer behaviour and restricted-source leakage.
 * ``results`` — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
-  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
+  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s;
+  :func:`label_pairs` makes a run's citations pairs to label (``citelab.Labeller`` shows
+  them in a notebook).
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
 * ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
@@ -51,9 +54,16 @@ from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE_PROMPT,
     DEFAULT_LABELS,
+    LABELS,
     FunctionJudge,
     Judge,
+    Label,
+    LabelFile,
+    LabelItem,
     LabelledPair,
+    LabelLine,
+    LabelPassage,
+    LabelQueue,
     LexicalJudge,
     LLMJudge,
     PairLexicalJudge,
@@ -63,7 +73,10 @@ from citelab.evals.judges import (
     category_accuracy,
     content_terms,
     judge_names,
+    label_queue,
     load_labels,
+    pending,
+    read_label_file,
     register_judge,
 )
 from citelab.evals.records import (
@@ -83,12 +96,16 @@ from citelab.evals.report import (
     write_outputs,
 )
 from citelab.evals.results import (
+    PAIR_UNITS,
     EvalResult,
     Finding,
     FindingResult,
+    LabelPairs,
     Level,
+    PairUnit,
     bootstrap_interval,
     evaluate_findings,
+    label_pairs,
     score_records,
     summarize,
 )
@@ -177,6 +194,8 @@ __all__ = [
     "ANSWER_FORMATS",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
+    "LABELS",
+    "PAIR_UNITS",
     "AnchorValidity",
     "AnswerFormat",
     "CachedModel",
@@ -201,6 +220,13 @@ __all__ = [
     "GoldTurn",
     "Judge",
     "LLMJudge",
+    "Label",
+    "LabelFile",
+    "LabelItem",
+    "LabelLine",
+    "LabelPairs",
+    "LabelPassage",
+    "LabelQueue",
     "LabelledPair",
     "Level",
     "LexicalJudge",
@@ -208,6 +234,7 @@ __all__ = [
     "NoAnswer",
     "NumberingStability",
     "PairLexicalJudge",
+    "PairUnit",
     "ReaderSpec",
     "ReportView",
     "RequiredSearches",
@@ -251,14 +278,18 @@ __all__ = [
     "first_citation_order",
     "gold_sources",
     "judge_names",
+    "label_pairs",
+    "label_queue",
     "load_dataset",
     "load_labels",
     "load_run",
     "load_suite",
     "no_answer",
     "numbering_stability",
+    "pending",
     "plan_run",
     "read_answers",
+    "read_label_file",
     "register_judge",
     "register_scorer",
     "render_html",

@@ -1,7 +1,8 @@
 """Judges: every support decision ("does this evidence support this statement?") goes
 through a :class:`Judge` — :class:`LexicalJudge` (offline, the default), :class:`LLMJudge`
 (any OpenAI-compatible model), a function, or ``module:attr`` — and calibration measures a
-judge against human labels.
+judge against human labels. People's own labels are saved, one line at a time, to a labels
+file (:class:`LabelFile`), from pairs ordered for labelling (:func:`label_queue`).
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
 :func:`score_concurrently`, an unknown verdict raises :class:`VerdictPending`, and many
@@ -42,6 +43,21 @@ from citelab.evals.judges._judges import (
     judge_names,
     register_judge,
 )
+from citelab.evals.judges._label_file import (
+    LABELS,
+    Label,
+    LabelFile,
+    LabelLine,
+    read_label_file,
+)
+from citelab.evals.judges._label_queue import (
+    JudgeSpec,
+    LabelItem,
+    LabelPassage,
+    LabelQueue,
+    label_queue,
+    pending,
+)
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -54,11 +70,19 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
+    "LABELS",
     "DeferringJudge",
     "FunctionJudge",
     "Judge",
     "JudgeModel",
+    "JudgeSpec",
     "LLMJudge",
+    "Label",
+    "LabelFile",
+    "LabelItem",
+    "LabelLine",
+    "LabelPassage",
+    "LabelQueue",
     "LabelledPair",
     "LexicalJudge",
     "PairLexicalJudge",
@@ -70,8 +94,11 @@ __all__ = [
     "content_terms",
     "deferring",
     "judge_names",
+    "label_queue",
     "load_labels",
+    "pending",
     "read_judge_prompt",
+    "read_label_file",
     "register_judge",
     "run_blocking",
     "score_concurrently",
