@@ -376,3 +376,6 @@ def test_scoring_external_answers_shows_alce_figures_and_a_calibration_table(
     assert "groundingChunks[1] (maps): no uri, so it is not a source" in out
     assert "ALCE NLI (TRUE T5-11B), citation recall" in out
     assert re.search(r"lexical_pairs \(threshold=0\.6\)\s+209\s", out)
+    # The labelling section: two labels saved, read back from the file, progress counted.
+    assert re.search(r"^supported\s+\S.*\nnot_supported\s+\S", out, re.MULTILINE)
+    assert re.search(r"^2 of \d+ decided$", out, re.MULTILINE)
