@@ -308,3 +308,44 @@ def element_names(page: str) -> set[str]:
 
     Collector().feed(page)
     return found
+
+
+KILLED_KERNEL = """
+import os, signal, sys
+from citelab.evals import LabelItem, LabelPassage
+from citelab.widget import Labeller
+
+items = [
+    LabelItem(
+        id=f"run/case-{i}/citation-1", claim=claim, origin={"run": "run", "case": f"case-{i}"},
+        passages=(LabelPassage(text=sys.argv[2], title="Fees", uri="entity:page/fees", number=1),),
+    )
+    for i, claim in enumerate(sys.argv[3:])
+]
+labeller = Labeller(items, sys.argv[1], sample=None, seed=5)
+labeller.label("supported")
+labeller.label("partially_supported")
+print(labeller.current.id, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # as a kernel killed at once: no exit handler runs
+"""
+
+
+def test_a_process_killed_right_after_labelling_loses_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "labels.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_KERNEL, str(path), PASSAGE, *CLAIMS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr
+    shown_next = done.stdout.strip()
+    assert [line.label for line in read_label_file(path)] == ["supported", "partially_supported"]
+    again = Labeller(pairs(), path, sample=None, seed=5)
+    assert again.current is not None
+    assert again.current.id == shown_next
+    assert again.progress["decided"] == 2
