@@ -9,16 +9,14 @@
    one worker against local at the same concurrency, in wall and in CPU milliseconds.
 2. CPU-bound sweep: rescoring 20,000 recorded cases (``--rescore-cases``; real records of the
    bundled suite, replicated under new case ids) with every scorer of the bundled suite:
-   local against Ray with 2 workers on this 2-core machine (goal: at least 1.7x). Given twice:
-   the scoring itself (records in memory → scored rows; the part an executor runs), and
-   ``rescore()`` end to end (reading records.jsonl, scoring, writing tables and report).
-   Ray's scoring is measured two ways side by side: as ``rescore`` has it (the workers read
-   their batches' records from records.jsonl themselves) and with the records sent (as
-   records in memory are: the driver writes each batch's records out as JSON lines). Then
-   what bounds it: the CPU, measured in this process, of scoring a record against what Ray's
-   path adds to it (the worker validating the record's line, pickling its batch's columnar
-   table; the driver unpickling and concatenating it), and the speed-up those costs allow on
-   2 cores.
+   local against 2 worker processes and against Ray with 2 workers on this 2-core machine.
+   Given twice: the scoring itself (records in memory → scored rows; the part an executor
+   runs), and ``rescore()`` end to end (reading records.jsonl, scoring, writing tables and
+   report). The records go to the workers as their JSON lines. Then what bounds it: the CPU,
+   measured in this process, of scoring a record against what a worker's path adds to it
+   (the driver writing the record's line, the worker validating it and pickling its batch's
+   columnar table; the driver unpickling and concatenating it), and the speed-up those costs
+   allow on 2 cores.
 
 The cluster: a local one (2 CPUs, loopback, no dashboard, auth and usage reports off, its
 files in a temp dir) unless ``--address`` names one. Run:
@@ -41,12 +39,16 @@ from typing import Any
 
 from _common import served_model
 from bench_evals import _questions, ideal_seconds
-from citelab._memory import paused_garbage_collection
 from citelab.evals import load_suite, plan_run, rescore, run
-from citelab.evals.records import CaseRecord, read_records, read_records_file
+from citelab.evals.execution import (
+    Executor,
+    LocalExecutor,
+    ProcessExecutor,
+    RayExecutor,
+    ScoringJob,
+)
+from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.results import ScoredRows, score_rows
-from citelab.evals.runner import Executor, LocalExecutor
-from citelab.evals.runner._ray import RayExecutor
 
 
 @contextmanager
@@ -216,24 +218,23 @@ def _record_sweep(root: Path, target: int) -> tuple[Path, Path, int]:
     return suite, out, min(target, len(plan.units))
 
 
-def _time_scoring(executor: Executor, suite: Path, out: Path, read: bool) -> tuple[float, float]:
-    """Wall and CPU seconds (this process's, which for Ray is the driver's) of scoring every
-    recorded case (``read``: telling the executor the file they came from), after a warm-up
-    that starts the workers."""
+def _time_scoring(executor: Executor, suite: Path, out: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (this process's, which for workers is the driver's) of scoring
+    every recorded case, after a warm-up that starts the workers."""
     plan = plan_run(load_suite(suite))
-    recorded, source = read_records_file(out / "records.jsonl")
-    records = list(recorded.values())
-    executor.score(plan, records[:50])  # start the workers (once per run), warm them up
+    records = list(read_records(out / "records.jsonl").values())
+    job = ScoringJob(plan.cases, plan.scorers)
+    executor.score(job, records[:50])  # start the workers (once per run), warm them up
     began, cpu = time.perf_counter(), time.process_time()
-    executor.score(plan, records, source if read else None)
+    executor.score(job, records)
     return time.perf_counter() - began, time.process_time() - cpu
 
 
 def _costs(suite: Path, out: Path, count: int = 4000) -> dict[str, float]:
-    """CPU ms per record, in this process (collector paused, as on either path), of scoring
-    and of each thing Ray's path adds: the record's line validated (on the worker), its
-    batch's table pickled (worker), unpickled and concatenated (driver). Measured after one
-    pass has warmed the caches."""
+    """CPU ms per record, in this process, of scoring and of each thing a worker's path adds:
+    the record's line written (driver) and validated (worker), its batch's table pickled
+    (worker), unpickled and concatenated (driver). Measured after one pass has warmed the
+    caches."""
     plan = plan_run(load_suite(suite))
     cases = plan.cases
     path = out / "records.jsonl"
@@ -246,15 +247,16 @@ def _costs(suite: Path, out: Path, count: int = 4000) -> dict[str, float]:
         result = work()
         return (time.process_time() - began) * 1000 / len(records), result
 
-    with paused_garbage_collection():
-        [score_rows(batch, cases, plan.scorers) for batch in batches]
-        scoring, tables = cpu_ms(lambda: [score_rows(b, cases, plan.scorers) for b in batches])
-        validate, _ = cpu_ms(lambda: [CaseRecord.model_validate_json(line) for line in lines])
-        pickling, data = cpu_ms(lambda: [pickle.dumps(table, protocol=5) for table in tables])
-        unpickling, back = cpu_ms(lambda: [pickle.loads(one) for one in data])
-        concat, _ = cpu_ms(lambda: ScoredRows.concat(back))
+    [score_rows(batch, cases, plan.scorers) for batch in batches]
+    scoring, tables = cpu_ms(lambda: [score_rows(b, cases, plan.scorers) for b in batches])
+    dump, _ = cpu_ms(lambda: [record.model_dump_json().encode() for record in records])
+    validate, _ = cpu_ms(lambda: [CaseRecord.model_validate_json(line) for line in lines])
+    pickling, data = cpu_ms(lambda: [pickle.dumps(table, protocol=5) for table in tables])
+    unpickling, back = cpu_ms(lambda: [pickle.loads(one) for one in data])
+    concat, _ = cpu_ms(lambda: ScoredRows.concat(back))
     return {
         "scoring": scoring,
+        "dump": dump,
         "validate": validate,
         "pickle": pickling,
         "unpickle": unpickling,
@@ -273,51 +275,60 @@ def cpu_bound(target: int, end_to_end: bool = True) -> None:
             f"replicated) with its {scorers} scorers and lexical judge"
         )
         print(
-            f"{'what':<40}{'local s':>9}{'ray x2 s':>10}{'speed-up':>10}{'driver CPU s':>14}"
-            f"{'load':>6}"
+            f"{'what':<40}{'local s':>9}{'x2 s':>10}{'speed-up':>10}{'driver CPU s':>14}{'load':>6}"
         )
-        local, _ = _time_scoring(LocalExecutor(), suite, out, read=True)
-        for what, read in (
-            ("scoring, records sent", False),
-            ("scoring, workers read records.jsonl", True),
-        ):
-            ray = RayExecutor(workers=2)
+        local, _ = _time_scoring(LocalExecutor(), suite, out)
+        workers: list[tuple[str, Any]] = [
+            ("scoring, 2 worker processes", lambda: ProcessExecutor(2)),
+            ("scoring, Ray with 2 workers", lambda: RayExecutor(workers=2)),
+        ]
+        for what, build in workers:
+            executor = build()
             try:
-                on_ray, driver = _time_scoring(ray, suite, out, read)
+                elsewhere, driver = _time_scoring(executor, suite, out)
             finally:
-                ray.close()
+                executor.close()
             print(
-                f"{what:<40}{local:>9.2f}{on_ray:>10.2f}{local / on_ray:>9.2f}x"
+                f"{what:<40}{local:>9.2f}{elsewhere:>10.2f}{local / elsewhere:>9.2f}x"
                 f"{driver:>14.2f}{_load():>6.1f}"
             )
         if end_to_end:
             began = time.perf_counter()
             rescore(out, suite)
             local_all = time.perf_counter() - began
-            began = time.perf_counter()
-            rescore(out, suite, executor="ray", workers=2)
-            ray_all = time.perf_counter() - began
-            print(
-                f"{'rescore() end to end':<40}{local_all:>9.2f}{ray_all:>10.2f}"
-                f"{local_all / ray_all:>9.2f}x{'':>14}{_load():>6.1f}"
-            )
+            for name in ("processes", "ray"):
+                began = time.perf_counter()
+                rescore(out, suite, executor=name, workers=2)
+                elsewhere_all = time.perf_counter() - began
+                what = f"rescore() end to end, {name}"
+                print(
+                    f"{what:<40}{local_all:>9.2f}{elsewhere_all:>10.2f}"
+                    f"{local_all / elsewhere_all:>9.2f}x{'':>14}{_load():>6.1f}"
+                )
             print(
                 "  end to end adds what stays on the driver either way: reading records.jsonl, "
                 "the tables, bootstrap intervals and report.html, and starting the workers"
             )
         costs = _costs(suite, out)
-        added = costs["validate"] + costs["pickle"] + costs["unpickle"] + costs["concat"]
+        added = (
+            costs["dump"]
+            + costs["validate"]
+            + costs["pickle"]
+            + costs["unpickle"]
+            + costs["concat"]
+        )
         ceiling = 2 * costs["scoring"] / (costs["scoring"] + added)
         print(
             f"  what bounds it, CPU ms per record (this process, {costs['bytes'] / 1000:.1f} kB "
-            f"of rows each): scoring {costs['scoring']:.3f}; Ray's path adds "
-            f"{costs['validate']:.3f} to validate the record's line + {costs['pickle']:.3f} "
+            f"of rows each): scoring {costs['scoring']:.3f}; a worker's path adds "
+            f"{costs['dump']:.3f} to write the record's line + {costs['validate']:.3f} to "
+            f"validate it + {costs['pickle']:.3f} "
             f"to pickle its rows + {costs['unpickle']:.3f} to unpickle them + "
             f"{costs['concat']:.3f} to concatenate them = {added:.3f} "
             f"({added / costs['scoring']:.0%} of the scoring)\n"
             f"  so 2 cores shared by the driver and 2 workers allow at most "
             f"2 x {costs['scoring']:.3f} / {costs['scoring'] + added:.3f} = {ceiling:.2f}x "
-            f"(before Ray's own daemons and per-call costs)"
+            f"(before the workers' own start-up and per-call costs)"
         )
 
 

@@ -13,6 +13,7 @@ from citelab import (
     ModelUnavailable,
     NotFound,
     Unavailable,
+    WorkerLost,
 )
 
 
@@ -59,6 +60,12 @@ def test_import_citelab_does_not_import_the_heavy_parts() -> None:
 def test_errors_share_one_root_and_map_to_http(error: type[CitelabError], status: int) -> None:
     assert issubclass(error, CitelabError)
     assert error.http_status == status
+
+
+def test_a_lost_worker_is_in_the_error_tree() -> None:
+    assert issubclass(WorkerLost, CitelabError)
+    assert (WorkerLost.code, WorkerLost.http_status) == ("worker_lost", 500)
+    assert "WorkerLost" in citelab._errors.__doc__  # drawn in the tree
 
 
 def test_missing_dependency_names_the_install_command() -> None:

@@ -136,7 +136,7 @@ export class CaseView {
       row.dataset.metric = name;
       const why = element(doc, "td", "citelab-case-reasons");
       for (const reason of reasons[name] ?? [])
-        why.append(reasonLine(doc, reason, this.data.texts));
+        why.append(reasonLine(doc, reason, this.data.texts, metric.higher !== false));
       row.append(
         element(doc, "td", "", `${name} ${metric.higher ? "↑" : "↓"}`),
         element(doc, "td", "num", applicable ? Number(value).toFixed(3) : "—"),
@@ -186,23 +186,33 @@ export class CaseView {
 }
 
 // One detail row of a scorer: "✔/✘ key: value; …" (a value `[i]` is the i-th long text).
+// The mark says whether the unit is good for the metric: a hit counts toward the value, so
+// where lower is better (dangling markers, leaks) a hit is the bad case. A unit the scorer
+// could not judge (no passage to read) is "–", neither.
 /**
  * @param {Document} doc
  * @param {import("./data.js").Reason} reason
  * @param {string[]} texts
+ * @param {boolean} higher  is a higher value of the metric better
  */
-function reasonLine(doc, reason, texts) {
-  const line = element(doc, "div", reason.hit ? "citelab-hit" : "citelab-miss");
+function reasonLine(doc, reason, texts, higher) {
+  const judged = reason.judgeable !== false;
+  const good = higher ? Boolean(reason.hit) : !reason.hit;
+  const mark = !judged ? "– not judgeable:" : good ? "✔" : "✘";
+  const line = element(doc, "div", !judged ? "citelab-na" : good ? "citelab-hit" : "citelab-miss");
   /** @param {unknown} value */
   const text = (value) => {
     if (Array.isArray(value) && value.length === 1 && Number.isInteger(value[0]))
       return String(texts[value[0]] ?? "");
     return typeof value === "object" ? JSON.stringify(value) : String(value);
   };
+  /** @param {[string, unknown]} entry */
+  const shown = ([key, value]) =>
+    key !== "hit" && key !== "judgeable" && value !== null && value !== "";
   const fields = Object.entries(reason)
-    .filter(([key, value]) => key !== "hit" && value !== null && value !== "")
+    .filter(shown)
     .map(([key, value]) => `${key}: ${text(value)}`);
-  line.textContent = `${reason.hit ? "✔" : "✘"} ${fields.join("; ")}`;
+  line.textContent = `${mark} ${fields.join("; ")}`;
   return line;
 }
 

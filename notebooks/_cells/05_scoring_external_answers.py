@@ -3,12 +3,13 @@
 #
 # **What you learn:** score an ALCE-format result file exactly as ALCE's own `eval.py` does
 # (and see where citelab's own mode differs), score a vendor API response through the
-# converters, and check how far a support judge agrees with human labels.
+# converters, and see how far a support judge agrees with people: a judge card, on citelab's own
+# labelled set and on WiCE's human labels.
 #
 # **For whom:** researchers who want a number they can put next to ALCE's published ones, and
 # anyone scoring answers citelab did not produce.
 #
-# **Time to run:** a few seconds, offline.
+# **Time to run:** under a minute, offline.
 
 # %% [markdown]
 # ## 1. An ALCE result file
@@ -124,37 +125,93 @@ vendor = score_answers([envelope], "gemini")
 print(vendor.summary()[["metric", "value"]].to_string(index=False))
 
 # %% [markdown]
-# ## 5. Is the judge any good? Calibration against human labels
+# ## 5. Is the judge any good? A judge card
 #
-# Every number above rests on the judge's support decisions. `calibrate` asks each judge every
-# pair of a labelled set and reports accuracy, macro-F1 and Cohen's κ with bootstrap intervals,
-# beside the agreement ALCE published for its NLI judge. citelab's labelled set (209 pairs) is
-# **our own**, written and labelled by citelab's developers; `lexical_pairs`' defaults were set
-# on it, so its figures here are in-distribution, and ALCE's are on ALCE's data: a reference,
-# not a like-for-like comparison.
+# Every number above rests on the judge's support decisions. A **judge card** asks a judge
+# every pair of a labelled set and measures its verdicts against the labels: accuracy,
+# macro-F1, Cohen's κ, the AUC of its score, the confusion matrix, sensitivity and
+# specificity, each with a bootstrap interval, and figures per category.
+#
+# First on citelab's own set: 209 pairs **written and labelled by citelab's developers** (not
+# independent human labels), covering paraphrase, negation, numbers, partial support and word
+# pairs. `lexical_pairs`' defaults were set on it, so its figures here are in-distribution.
 
 # %%
-from citelab.evals import calibrate, calibration_table, category_accuracy
+from citelab.evals import judge_card
+
+own = judge_card(None, "lexical")
+print(own.summary())
+own.table().round(3)
+
+# %%
+shown = ["category", "claims", "says_yes", "accuracy", "sensitivity", "specificity", "weak"]
+own.categories_table()[shown].round(3)
+
+# %% [markdown]
+# The plain lexical judge cannot see a paraphrase (people say yes, it says no) and cannot see
+# swapped word pairs (it says yes): the card names those categories as weak, the ones whose
+# accuracy interval lies wholly below the judge's overall accuracy.
+#
+# ## 6. On people's labels: WiCE
+#
+# WiCE (Kamoi et al., EMNLP 2023) has real Wikipedia claims with the web pages they cite,
+# labelled by people as supported, partially supported or not. citelab does not ship it
+# (annotations ODC-BY 1.0, text from Wikipedia and Common Crawl): set `WICE_DIR` to a folder
+# with its **dev** split (`oracle_claim_dev.jsonl`, and WiCE's published T5-3B outputs
+# `dev_scores_t5-3b-anli.json`). The oracle-chunk file gives each claim about three chunks
+# of its cited page; a claim's verdict is the best over its chunks (WiCE's protocol), and
+# "partially supported" counts as *not* fully supported (printed with the card). T5-3B
+# trained on ANLI, the kind of NLI model ALCE uses as its judge, sits beside our judge on the
+# 100 claims its outputs cover.
+
+# %%
+import os
+from pathlib import Path
+
+from citelab.evals import Reference
+
+wice = Path(os.environ.get("WICE_DIR", "../../shared/testdata/wice"))
+card = None
+if (wice / "oracle_claim_dev.jsonl").is_file():
+    t5 = Reference.load("T5-3B (ANLI)", wice / "dev_scores_t5-3b-anli.json")
+    card = judge_card(wice / "oracle_claim_dev.jsonl", "lexical", references=[t5])
+    print(card.summary())
+    print(card.labels.mapping_text())
+else:
+    print(f"skipped: WiCE's dev split is not in {wice}; set WICE_DIR to a copy of it")
+
+# %%
+%matplotlib inline
+if card is not None:
+    display(card.comparison_table().round(3))
+    display(card.plot())  # the ROC curve (T5-3B's point on it) and the figures by threshold
+
+# %%
+card  # the whole card (card.to_html() is the same as a self-contained page; card.save() its JSON)
+
+# %% [markdown]
+# On real text the lexical judge says yes far less often than people do, and its κ sits well
+# below an NLI model's: a citation metric it decides counts *fully stated* support, and misses
+# paraphrase. For figures to publish, use an LLM judge (`{"name": "llm", "model": ...,
+# "base_url": ...}`) or your own NLI judge named as `module:attr`, and make its card first.
+# `calibrate` prints the headline figures of several judges in one table, beside the
+# agreement ALCE published for its NLI judge (on ALCE's data, not on this set).
+
+# %%
+from citelab.evals import calibrate, calibration_table
 
 verdicts, metrics = calibrate(judges=["lexical", "lexical_pairs"])
 columns = ["judge", "pairs", "accuracy", "macro_f1", "kappa", "kappa_low", "kappa_high", "source"]
 print(calibration_table(metrics)[columns].round(3).to_string(index=False))
 
-# %%
-print(category_accuracy(verdicts).round(2).to_string())
-
 # %% [markdown]
-# The plain lexical judge cannot see a changed number, a dropped "not" or swapped word pairs;
-# `lexical_pairs` checks numbers, negation and neighbouring word pairs, and does better on
-# exactly those — while no lexical judge understands a paraphrase. For figures to publish, use
-# an LLM judge (`{"name": "llm", "model": ..., "base_url": ...}`) or your own NLI judge named as
-# `module:attr`, and calibrate it first.
-#
 # The same from a shell:
 #
 # ```
 # citelab score results.json --format alce --scale 100 --out report/
 # citelab score answers.jsonl --format gemini --judge lexical_pairs --json
+# citelab judges card $WICE_DIR/oracle_claim_dev.jsonl --reference "T5-3B (ANLI)=$WICE_DIR/dev_scores_t5-3b-anli.json" --out cards/
+# citelab judges card my_labels.csv --claim-column sentence --evidence-column passage --label-column gold
 # citelab judges calibrate --judge lexical --judge lexical_pairs --by-category
 # ```
 

@@ -21,8 +21,10 @@ from citelab._errors import (
     ModelUnavailable,
     NotFound,
     Unavailable,
+    WorkerLost,
 )
 from citelab._lazy import lazy_attributes
+from citelab._registry import Registry
 from citelab._version import __version__
 
 if TYPE_CHECKING:
@@ -124,6 +126,7 @@ __all__ = [
     "PerturbedModel",
     "RagSearch",
     "Reader",
+    "Registry",
     "RetrievalSettings",
     "ScriptedModel",
     "Source",
@@ -131,6 +134,7 @@ __all__ = [
     "SuggestedReply",
     "TemplateLab",
     "Unavailable",
+    "WorkerLost",
     "__version__",
     "build_anchors",
     "build_message",

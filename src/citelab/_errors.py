@@ -13,7 +13,8 @@ translated at the boundary (``raise NotFound(...) from exc``)::
     │   ├── ModelTimeout       no first token, or no answer, within its deadline (HTTP 504)
     │   └── ModelUnavailable   the model cannot take the call now (HTTP 503, may say when)
     ├── Unavailable          a resource is busy now (a locked database) (HTTP 503)
-    └── MissingDependency    an optional dependency is not installed
+    ├── MissingDependency    an optional dependency is not installed
+    └── WorkerLost           an evaluation's worker died for good, or its cluster went away
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "ModelUnavailable",
     "NotFound",
     "Unavailable",
+    "WorkerLost",
 ]
 
 
@@ -142,3 +144,11 @@ class MissingDependency(CitelabError):
         hint = f"pip install 'citelab[{extra}]'" if extra else f"pip install {package}"
         super().__init__(f"{feature} needs the '{package}' package: {hint}")
         self.package = package
+
+
+class WorkerLost(CitelabError):
+    """A worker process of an evaluation died for good (a Ray actor restarted too often, a
+    scoring process killed), or the cluster went away; the message says what was running."""
+
+    code = "worker_lost"
+    http_status = 500

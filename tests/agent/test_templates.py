@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from string import Template
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from citelab import ConfigError
 from citelab.agent import (
     PLACEHOLDERS,
-    _templates,
+    TEMPLATES,
     contract_template,
     register_template,
     render_contract,
@@ -15,8 +16,9 @@ from citelab.agent import (
 
 
 @pytest.fixture(autouse=True)
-def _restore_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_templates, "_REGISTRY", dict(_templates._REGISTRY))
+def _restore_registry() -> Iterator[None]:
+    with TEMPLATES.preserved():
+        yield
 
 
 def test_bundled_templates_use_both_placeholders() -> None:

@@ -11,7 +11,7 @@ import pytest
 from citelab._paths import fixtures_dir
 from citelab.agent import AgentConfig
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore, _runtime
-from citelab.models import _registry, register_model
+from citelab.models import MODELS, register_model
 from citelab.models._extractive import ExtractiveModel
 
 pytestmark = pytest.mark.anyio
@@ -56,11 +56,14 @@ async def test_an_explicit_index_dir_wins(corpus_copy: Path, tmp_path: Path) -> 
     assert built == ["mine"]
 
 
-async def test_aclose_closes_the_models_the_service_built(
-    corpus_copy: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Register on a copy of the registry so the test name never leaks into other tests.
-    monkeypatch.setattr(_registry, "_FACTORIES", dict(_registry._FACTORIES))
+async def test_aclose_closes_the_models_the_service_built(corpus_copy: Path) -> None:
+    # Registered inside the block only, so the test name never leaks into other tests.
+    with MODELS.preserved():
+        await _closes_the_models_the_service_built(corpus_copy)
+    assert "closable-test" not in MODELS
+
+
+async def _closes_the_models_the_service_built(corpus_copy: Path) -> None:
     closed: list[str] = []
 
     class Closable(ExtractiveModel):

@@ -23,7 +23,7 @@ from citelab.models import (
 )
 
 from ._builders import DATA_SCIENCE, FEES, RAG_SEARCH, system, user
-from .test_source_formats import DOCUMENTS, PLAIN, QUESTION
+from .test_prompt_sources import DOCUMENTS, PLAIN, QUESTION
 
 ANSWERABLE: list[Message] = [
     system(DATA_SCIENCE, FEES),

@@ -220,8 +220,8 @@ def test_a_saved_response_is_scored_by_citelab_score(
     )
     assert done.returncode == 0, done.stderr
     metrics = json.loads(done.stdout)["metrics"]
-    assert metrics["citation_recall"]["value"] > 0
-    assert metrics["citation_precision"]["value"] > 0
+    assert metrics["citation_recall_span"]["value"] > 0  # Anthropic's: per cited span
+    assert metrics["citation_precision_span"]["value"] > 0
 
 
 # --- usage in OpenAI's answers ----------------------------------------------------------------

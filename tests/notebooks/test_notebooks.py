@@ -27,6 +27,8 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+# WiCE's dev split: third-party data outside the repository, shown by notebook 05 when present.
+WICE = NOTEBOOKS_DIR.parents[1] / "shared" / "testdata" / "wice"
 NAMES = [
     "01_quickstart",
     "02_contract_lab",
@@ -235,6 +237,8 @@ def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(jupyter))
         patch.setenv(CACHE_ENV, str(workdir / "cache"))
+        # The kernels run in temporary folders: tell notebook 05 where WiCE is (if anywhere).
+        patch.setenv("WICE_DIR", str(WICE))
         # The notebooks write their evaluation runs to temporary folders: keep them in ours.
         (workdir / "tmp").mkdir()
         patch.setenv("TMPDIR", str(workdir / "tmp"))
@@ -348,13 +352,14 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     assert (kernel_env / "04_evaluation_report" / "reports" / "compare" / "report.html").is_file()
     frames = [html for html in run.data("text/html") if "citelab-report-frame" in html]
     assert len(frames) == 1
-    assert frames[0].startswith("<iframe")
+    assert frames[0].startswith('<div class="mathjax_ignore"><iframe')
     assert "failed turns: 0\n" in run.stdout()
     assert "baseline metrics that differ: 0\n" in run.stdout()
     out = run.stdout()
     holding = re.search(r"^(\d+) of (\d+) findings hold$", out, re.MULTILINE)
     assert holding is not None
     assert holding.group(1) == holding.group(2) != "0"
+    assert re.search(r"^2 of 2 gates pass$", out, re.MULTILINE)
     assert re.search(r"^serving at http://127\.0\.0\.1:\d+/v1$", out, re.MULTILINE)
     assert "identical metrics over HTTP: True" in out
     assert len(run.data("image/png")) == 2  # result.plot: differences, stability
@@ -366,7 +371,7 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
 
 @pytest.mark.notebook
 @pytest.mark.slow
-def test_scoring_external_answers_shows_alce_figures_and_a_calibration_table(
+def test_scoring_external_answers_shows_alce_figures_and_judge_cards(
     executed: dict[str, Executed],
 ) -> None:
     run = run_of(executed, "05_scoring_external_answers")
@@ -379,3 +384,15 @@ def test_scoring_external_answers_shows_alce_figures_and_a_calibration_table(
     # The labelling section: two labels saved, read back from the file, progress counted.
     assert re.search(r"^supported\s+\S.*\nnot_supported\s+\S", out, re.MULTILINE)
     assert re.search(r"^2 of \d+ decided$", out, re.MULTILINE)
+    assert "On 209 claims of citelab's own set, lexical (threshold=0.75) agrees" in out
+    tables = run.data("text/html")
+    assert any("paraphrase" in table for table in tables)  # the categories table
+    if not (WICE / "oracle_claim_dev.jsonl").is_file():
+        assert f"skipped: WiCE's dev split is not in {WICE}; set WICE_DIR" in out
+        return
+    assert re.search(r"On 349 claims of oracle_claim_dev\.jsonl, lexical \(threshold=0\.75\) "
+                     r"agrees with the labels at κ 0\.\d{3}", out)  # fmt: skip
+    assert "partially_supported → no" in out
+    assert any("T5-3B (ANLI)" in table and "covered by" in table for table in tables)
+    assert any('class="citelab-card"' in table for table in tables)  # the whole card
+    assert len(run.data("image/png")) == 1  # its picture

@@ -11,9 +11,9 @@ from sources_builders import campus_corpus, rag_row
 from citelab import ConfigError, InvalidInput
 from citelab.corpus import Reader
 from citelab.sources import (
+    RERANKERS,
     RetrievalSettings,
     Source,
-    _rerank,
     merge_round,
     process_results,
     register_reranker,
@@ -104,9 +104,14 @@ def test_a_given_reranker_overrides_the_settings() -> None:
     assert keys(sources) == ["entity:node/2", "entity:node/1"]
 
 
-def test_registered_reranker_is_used_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A private copy of the registry, so the name does not outlive the test.
-    monkeypatch.setattr(_rerank, "_REGISTRY", dict(_rerank._REGISTRY))
+def test_registered_reranker_is_used_by_name() -> None:
+    # Registrations inside the block do not outlive the test.
+    with RERANKERS.preserved():
+        _registered_reranker_is_used_by_name()
+    assert "test-reverse" not in reranker_names()
+
+
+def _registered_reranker_is_used_by_name() -> None:
     register_reranker("test-reverse", _Reverse)
     assert "test-reverse" in reranker_names()
     rows = [rag_row("1", "a", 0.9), rag_row("2", "b", 0.8)]
@@ -114,13 +119,14 @@ def test_registered_reranker_is_used_by_name(monkeypatch: pytest.MonkeyPatch) ->
         rows, RetrievalSettings(reranker="test-reverse"), ANONYMOUS, query="q"
     )
     assert keys(sources) == ["entity:node/2", "entity:node/1"]
-    with pytest.raises(InvalidInput, match="already registered"):
+    with pytest.raises(ConfigError, match=r"'test-reverse' is already registered.*lexical"):
         register_reranker("test-reverse", _Reverse)
 
 
 def test_reranker_errors_say_what_is_wrong() -> None:
     rows = [rag_row("1", "a", 0.9)]
-    with pytest.raises(ConfigError, match=r"unknown 'cross-encoder' .*known: .*lexical"):
+    known = r"reranker: unknown reranker 'cross-encoder'; known rerankers: lexical"
+    with pytest.raises(ConfigError, match=known):
         process_results(rows, RetrievalSettings(reranker="cross-encoder"), ANONYMOUS, query="q")
     with pytest.raises(InvalidInput, match="reranking needs the query"):
         process_results(rows, RetrievalSettings(reranker="lexical"), ANONYMOUS)

@@ -8,6 +8,7 @@ from citelab.sources import RetrievalSettings, Source, parse_sources_block, sour
 PUBLIC = [
     "MAX_GROUP_NUMBERS",
     "MERGE_STRATEGIES",
+    "RERANKERS",
     "BlockSource",
     "DanglingCitation",
     "FinalizedAnswer",

@@ -2,6 +2,9 @@ import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { mountAll, mountCaseBrowser } from "../../entries/report.js";
 import { container } from "../helpers.js";
+// Written by citelab: tests/evals/report/test_case_data.py checks that it is what a report
+// writes now and that it holds to the schema in src/citelab/evals/report/_case_data.py.
+import written from "./report_data.json";
 
 const EVIL = '<img src=x onerror="window.__hit=1">';
 
@@ -106,6 +109,37 @@ describe("the case browser", () => {
     expect(swatches.join(" ")).not.toContain("url");
     const dropped = root.querySelector(".citelab-case-sources tr.citelab-uncited");
     expect(dropped.textContent).toContain("dropped");
+  });
+
+  test("marks a unit by what is good for its metric, lower-is-better ones too", () => {
+    const full = data();
+    full.cases[0].r = {
+      // Not dangling: good for a lower-is-better metric, whatever its hit says.
+      dangling: [{ hit: false, number: 1, round: 1, at: 68 }],
+      recall: [
+        { hit: true, statement: 0, reason: "supported" },
+        { hit: false, judgeable: false, statement: 1, reason: "no_passage" },
+      ],
+    };
+    full.cases[1].r = { dangling: [{ hit: true, number: 4, round: 0, at: 3 }] };
+    const root = container();
+    const browser = mountCaseBrowser(root, full);
+    browser.open(0);
+    const row = (name) => root.querySelector(`tr[data-metric="${name}"]`);
+    const lines = (name) => [...row(name).querySelectorAll(".citelab-case-reasons div")];
+    expect(row("dangling").children[3].textContent).toBe("✔");
+    const [clean] = lines("dangling");
+    expect(clean.textContent).toBe("✔ number: 1; round: 1; at: 68");
+    expect(clean.className).toBe("citelab-hit");
+    const [supported, unjudged] = lines("recall");
+    expect(supported.textContent.startsWith("✔")).toBe(true);
+    expect(unjudged.textContent).toBe("– not judgeable: statement: 1; reason: no_passage");
+    expect(unjudged.className).toBe("citelab-na");
+    browser.open(1);
+    expect(row("dangling").children[3].textContent).toBe("✘ missed");
+    const [dangling] = lines("dangling");
+    expect(dangling.textContent).toBe("✘ number: 4; round: 0; at: 3");
+    expect(dangling.className).toBe("citelab-miss");
   });
 
   test("mounts from the JSON in the page and says when it cannot be read", () => {
@@ -326,3 +360,32 @@ function pack(lines, block) {
     blocks.push(gzipSync(lines.slice(at, at + block).join("\n")).toString("base64"));
   return blocks.join("\n");
 }
+
+describe("a report's own data", () => {
+  test("shows every turn, split and packed as the page stores it", async () => {
+    const { list, lines } = split(written);
+    const root = container();
+    const browser = mountCaseBrowser(root, list, pack(lines, 5), GZIP(5));
+    expect(root.querySelectorAll(".citelab-case-row")).toHaveLength(written.cases.length);
+    for (const [i, entry] of written.cases.entries()) {
+      await browser.open(i);
+      expect(root.querySelector(".citelab-case-error")).toBeNull();
+      expect(root.querySelector(".citelab-case-q").textContent).toBe(entry.q);
+      const answer = entry.msg.content.find((block) => block.type === "text").text;
+      expect(root.querySelector(".citelab-case-answer").textContent).toContain(
+        answer.split(" [")[0],
+      );
+      const sources = root.querySelector(".citelab-case-sources");
+      expect(sources.querySelectorAll("tr.citelab-cited")).toHaveLength(entry.cited.length);
+      expect(sources.querySelectorAll("tr.citelab-uncited")).toHaveLength(
+        entry.held.length - entry.cited.length,
+      );
+      const verdicts = root.querySelectorAll(".citelab-case-verdicts tr[data-metric]");
+      expect([...verdicts].map((row) => row.dataset.metric)).toEqual(
+        written.metrics.map((metric) => metric.name),
+      );
+      expect(root.querySelectorAll(".citelab-case-round")).toHaveLength(entry.rounds.length);
+    }
+    expect(root.querySelector("script")).toBeNull();
+  });
+});

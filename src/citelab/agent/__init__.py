@@ -4,8 +4,9 @@
   data (TOML or YAML), so ablations are configuration; the bundled ones are
   ``default_agents.toml`` in this package; :func:`corpus_agent`: the agent for a user's own
   corpus, named after it, with :func:`starter_questions` drawn from it.
-- :func:`register_template` / :func:`contract_template`: the citation contract templates the
-  system-prompt hook appends (placeholders ``$sources`` and ``$guidance``).
+- :func:`register_template` / :func:`contract_template` (:data:`TEMPLATES`): the citation
+  contract templates the system-prompt hook appends (placeholders ``$sources`` and
+  ``$guidance``).
 - :class:`RunContext` / :func:`run_scope` / :func:`current_run`: one run's state, bound with
   ``contextvars`` so concurrent runs never see each other's sources.
 - :func:`run_agent`: rounds of system prompt → model stream → tool calls → tool results,
@@ -51,6 +52,7 @@ from citelab.agent._hooks import (
 from citelab.agent._loop import AgentRun, ReferencesCallback, TokenCallback, run_agent
 from citelab.agent._templates import (
     PLACEHOLDERS,
+    TEMPLATES,
     contract_template,
     register_template,
     render_contract,
@@ -60,6 +62,7 @@ from citelab.agent._templates import (
 __all__ = [
     "DEFAULT_NO_ANSWER_MESSAGE",
     "PLACEHOLDERS",
+    "TEMPLATES",
     "AgentConfig",
     "AgentHook",
     "AgentRun",

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab._lexicon import content_terms, sentences, stems_of
 from citelab.agent._config import AgentConfig, resolve_corpus_path
 from citelab.corpus import Corpus, Document, Reader, load_corpus
-from citelab.models._lexicon import content_terms, sentences, stems_of
 
 __all__ = ["corpus_agent", "corpus_agent_name", "load_agent_corpus", "starter_questions"]
 

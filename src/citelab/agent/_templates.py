@@ -10,8 +10,9 @@ A template is ``string.Template`` text with two placeholders:
     to do when the sources do not answer the question.
 
 Write ``$$`` for a literal dollar sign. Templates are registered by name
-(:func:`register_template`); an agent's ``contract_template`` names one, or is inline text
-(anything containing a placeholder or a line break is taken as inline text).
+(:func:`register_template`, :data:`TEMPLATES`); an agent's ``contract_template`` names one
+(or a ``module:attr`` holding one), or is inline text (anything containing a placeholder or a
+line break is taken as inline text).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from __future__ import annotations
 from string import Template
 
 from citelab._errors import ConfigError
+from citelab._registry import Registry
 
 __all__ = [
     "PLACEHOLDERS",
+    "TEMPLATES",
     "contract_template",
     "register_template",
     "render_contract",
@@ -45,31 +48,48 @@ Cite sources as [n] after each claim; n must be a source number below.
 $guidance
 $sources"""
 
-_REGISTRY: dict[str, Template] = {}
+
+def _checked(text: object) -> Template:
+    """``text`` (or a Template's) as a Template that uses only the placeholders."""
+    if not isinstance(text, str | Template):
+        raise ConfigError(f"a contract template is text, not {type(text).__name__}")
+    template = text if isinstance(text, Template) else Template(text)
+    if not template.is_valid():
+        raise ConfigError("invalid placeholder syntax (write $$ for a literal $)")
+    unknown = set(template.get_identifiers()) - PLACEHOLDERS
+    if unknown:
+        raise ConfigError(
+            f"unknown placeholder(s) {sorted(unknown)}; allowed: {sorted(PLACEHOLDERS)}"
+        )
+    return template
 
 
-def register_template(name: str, text: str, *, replace: bool = False) -> None:
-    """Register ``text`` under ``name``; unknown placeholders raise :class:`ConfigError`."""
-    if not name or not name.strip():
-        raise ConfigError("a contract template needs a non-empty name")
-    if name in _REGISTRY and not replace:
-        raise ConfigError(f"contract template {name!r} is already registered (pass replace=True)")
-    _REGISTRY[name] = _checked(text, where=f"contract template {name!r}")
+TEMPLATES: Registry[Template] = Registry("contract template", convert=_checked)
+"""Every contract template by name (:class:`~citelab.Registry`): ``TEMPLATES.get("terse")``."""
+
+
+def register_template(
+    name: str, text: str, *, replace: bool = False, description: str | None = None
+) -> None:
+    """Register ``text`` under ``name`` (``TEMPLATES.register``); unknown placeholders raise
+    :class:`ConfigError`. Its description is ``description``, else its first line."""
+    told = description if description is not None else _first_line(text)
+    TEMPLATES.register(name, _checked_as(text, name), replace=replace, description=told)
 
 
 def template_names() -> list[str]:
-    """The registered template names, sorted."""
-    return sorted(_REGISTRY)
+    """The registered template names, sorted: ``TEMPLATES.names()``."""
+    return TEMPLATES.names()
 
 
 def contract_template(name_or_text: str) -> Template:
     """The registered template ``name_or_text``, or the text itself when it is inline."""
-    if name_or_text in _REGISTRY:
-        return _REGISTRY[name_or_text]
-    if _looks_inline(name_or_text):
-        return _checked(name_or_text, where="inline contract template")
-    known = ", ".join(template_names())
-    raise ConfigError(f"unknown contract template {name_or_text!r} (registered: {known})")
+    if _looks_inline(name_or_text) and name_or_text not in TEMPLATES.names():
+        try:
+            return _checked(name_or_text)
+        except ConfigError as exc:
+            raise ConfigError(f"inline contract template: {exc}") from exc
+    return TEMPLATES.get(name_or_text)
 
 
 def render_contract(template: Template, *, sources: str, guidance: str) -> str:
@@ -81,17 +101,21 @@ def _looks_inline(text: str) -> bool:
     return "\n" in text or "$" in text
 
 
-def _checked(text: str, *, where: str) -> Template:
-    template = Template(text)
-    if not template.is_valid():
-        raise ConfigError(f"{where}: invalid placeholder syntax (write $$ for a literal $)")
-    unknown = set(template.get_identifiers()) - PLACEHOLDERS
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown placeholder(s) {sorted(unknown)}; allowed: {sorted(PLACEHOLDERS)}"
-        )
-    return template
+def _checked_as(text: str, name: str) -> Template:
+    try:
+        return _checked(text)
+    except ConfigError as exc:
+        raise ConfigError(f"contract template {name!r}: {exc}") from exc
 
 
-register_template("default", _DEFAULT)
-register_template("terse", _TERSE)
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+register_template(
+    "default",
+    _DEFAULT,
+    description="The full contract: answer only from the numbered sources, cite every sentence "
+    "that uses one as [n], never invent a number, a source or a link.",
+)
+register_template("terse", _TERSE, description="One line: cite sources as [n] after each claim.")

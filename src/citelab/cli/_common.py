@@ -7,8 +7,9 @@ so building the parser (``citelab --help``) stays fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,16 +17,75 @@ if TYPE_CHECKING:
     from citelab.corpus import Corpus, Reader
 
 __all__ = [
+    "EXIT_GATE_FAILED",
+    "RegisteredNames",
     "add_address_arguments",
     "add_agents_arguments",
+    "add_judge_card_argument",
     "add_model_arguments",
     "add_reader_arguments",
     "agents_and_corpora",
     "agents_from",
     "default_agent",
+    "print_descriptions",
+    "print_gates",
+    "print_json",
+    "print_judges",
     "reader_from",
+    "table_records",
     "warn_if_reachable",
 ]
+
+EXIT_GATE_FAILED = 3
+"""``citelab eval`` and ``citelab compare``: a gate did not pass (failed, or could not be
+tested); distinct from 1 (turns failed) and 2 (bad input or configuration)."""
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
+
+
+def print_gates(gates: list[dict[str, Any]]) -> bool:
+    """The gates as checked (``run.json``'s or ``compare.json``'s ``gates``): a line with
+    how many passed, then each with its figures; whether every one passed."""
+    if not gates:
+        return True
+    failed = [gate for gate in gates if not gate["passed"]]
+    verdict = f"{len(failed)} of {len(gates)} FAILED" if failed else f"all {len(gates)} passed"
+    print(f"gates: {verdict}")
+    for gate in gates:
+        print(f"{_MARKS[gate['verdict']]} gate: {gate['name']}\n    {gate['sentence']}")
+    return not failed
+
+
+def table_records(frame: Any) -> list[dict[str, Any]]:
+    """A table's rows for JSON: missing values (NaN) as null, numpy numbers as Python's."""
+    import json
+
+    return list(json.loads(frame.to_json(orient="records", double_precision=6)))
+
+
+def print_json(facts: dict[str, Any]) -> None:
+    """``--json``: the command's facts as one JSON document on stdout."""
+    import json
+
+    print(json.dumps(facts, indent=2, ensure_ascii=False, default=str))
+
+
+class RegisteredNames:
+    """An option's choices: the names in the registry ``attr`` of ``module`` (``citelab list
+    KIND``), or a ``module:attr`` to import. The registry is imported only when argparse reads
+    the choices (a value given, ``--help``), so other commands do not import it."""
+
+    def __init__(self, module: str, attr: str) -> None:
+        self.module = module
+        self.attr = attr
+
+    def _registry(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._registry()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry().names())
 
 
 def add_agents_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,3 +213,49 @@ def warn_if_reachable(command: str, host: str, why: str = "") -> bool:
     warning = f"citelab {command}: warning: {host} is reachable from other machines"
     print(warning + (f"; {why}" if why else ""), file=sys.stderr)
     return False
+
+
+def print_descriptions(described: Mapping[str, str]) -> None:
+    """Registered names with their descriptions (a registry's ``describe()``), one a line, the
+    descriptions aligned after the names."""
+    width = max((len(name) for name in described), default=0)
+    for name, description in described.items():
+        print(f"{name:<{width}}  {description}".rstrip())
+
+
+def add_judge_card_argument(parser: argparse.ArgumentParser) -> None:
+    """``--judge-card FILE`` (repeatable): the user's own cards for the run's judges."""
+    parser.add_argument(
+        "--judge-card",
+        dest="judge_cards",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a judge card (citelab judges card --out) describing a judge of the run; its "
+        "sensitivity and specificity correct the judged metrics (repeatable; default: "
+        "citelab's shipped card of the judge, if any)",
+    )
+
+
+def print_judges(result: Any, corrected: Any = None) -> None:
+    """Under a summary: each judged metric's judge, card and κ (stdout); the corrected
+    values (stdout); the warnings, loudly (stderr)."""
+    judges = result.judges()
+    for judge in judges:
+        kappa = "no card: uncalibrated"
+        if judge.card is not None:
+            value = "undefined" if judge.kappa is None else f"{judge.kappa:.2f}"
+            low, high = judge.kappa_low, judge.kappa_high
+            interval = "" if low is None else f" [{low:.2f}, {high:.2f}]"
+            kappa = f"κ {value}{interval} on card: {judge.card}"
+        weak = f"; weak: {', '.join(judge.weak_categories)}" if judge.weak_categories else ""
+        print(f"{judge.metric}: judged by {judge.judge} ({kappa}{weak})")
+    table = corrected if corrected is not None else result.corrected()
+    if not table.empty and table["corrected"].notna().any():
+        print("corrected for the judge's error (Rogan–Gladen; docs/corrected-metrics.md):")
+        columns = ["variant", "model", "metric", "value", "corrected", "corrected_low",
+                   "corrected_high", "clipped"]  # fmt: skip
+        shown = table[columns].rename(columns={"value": "judged"})
+        print(shown.round(3).to_string(index=False))
+    for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):
+        print(f"WARNING: {warning}", file=sys.stderr)

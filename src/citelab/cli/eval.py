@@ -5,12 +5,16 @@ dataset, with the ablations) and writes ``evaluations/reports/default/``: tables
 Parquet when pyarrow is installed), ``run.json`` and ``report.html``. A second run resumes:
 finished cases are not run again, and model calls are answered from the disk cache.
 ``--executor ray [--address ADDR] [--workers N]`` runs the cases on a Ray cluster instead of
-in this process, with the same results (see the README's "Sweeps on a Ray cluster").
+in this process, with the same results (see the README's "Sweeps on a Ray cluster");
+``--executor`` takes any registered executor (``citelab list executors``) or a ``module:attr``.
+``--executor processes [--workers N]`` scores in worker processes on this machine.
 
 Failures are loud: a model that cannot be reached or does not exist stops the run before
 the first case; a run with failed turns prints them grouped by cause and exits 1 (unless
 ``--allow-failures``); resuming runs failed cases again (unless ``--keep-failed``) and cases
-recorded under another configuration (unless ``--reuse-changed``).
+recorded under another configuration (unless ``--reuse-changed``). A run whose suite states
+gates (``[[gates]]``, or findings with ``required = true``) prints each gate's verdict and
+exits 3 when one did not pass: see :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register", "run"]
+from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
+
+__all__ = ["EXIT_CODES", "register", "run"]
+
+EXIT_CODES = """\
+exit codes:
+  0    the run finished: no turn failed, every gate passed
+  1    turns failed (printed by cause; --allow-failures exits 0 or 3 instead)
+  2    bad input or configuration: the suite, an option, a model name (the message says where)
+  3    a gate did not pass: a [[gates]] check or a required finding failed, or could not be
+       tested; the results and report are written
+  130  interrupted (Ctrl-C); the same command resumes the run
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -32,6 +48,8 @@ def register(subparsers: Any) -> None:
             "model × dataset case through the answer service, then score citations and write "
             "CSV tables, run.json and a self-contained report.html."
         ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--suite", default="default", metavar="NAME|PATH", help="suite to run (default: default)"
@@ -67,10 +85,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--executor",
-        choices=("local", "ray"),
+        choices=RegisteredNames("citelab.evals.execution", "EXECUTORS"),
         default="local",
-        help="where the cases run: this process (local, the default) or a Ray cluster (ray; "
-        "needs citelab[ray])",
+        help="where the work runs: a registered executor (%(choices)s; citelab list "
+        "executors) or a module:attr factory; local (the default) is this process, processes "
+        "scores in worker processes, ray is a Ray cluster (needs citelab[ray])",
     )
     parser.add_argument(
         "--address",
@@ -82,12 +101,14 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help="Ray workers (actors) with --executor ray (default: one per CPU of the cluster)",
+        help="Ray workers (actors) with --executor ray, worker processes with --executor "
+        "processes (default: one per CPU)",
     )
     parser.add_argument(
         "--allow-failures",
         action="store_true",
-        help="exit 0 even when turns failed (the errors are still printed and reported)",
+        help="do not exit 1 when turns failed (the errors are still printed and reported; "
+        "a failed gate still exits 3)",
     )
     parser.add_argument(
         "--keep-failed",
@@ -105,27 +126,34 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not ask the models' endpoints whether they answer before the run starts",
     )
+    add_judge_card_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcome as JSON (summary, findings, gates with their verdicts, "
+        "failed turns, exit code) instead of tables",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab._errors import ConfigError
+    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
-    for option in ("limit", "concurrency", "workers"):
-        value = getattr(args, option)
-        if value is not None and value < 1:
-            raise ConfigError(f"--{option} must be at least 1, got {value}")
-    if args.executor != "ray" and (args.address is not None or args.workers is not None):
-        raise ConfigError("--address and --workers need --executor ray")
+    _check_options(args)
     suite = load_suite(args.suite)
     _check_model_names(args.model or [])  # before anything starts (a progress bar included)
     out = args.out or default_output_dir(suite)
     if args.rescore:
         result = rescore(
-            out, suite, executor=args.executor, address=args.address, workers=args.workers
+            out,
+            suite,
+            executor=args.executor,
+            address=args.address,
+            workers=args.workers,
+            judge_cards=args.judge_cards,
         )
     else:
         try:
@@ -144,21 +172,62 @@ def run(args: argparse.Namespace) -> int:
                 executor=args.executor,
                 address=args.address,
                 workers=args.workers,
+                judge_cards=args.judge_cards,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)
             return 130
-    _print_summary(result.to_pandas("variant"))
-    _print_findings(out)
-    print(f"report: {out}/report.html", file=sys.stderr)
+    findings = result.config.get("findings", [])
+    gates = result.config.get("gates", [])
+    gates_passed = all(gate["passed"] for gate in gates)
     errors = result.errors()
-    if errors.empty:
-        return 0
-    _print_errors(errors, len(result.turns))
-    if args.allow_failures:
-        print("--allow-failures: exiting 0 despite the failed turns", file=sys.stderr)
-        return 0
-    return 1
+    failed_turns = int(errors["count"].sum()) if not errors.empty else 0
+    if failed_turns and not args.allow_failures:
+        code = 1
+    else:
+        code = 0 if gates_passed else EXIT_GATE_FAILED
+    if args.json:
+        print_json(
+            {
+                "out": str(out),
+                "report": f"{out}/report.html",
+                "turns": len(result.turns),
+                "failed_turns": failed_turns,
+                "summary": table_records(result.to_pandas("variant")),
+                "findings": findings,
+                "gates": gates,
+                "gates_passed": gates_passed,
+                "judges": [judge.model_dump(mode="json") for judge in result.judges()],
+                "exit_code": code,
+            }
+        )
+    else:
+        summary = result.to_pandas("variant")
+        _print_summary(summary)
+        print_judges(result, result.corrected(summary=summary))
+        _print_findings(findings)
+        print_gates(gates)
+    print(f"report: {out}/report.html", file=sys.stderr)
+    if failed_turns:
+        _print_errors(errors, len(result.turns))
+        if args.allow_failures:
+            print("--allow-failures: not exiting 1 for the failed turns", file=sys.stderr)
+    return code
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """The options that argparse cannot check alone, before anything starts."""
+    from citelab._errors import ConfigError
+
+    for option in ("limit", "concurrency", "workers"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{option} must be at least 1, got {value}")
+    # citelab's own executors; a user's executor is told what it was given
+    if args.executor in ("local", "processes") and args.address is not None:
+        raise ConfigError("--address needs --executor ray")
+    if args.executor == "local" and args.workers is not None:
+        raise ConfigError("--workers needs --executor processes or ray")
 
 
 def _interrupted_message(out: Path) -> str:
@@ -206,15 +275,13 @@ def _check_model_names(specs: list[str]) -> None:
     """Every ``--model`` names a registered model (building or reaching it is the preflight's
     part, which ``--no-preflight`` skips)."""
     from citelab._errors import ConfigError
-    from citelab.models import available_models
+    from citelab.models import MODELS
 
-    known = available_models()
-    prefixes = {name.removesuffix(":<model>") for name in known if name.endswith(":<model>")}
     for spec in specs:
-        prefix, colon, rest = spec.partition(":")
-        if (colon and rest and prefix in prefixes) or (not colon and spec in known):
-            continue
-        raise ConfigError(f"--model {spec!r}: unknown model; known models: {', '.join(known)}")
+        try:
+            MODELS.check(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--model: {exc}") from exc
 
 
 def _print_errors(errors: Any, turns: int) -> None:
@@ -243,12 +310,12 @@ def _print_summary(summary: Any) -> None:
     print(table.round(3).to_string())
 
 
-def _print_findings(out: Any) -> None:
-    """The findings as checked in ``run.json`` (written with the report)."""
-    import json
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
+"""✔ as predicted, ✘ not shown, ○ not testable here."""
 
-    run_file = Path(out) / "run.json"
-    findings = json.loads(run_file.read_text(encoding="utf-8")).get("findings", [])
+
+def _print_findings(findings: list[dict[str, Any]]) -> None:
+    """The findings as checked (``run.json``'s ``findings``)."""
     for finding in findings:
-        mark = "✔" if finding.get("holds") else "✘"
+        mark = _MARKS[finding["verdict"]]
         print(f"{mark} {finding['finding']['title']}\n    {finding['sentence']}")

@@ -2,7 +2,10 @@
 
 ``citelab score results.json --format alce --out report/`` reads an ALCE result file and
 writes the same tables, ``run.json`` and ``report.html`` as ``citelab eval``; ``--json``
-prints each metric's value and interval as JSON on stdout instead of a table.
+prints each metric's value and interval as JSON on stdout instead of a table. Either way the
+judge of each judged metric is named with its card and κ, citation recall and precision are
+also shown corrected for the judge's error, and warnings (no card, low κ, an ``_alce`` metric
+not judged by ALCE's judge) go to stderr.
 """
 
 from __future__ import annotations
@@ -12,9 +15,32 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["register", "run"]
+from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
 
-_FORMATS = ("alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini")
+__all__ = ["ENVELOPE_HELP", "register", "run"]
+
+ENVELOPE_HELP = """\
+A judge reads each cited source's text. A vendor response usually cites a URL and a title
+only: give the passages in an envelope (one JSON value, a list, or JSON Lines):
+
+  {"id": "ferry-1", "question": "When does the ferry leave?",
+   "response": <the vendor's response as the API returned it>,
+   "sources": [{"uri": "https://harbour.example/ferry", "title": "Ferry timetable",
+                "content": "The ferry leaves at 9 am from pier 3 every day."}]}
+
+"uri" is what the response cites; Anthropic's request "documents" may stand in for
+"sources". Without a passage (no content, none in the response, no source quotes) a source
+is not judgeable: its citations are left out of recall and precision, listed on stderr and
+in --json and run.json (without_passage), never scored 0. Anthropic responses are scored per
+cited span (citation_recall_span), the others per sentence.
+
+example:
+  citelab score answers.jsonl --format openai-chat --json
+
+exit codes: 0 scored; 2 bad input or configuration (the message says where).
+"""
+
+__all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -26,16 +52,22 @@ def register(subparsers: Any) -> None:
             "precision for ALCE files) and print the summary; --out writes the tables, "
             "run.json and report.html."
         ),
+        epilog=ENVELOPE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="INPUT", help="a JSON or JSON Lines file of answers")
     parser.add_argument(
-        "--format", dest="answer_format", choices=_FORMATS, default="alce", help="(default: alce)"
+        "--format",
+        dest="answer_format",
+        choices=RegisteredNames("citelab.evals", "ANSWER_FORMATS"),
+        default="alce",
+        help="a registered format (%(choices)s; default: alce) or a module:attr reader",
     )
     parser.add_argument(
         "--judge",
         metavar="NAME|JSON|module:attr",
         default="lexical",
-        help="the support judge: a registered name (lexical, lexical_pairs, llm), a JSON "
+        help="the support judge: a registered name (lexical, lexical_pairs, llm, nli), a JSON "
         'configuration ({"name": "llm", "model": ...}) or module:attr (default: lexical)',
     )
     parser.add_argument(
@@ -45,6 +77,7 @@ def register(subparsers: Any) -> None:
         help="scorers to run, by name or JSON configuration (default: citation recall and "
         "precision; ALCE files also in ALCE-compatible mode)",
     )
+    add_judge_card_argument(parser)
     parser.add_argument("--qampari", action="store_true", help="ALCE's QAMPARI list mode")
     parser.add_argument("--out", metavar="DIR", help="write tables, run.json and report.html")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -79,13 +112,18 @@ def run(args: argparse.Namespace) -> int:
         qampari=True if args.qampari else None,
         workers=args.workers,
         processes=args.processes,
+        judge_cards=args.judge_cards,
     )
     if args.json:
         print(json.dumps(summary_json(result, args.scale), indent=2))
+        for judge in result.judges():
+            for warning in judge.warnings:
+                print(f"WARNING: {warning}", file=sys.stderr)
     else:
-        _print_table(result.summary(scale=args.scale))
-    for note in result.config.get("variant_notes", {}).values():
-        print(f"note: {note}", file=sys.stderr)  # what a converter left out
+        _print_table(summary_json(result, args.scale)["metrics"])
+        print_judges(result, result.corrected())
+    for note in result.config.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)  # what a converter left out, what had no passage
     if args.out:
         print(f"report: {args.out}/report.html", file=sys.stderr)
     return 0
@@ -106,9 +144,18 @@ def parse_spec(value: str, option: str) -> str | dict[str, Any]:
     return parsed
 
 
-def _print_table(summary: Any) -> None:
-    if summary.empty:
-        print("no applicable answers were scored")
-        return
-    columns = ["metric", "value", "ci_low", "ci_high", "cases"]
-    print(summary[columns].rename(columns={"cases": "answers"}).round(3).to_string(index=False))
+def _print_table(metrics: dict[str, dict[str, Any]]) -> None:
+    """One line per metric: value, interval and answers, or why it has no value."""
+    rows = []
+    for metric, figures in metrics.items():
+        left_out = figures.get("unjudgeable", 0)
+        if figures["value"] is None:
+            why = f"not judgeable ({left_out} units without passage)" if left_out else "n/a"
+            rows.append([metric, why, "", "", "0", ""])
+            continue
+        cells = [f"{figures[key]:.3f}" for key in ("value", "ci_low", "ci_high")]
+        rows.append([metric, *cells, str(figures["answers"]), str(left_out or "")])
+    head = ["metric", "value", "ci_low", "ci_high", "answers", "not judgeable"]
+    widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths, strict=True)))

@@ -7,9 +7,11 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
 * ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default) or :class:`LLMJudge` (any OpenAI-compatible model); :func:`calibrate`
-  measures a judge against human labels; people's own labels go to a :class:`LabelFile`,
-  pairs ordered by :func:`label_queue` (a seed, judges' disagreements first).
+  (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
+  (an entailment model run here); :func:`judge_card`
+  measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
+  :func:`calibrate` tabulates several judges; people's own labels go to a
+  :class:`LabelFile`, pairs ordered by :func:`label_queue` (a seed, judges' disagreements first).
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
@@ -20,10 +22,13 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   them in a notebook).
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
+* ``execution`` — where the work runs: this process, worker processes or a Ray cluster
+  (``citelab.evals.execution``), the same results wherever.
 * ``runner`` — :func:`load_suite` reads a TOML/YAML :class:`Suite` (datasets × agents'
-  variants × models); :func:`run` runs it through the answer service with bounded
-  concurrency, a disk cache of model calls (:class:`CachedModel`), resumable records and
-  progress bars; :func:`rescore` scores recorded runs again without any model call.
+  variants × models); :func:`run` runs it (options: :class:`RunOptions`) through the answer
+  service with bounded concurrency, a disk cache of model calls (:class:`CachedModel`),
+  resumable records and progress bars; :func:`rescore` scores recorded runs again without
+  any model call.
 * ``external`` — :func:`score_answers` scores answers citelab did not produce (ALCE files,
   vendor responses, AnswerMessages) with the same scorers and reports.
 """
@@ -43,8 +48,9 @@ from citelab.evals.dataset import (
 from citelab.evals.external import (
     ANSWER_FORMATS,
     AnswerFormat,
+    AnswerReader,
     ExternalAnswer,
-    default_answer_scorers,
+    MessageReader,
     read_answers,
     score_answers,
     summary_json,
@@ -53,27 +59,34 @@ from citelab.evals.external import (
 from citelab.evals.judges import (
     ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE_PROMPT,
-    DEFAULT_LABELS,
+    JUDGES,
     LABELS,
     FunctionJudge,
     Judge,
+    JudgeCard,
     Label,
+    LabelColumns,
     LabelFile,
     LabelItem,
     LabelledPair,
     LabelLine,
     LabelPassage,
     LabelQueue,
+    LabelSet,
     LexicalJudge,
     LLMJudge,
+    NLIJudge,
     PairLexicalJudge,
+    Reference,
     build_judge,
     calibrate,
     calibration_table,
     category_accuracy,
     content_terms,
+    judge_card,
     judge_names,
     label_queue,
+    load_label_set,
     load_labels,
     pending,
     read_label_file,
@@ -100,17 +113,20 @@ from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
+    Gate,
+    GateResult,
     LabelPairs,
     Level,
     PairUnit,
     bootstrap_interval,
     evaluate_findings,
+    evaluate_gates,
     label_pairs,
     score_records,
-    summarize,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 from citelab.evals.scorers import (
+    SCORERS,
     AnchorValidity,
     CitationPrecision,
     CitationRecall,
@@ -154,15 +170,14 @@ from citelab.evals.scorers import (
     split_statements,
     split_statements_alce,
     uncited_dropping,
-    written_citations,
 )
 
 if TYPE_CHECKING:
     from citelab.evals.runner import (
         CachedModel,
+        RunOptions,
         RunPlan,
         default_output_dir,
-        earlier_numbers,
         plan_run,
         rescore,
         run,
@@ -176,9 +191,9 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = dict.fromkeys(
     (
         "CachedModel",
+        "RunOptions",
         "RunPlan",
         "default_output_dir",
-        "earlier_numbers",
         "plan_run",
         "rescore",
         "run",
@@ -193,11 +208,13 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "ANSWER_FORMATS",
     "DEFAULT_JUDGE_PROMPT",
-    "DEFAULT_LABELS",
+    "JUDGES",
     "LABELS",
     "PAIR_UNITS",
+    "SCORERS",
     "AnchorValidity",
     "AnswerFormat",
+    "AnswerReader",
     "CachedModel",
     "Case",
     "CaseRecord",
@@ -215,31 +232,40 @@ __all__ = [
     "FindingResult",
     "FirstCitationOrder",
     "FunctionJudge",
+    "Gate",
+    "GateResult",
     "GoldClaim",
     "GoldSources",
     "GoldTurn",
     "Judge",
+    "JudgeCard",
     "LLMJudge",
     "Label",
+    "LabelColumns",
     "LabelFile",
     "LabelItem",
     "LabelLine",
     "LabelPairs",
     "LabelPassage",
     "LabelQueue",
+    "LabelSet",
     "LabelledPair",
     "Level",
     "LexicalJudge",
+    "MessageReader",
     "ModelSpec",
+    "NLIJudge",
     "NoAnswer",
     "NumberingStability",
     "PairLexicalJudge",
     "PairUnit",
     "ReaderSpec",
+    "Reference",
     "ReportView",
     "RequiredSearches",
     "RestrictedEntity",
     "RoundRecord",
+    "RunOptions",
     "RunPlan",
     "Score",
     "Scorer",
@@ -271,16 +297,17 @@ __all__ = [
     "content_terms",
     "cross_turn_stability",
     "dangling_markers",
-    "default_answer_scorers",
     "default_output_dir",
-    "earlier_numbers",
     "evaluate_findings",
+    "evaluate_gates",
     "first_citation_order",
     "gold_sources",
+    "judge_card",
     "judge_names",
     "label_pairs",
     "label_queue",
     "load_dataset",
+    "load_label_set",
     "load_labels",
     "load_run",
     "load_suite",
@@ -306,14 +333,12 @@ __all__ = [
     "source_leakage",
     "split_statements",
     "split_statements_alce",
-    "summarize",
     "summary_json",
     "to_answers",
     "turn_record",
     "uncited_dropping",
     "write_comparison",
     "write_outputs",
-    "written_citations",
 ]
 
 

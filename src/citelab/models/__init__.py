@@ -9,7 +9,8 @@
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
 * :func:`source_version` — a module and its package's version, for a model's
   ``code_version`` (the model-call cache keys by it).
-* :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…).
+* :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…);
+  :data:`MODELS` is their registry (:class:`~citelab.Registry`: register, list, build).
 * :func:`build_app` / :func:`serve_in_thread` — serve a model as an OpenAI-compatible endpoint
   (``citelab serve-model``).
 """
@@ -26,6 +27,7 @@ from citelab.models._perturbed import (
     inject_faults,
 )
 from citelab.models._registry import (
+    MODELS,
     ModelFactory,
     available_models,
     check_model_name,
@@ -62,6 +64,7 @@ from citelab.models._types import (
 from citelab.models._version import code_version_of, source_version
 
 __all__ = [
+    "MODELS",
     "AnthropicModel",
     "AssistantMessage",
     "ExtractiveModel",

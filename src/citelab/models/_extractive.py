@@ -5,7 +5,7 @@ No network, no weights, deterministic. For each call it reads
 * the question: the last user message;
 * its view of numbered sources (see :mod:`citelab.models._seen`): ``<source>`` blocks and the
   other common numbered shapes (``[n] Title``, ``Source n:``, ``<document index="n">``,
-  Markdown lists, JSON arrays; :mod:`citelab.models._formats`) in system, user and tool
+  Markdown lists, JSON arrays; :mod:`citelab.models._prompt_sources`) in system, user and tool
   messages, and raw ``rag_search`` JSON numbered by position (as a naive model would: this is
   how numbers go stale when an agent does not rewrite tool messages); a user message's own
   sources are cut out of the question;
@@ -60,9 +60,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from citelab._errors import InvalidInput
-from citelab.contract import SuggestedReply
-from citelab.models._formats import question_of
-from citelab.models._lexicon import (
+from citelab._lexicon import (
     Term,
     content_terms,
     related_stems,
@@ -70,8 +68,10 @@ from citelab.models._lexicon import (
     sentences,
     stems_of,
 )
+from citelab.contract import SuggestedReply
 from citelab.models._markers import rewrite_markers
 from citelab.models._pieces import tool_call_deltas, word_pieces
+from citelab.models._prompt_sources import question_of
 from citelab.models._seen import View, current_view
 from citelab.models._types import (
     FinishDelta,
@@ -149,8 +149,8 @@ class ExtractiveModel:
 
     @property
     def code_version(self) -> str:
-        """A digest of the code that decides its answers (see :mod:`citelab.models._version`):
-        a cache of its answers keys by it, so a changed model never replays stale ones."""
+        """Its module and the installed citelab version (see :mod:`citelab.models._version`):
+        a cache of its answers keys by it, so another release's answers are not replayed."""
         return source_version(__name__)
 
     def __init__(

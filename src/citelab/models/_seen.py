@@ -3,7 +3,7 @@
 A model sees sources in system, user and tool messages: citelab's ``<source number=..>``
 blocks (in the system prompt, or in a tool message the agent rewrote), the other common
 numbered shapes (``[n] Title``, ``Source n:``, ``<document index="n">``, Markdown lists, JSON
-arrays; see :mod:`citelab.models._formats`), and raw tool output. A raw ``rag_search`` result
+arrays; see :mod:`citelab.models._prompt_sources`), and raw tool output. A raw ``rag_search`` result
 (``{"results": [...]}``, or a listing tool's ``{"outputs": {"results": [...]}}``) carries no
 numbers, so it is numbered by position 1..n, as a naive model would read it. A later element
 with the same number overrides an earlier one: the freshest view of a number wins.
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citelab.models._formats import read_sources
+from citelab.models._prompt_sources import read_sources
 from citelab.models._types import Message, message_text
 
 __all__ = ["SeenSource", "View", "current_view", "round_views", "sources_in_message"]

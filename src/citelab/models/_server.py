@@ -32,7 +32,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.applications import Starlette
@@ -161,23 +161,17 @@ class _Endpoint:
         deltas = self.model.stream(
             chat.messages, chat.tools, tool_choice=chat.tool_choice, seed=chat.seed
         )
-        try:
-            if chat.stream:
-                first = await anext(deltas)
-                await self._hold(began)
-                include_usage = bool((chat.stream_options or {}).get("include_usage"))
-                chunks = _Chunks(self.model.name, usage if include_usage else None)
-                return _sse_response(chunks, first, deltas)
-            turn = await collect(deltas)
-            await self._hold(began)
-        except InvalidInput as exc:
-            return _error(400, str(exc), "invalid_request_error")
-        except StopAsyncIteration:
-            return _error(500, f"model {self.model.name!r} streamed nothing", "server_error")
-        except ModelError as exc:
-            return _error(500, str(exc), "server_error")
-        usage.add_turn(turn)
-        return JSONResponse(_completion(self.model.name, turn, usage))
+        include_usage = bool((chat.stream_options or {}).get("include_usage"))
+
+        def streamed(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> Response:
+            chunks = _Chunks(self.model.name, usage if include_usage else None)
+            return _sse_response(chunks, first, rest)
+
+        def whole(turn: ModelTurn) -> Response:
+            usage.add_turn(turn)
+            return JSONResponse(_completion(self.model.name, turn, usage))
+
+        return await self._answer(deltas, began, streamed if chat.stream else None, whole, _OPENAI)
 
     async def messages(self, request: Request) -> Response:
         """Anthropic's Messages API (``POST /v1/messages``), streamed or not, tools and
@@ -201,23 +195,18 @@ class _Endpoint:
         usage = usage_of(asked.messages, asked.tools)
         deltas = self.model.stream(asked.messages, asked.tools, tool_choice=asked.tool_choice)
         writer = EventWriter(self.model.name, usage)
-        try:
-            if body.get("stream") and not asked.documents:
-                first = await anext(deltas)
-                await self._hold(began)
-                return _messages_sse(writer, first, deltas)
-            turn = await collect(deltas)
-            await self._hold(began)
+
+        def streamed(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> Response:
+            return _messages_sse(writer, first, rest)
+
+        def whole(turn: ModelTurn) -> Response:
             if body.get("stream"):  # cited blocks need the whole text: written at once
                 return _messages_whole_sse(writer, message_content(turn, asked.documents), turn)
-        except InvalidInput as exc:
-            return _anthropic_error(400, str(exc), "invalid_request_error")
-        except StopAsyncIteration:
-            return _anthropic_error(500, f"model {self.model.name!r} streamed nothing", "api_error")
-        except ModelError as exc:
-            return _anthropic_error(500, str(exc), "api_error")
-        usage.add_turn(turn)
-        return JSONResponse(message_body(self.model.name, turn, usage, asked.documents))
+            usage.add_turn(turn)
+            return JSONResponse(message_body(self.model.name, turn, usage, asked.documents))
+
+        stream = body.get("stream") and not asked.documents
+        return await self._answer(deltas, began, streamed if stream else None, whole, _ANTHROPIC)
 
     async def responses(self, request: Request) -> Response:
         """OpenAI's Responses API (``POST /v1/responses``), streamed or not, tools included."""
@@ -235,22 +224,42 @@ class _Endpoint:
             return self._unknown_model(str(body.get("model")))
         usage = usage_of(asked.messages, asked.tools)
         deltas = self.model.stream(asked.messages, asked.tools, tool_choice=asked.tool_choice)
+
+        def streamed(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> Response:
+            return _responses_sse(ResponsesWriter(self.model.name, asked, usage), first, rest)
+
+        def whole(turn: ModelTurn) -> Response:
+            usage.add_turn(turn)
+            return JSONResponse(response_body(self.model.name, asked, turn, usage))
+
+        stream = bool(body.get("stream"))
+        return await self._answer(deltas, began, streamed if stream else None, whole, _OPENAI)
+
+    async def _answer(
+        self,
+        deltas: AsyncIterator[ModelDelta],
+        began: float,
+        streamed: Callable[[ModelDelta, AsyncIterator[ModelDelta]], Response] | None,
+        whole: Callable[[ModelTurn], Response],
+        errors: _ErrorShape,
+    ) -> Response:
+        """The model's answer as one API writes it: streamed from its first delta, or
+        collected whole; bad input, an empty stream and a model error in that API's shape."""
         try:
-            if body.get("stream"):
+            if streamed is not None:
                 first = await anext(deltas)
                 await self._hold(began)
-                writer = ResponsesWriter(self.model.name, asked, usage)
-                return _responses_sse(writer, first, deltas)
+                return streamed(first, deltas)
             turn = await collect(deltas)
             await self._hold(began)
+            return whole(turn)
         except InvalidInput as exc:
-            return _error(400, str(exc), "invalid_request_error")
+            return errors.write(400, str(exc), "invalid_request_error")
         except StopAsyncIteration:
-            return _error(500, f"model {self.model.name!r} streamed nothing", "server_error")
+            message = f"model {self.model.name!r} streamed nothing"
+            return errors.write(500, message, errors.server_error)
         except ModelError as exc:
-            return _error(500, str(exc), "server_error")
-        usage.add_turn(turn)
-        return JSONResponse(response_body(self.model.name, asked, turn, usage))
+            return errors.write(500, str(exc), errors.server_error)
 
     async def _hold(self, began: float) -> None:
         """Wait until the call has taken ``latency`` (at once when it already has)."""
@@ -521,3 +530,14 @@ def run_server(
         port=port,
         announce=lambda bound: announce(base_url(host, bound)),
     )
+
+
+class _ErrorShape(NamedTuple):
+    """How one API writes an error: its writer and its name for a server-side failure."""
+
+    write: Callable[[int, str, str], Response]
+    server_error: str
+
+
+_OPENAI = _ErrorShape(_error, "server_error")
+_ANTHROPIC = _ErrorShape(_anthropic_error, "api_error")

@@ -30,6 +30,7 @@ from citelab.sources._merge import (
 )
 from citelab.sources._process import listed_summary, process_listed, process_results
 from citelab.sources._rerank import (
+    RERANKERS,
     LexicalOverlapReranker,
     Reranker,
     get_reranker,
@@ -48,6 +49,7 @@ from citelab.sources._support import supporting_span
 __all__ = [
     "MAX_GROUP_NUMBERS",
     "MERGE_STRATEGIES",
+    "RERANKERS",
     "BlockSource",
     "DanglingCitation",
     "FinalizedAnswer",

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from citelab._errors import InvalidInput
+from citelab._errors import ConfigError, InvalidInput
 from citelab.corpus import Corpus, Document, Reader, Translation
 from citelab.sources._render import render_content
 from citelab.sources._rerank import Reranker, get_reranker
@@ -86,7 +86,12 @@ def _score_gate(rows: list[Row], threshold: float | None) -> list[Row]:
 def _reranker(settings: RetrievalSettings, given: Reranker | None) -> Reranker | None:
     if given is not None:
         return given
-    return get_reranker(settings.reranker) if settings.reranker else None
+    if not settings.reranker:
+        return None
+    try:
+        return get_reranker(settings.reranker)
+    except ConfigError as exc:
+        raise ConfigError(f"retrieval setting reranker: {exc}") from exc
 
 
 def _rerank(rows: list[Row], reranker: Reranker | None, query: str | None, tool: str) -> list[Row]:

@@ -1,4 +1,5 @@
-"""Rerankers reorder retrieved chunks before the entity cap; registered by name.
+"""Rerankers reorder retrieved chunks before the entity cap; registered by name
+(:data:`RERANKERS`, a :class:`~citelab.Registry` of factories taking no arguments).
 
 None is used by default. ``lexical`` (query-word overlap) is registered for tests and
 ablations: it is deterministic and needs no model.
@@ -10,10 +11,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from citelab._errors import ConfigError, InvalidInput
+from citelab._registry import Registry
 from citelab.sources._source import Source
 
 __all__ = [
+    "RERANKERS",
     "LexicalOverlapReranker",
     "Reranker",
     "get_reranker",
@@ -32,7 +34,8 @@ class Reranker(Protocol):
 
 RerankerFactory = Callable[[], Reranker]
 
-_REGISTRY: dict[str, RerankerFactory] = {}
+RERANKERS: Registry[RerankerFactory] = Registry("reranker")
+"""Every reranker by name: ``RERANKERS.build("lexical")`` is a new one."""
 
 
 class LexicalOverlapReranker:
@@ -47,28 +50,26 @@ class LexicalOverlapReranker:
         return [sources[i] for i in order]
 
 
-def register_reranker(name: str, factory: RerankerFactory, *, replace: bool = False) -> None:
-    """Make a reranker available to :class:`RetrievalSettings` under ``name``."""
-    if not name.strip():
-        raise InvalidInput("reranker name must not be blank")
-    if name in _REGISTRY and not replace:
-        raise InvalidInput(f"reranker {name!r} is already registered (pass replace=True)")
-    _REGISTRY[name] = factory
+def register_reranker(
+    name: str,
+    factory: RerankerFactory | str,
+    *,
+    replace: bool = False,
+    description: str | None = None,
+) -> None:
+    """Make a reranker available to :class:`RetrievalSettings` under ``name``:
+    ``RERANKERS.register``."""
+    RERANKERS.register(name, factory, replace=replace, description=description)
 
 
 def get_reranker(name: str) -> Reranker:
-    """A new reranker registered under ``name``."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(reranker_names()) or "none"
-        message = f"retrieval setting reranker: unknown {name!r} (known: {known})"
-        raise ConfigError(message) from None
-    return factory()
+    """A new reranker registered under ``name``: ``RERANKERS.build(name)``."""
+    return RERANKERS.build(name)
 
 
 def reranker_names() -> list[str]:
-    return sorted(_REGISTRY)
+    """The registered names, sorted: ``RERANKERS.names()``."""
+    return RERANKERS.names()
 
 
 def _words(text: str) -> set[str]:

@@ -1,11 +1,10 @@
-"""``score_answers`` in several processes: the same tables as one process, errors as raised."""
+"""``score_answers`` in several worker processes (the ``processes`` executor): the same tables
+as one process, errors as raised here."""
 
 from __future__ import annotations
 
 import json
 import random
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,8 @@ import pytest
 
 from citelab import ConfigError, InvalidInput
 from citelab.cli import main
-from citelab.evals import EvalResult, LexicalJudge, LLMJudge, build_judge, score_answers
-from citelab.evals._fork import cpus, fork_is_safe
-from citelab.evals.external import _score
-
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="processes are forked (Linux)")
+from citelab.evals import EvalResult, LexicalJudge, LLMJudge, build_judge, execution, score_answers
+from citelab.evals.execution import cpus
 
 _WORDS = [f"w{n}" for n in range(40)]
 _MARKS = ["[1]", "[2]", "[1][2]", "[2][1][3]", "[1][1]", "[0]", "[9]", "", "[1][2][3][4]"]
@@ -71,17 +67,18 @@ def test_several_processes_give_the_tables_of_one(processes: int) -> None:
     assert several.scores["value"].notna().any()
 
 
-def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The process counts the scoring forked for, as they happen."""
-    counts: list[int] = []
-    real = _score._score_in_processes
+def _chosen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The executors score_answers scores with, as it builds them."""
+    chosen: list[str] = []
+    real = execution.scoring_executor
 
     def spy(*args: Any) -> Any:
-        counts.append(args[-1])
-        return real(*args)
+        executor = real(*args)
+        chosen.append(executor.name)
+        return executor
 
-    monkeypatch.setattr(_score, "_score_in_processes", spy)
-    return counts
+    monkeypatch.setattr("citelab.evals.external._score.scoring_executor", spy)
+    return chosen
 
 
 def test_many_answers_take_several_processes_by_default(
@@ -89,28 +86,13 @@ def test_many_answers_take_several_processes_by_default(
 ) -> None:
     path = tmp_path / "results.json"
     path.write_text(json.dumps(_data(1200)), encoding="utf-8")
-    forks = _forks(monkeypatch)
-    # Forked when this process has no other thread (earlier tests of a whole run may leave
-    # some; tqdm's monitor does not count).
-    alone = fork_is_safe()
+    chosen = _chosen(monkeypatch)
     several = score_answers(path, "alce")
-    assert forks == ([2] if alone and cpus() > 1 else [])
+    assert chosen == (["processes"] if cpus() > 1 else ["local"])
     _assert_same(several, score_answers(path, "alce", processes=1))
+    assert chosen[-1] == "local"
     score_answers({"data": _data(1200)["data"][:999]}, "alce")  # few: one process
-    assert len(forks) <= 1
-
-
-def test_no_fork_by_default_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    forks = _forks(monkeypatch)
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        score_answers(_data(1200), "alce")
-    finally:
-        stop.set()
-        other.join()
-    assert forks == []
+    assert chosen[-1] == "local"
 
 
 class Counting:
@@ -163,7 +145,7 @@ def test_bad_process_counts_are_refused() -> None:
     with pytest.raises(ConfigError, match="processes must be at least 1, got 0"):
         score_answers(data, "alce", processes=0)
     judge = LLMJudge("judge", base_url="http://127.0.0.1:9/v1")
-    with pytest.raises(ConfigError, match="a model judge scores in one process"):
+    with pytest.raises(ConfigError, match=r"a model judge \(llm\) scores in one process"):
         score_answers(data, "alce", judge=judge, processes=2)
 
 
@@ -185,25 +167,3 @@ def test_bad_input_is_named_before_any_process_starts(tmp_path: Path) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"results\.json: data\[700\]: field output"):
         score_answers(path, "alce")
-
-
-def test_forking_is_safe_beside_tqdms_monitor_but_not_beside_another_thread() -> None:
-    if not fork_is_safe():
-        pytest.skip("an earlier test left a thread running in this process")
-    import io
-
-    from tqdm import tqdm
-
-    with tqdm(total=1, file=io.StringIO()):
-        monitor = tqdm.monitor  # started with the bar, outlives it
-    assert monitor is None or monitor.is_alive()
-    assert fork_is_safe()
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        assert not fork_is_safe()
-    finally:
-        stop.set()
-        other.join()
-    assert fork_is_safe()

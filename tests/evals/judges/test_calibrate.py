@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from citelab import InvalidInput
@@ -267,5 +268,23 @@ def test_alce_human_eval_labels_that_are_no_nested_object_or_no_json_are_refused
     uncited = _alce(tmp_path, {"asqa": {"m.json": {"q1": _record(citations=[])}}}, "u.json")
     with pytest.raises(InvalidInput, match="no cited sentence"):
         load_labels(uncited)
-    with pytest.raises(InvalidInput, match="unknown labels format 'csv'"):
-        load_labels(uncited, "csv")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="unknown labels format 'xml'"):
+        load_labels(uncited, "xml")  # type: ignore[arg-type]
+
+
+def test_category_accuracy_counts_a_claims_chunks_once() -> None:
+    rows = [
+        # Claim x: two chunks, one says yes: the claim is judged yes (right).
+        {"judge": "j", "id": "x#0", "claim_id": "x", "category": "c", "label": True,
+         "verdict": False},
+        {"judge": "j", "id": "x#1", "claim_id": "x", "category": "c", "label": True,
+         "verdict": True},
+        {"judge": "j", "id": "y", "claim_id": "y", "category": "c", "label": False,
+         "verdict": True},
+    ]  # fmt: skip
+    verdicts = pd.DataFrame(rows)
+    assert category_accuracy(verdicts).loc["c", "j"] == 0.5
+    # Without claim ids every pair is its own claim.
+    assert category_accuracy(verdicts.drop(columns="claim_id")).loc["c", "j"] == pytest.approx(
+        1 / 3
+    )

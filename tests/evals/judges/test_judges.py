@@ -38,18 +38,30 @@ def test_judges_are_rebuilt_from_their_configuration() -> None:
     assert rebuilt.threshold == 0.6
     assert build_judge("lexical").config() == {"name": "lexical", "threshold": 0.75}
     assert build_judge(judge) is judge
-    assert judge_names() == ["lexical", "lexical_pairs", "llm"]
+    assert judge_names() == ["lexical", "lexical_pairs", "llm", "nli"]
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nli", "unknown judge 'nli'"),
+        ("entailment", "unknown judge 'entailment'"),
         ({"name": "lexical", "threshold": 2}, "threshold must be in"),
-        ({"name": "lexical", "cutoff": 1}, "judge lexical: bad configuration"),
+        ({"name": "lexical", "cutoff": 1}, r"judge 'lexical': bad options \['cutoff'\]"),
         ({"name": "llm", "model": "m", "prompt": "no placeholders"}, "must contain {statement}"),
     ],
 )
 def test_bad_judge_configuration_is_a_clear_error(spec: object, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build_judge(spec)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("spec", ["llm", {"name": "llm"}, {"name": "llm", "model": ""}])
+def test_the_llm_judge_without_a_model_says_how_to_give_one(spec: object) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build_judge(spec)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith("judge llm needs a model")
+    assert """--judge '{"name": "llm", "model": "gpt-4o-mini"}'""" in message
+    assert '"base_url": "http://127.0.0.1:8000/v1"' in message
+    assert 'judge = {name = "llm", model = "gpt-4o-mini"}' in message  # a suite's form
+    assert "missing 1 required positional argument" not in message

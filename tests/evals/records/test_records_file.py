@@ -1,12 +1,12 @@
 """Reading a run's records.jsonl back: what the runner resumes from and compare and rescore
-read, with each record's line as a byte span (what Ray workers read by themselves)."""
+read."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from citelab.evals import CaseRecord
-from citelab.evals.records import read_records, read_records_file
+from citelab.evals.records import read_records
 
 from .._builders import record
 
@@ -22,18 +22,11 @@ def case(key: str, text: str) -> CaseRecord:
     )
 
 
-def test_records_are_read_with_the_span_of_their_line(tmp_path: Path) -> None:
+def test_every_record_is_read_and_blank_lines_are_skipped(tmp_path: Path) -> None:
     first, second = case("a", "Fees are due in May [1]."), case("b", "It opens at 8 [2].")
     path = tmp_path / "records.jsonl"
-    data = f"{first.model_dump_json()}\n\n{second.model_dump_json()}\n".encode()
-    path.write_bytes(data)
-    records, source = read_records_file(path)
-    assert records == {"a": first, "b": second}
-    assert source is not None
-    assert (source.path, source.size) == (str(path.resolve()), len(data))
-    assert source.mtime_ns == path.stat().st_mtime_ns
-    for key, (start, stop) in source.spans.items():
-        assert CaseRecord.model_validate_json(data[start:stop]) == records[key]
+    path.write_text(f"{first.model_dump_json()}\n\n{second.model_dump_json()}\n")
+    assert read_records(path) == {"a": first, "b": second}
 
 
 def test_a_torn_last_line_is_skipped_and_a_later_line_wins(tmp_path: Path) -> None:
@@ -45,4 +38,4 @@ def test_a_torn_last_line_is_skipped_and_a_later_line_wins(tmp_path: Path) -> No
 
 
 def test_no_file_is_no_records(tmp_path: Path) -> None:
-    assert read_records_file(tmp_path / "records.jsonl") == ({}, None)
+    assert read_records(tmp_path / "records.jsonl") == {}

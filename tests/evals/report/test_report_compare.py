@@ -86,7 +86,7 @@ def test_the_command_writes_a_comparison_report(
     assert "-0.500 [-0.500, -0.500]  7 cases" in printed
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Runs compared" in page
-    assert "Differences from the baseline (before)" in page
+    assert "Differences from the baseline, before" in page
     assert json.loads((out / "compare.json").read_text())["matched_cases"] == 7
     data = page.split('id="citelab-cases-data">', 1)[1].split("</script>", 1)[0]
     entries = json.loads(data)["cases"]

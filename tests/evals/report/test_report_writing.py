@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import math
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from citelab.evals import EvalResult, evaluate_findings, load_suite, run, write_outputs
-from citelab.evals._fork import cpus, fork_is_safe
+from citelab.evals import (
+    EvalResult,
+    evaluate_findings,
+    evaluate_gates,
+    load_suite,
+    run,
+    write_outputs,
+)
 from citelab.evals.report import _case_browser as case_browser
-from citelab.evals.report import _report as report
 from citelab.evals.report._report import _write_parquet, render_html, write_csv_rows
 from citelab.evals.results import _results as results
+from citelab.evals.results import required_findings
 
 KEYS = ("variant", "model", "dataset", "case_id", "turn")
 
@@ -48,11 +53,11 @@ def reference_scores(scores: pd.DataFrame) -> dict[Any, Any]:
     for row in scores.to_dict("records"):
         key = (*(str(row[k]) for k in KEYS[:-1]), int(row["turn"]))
         value = None if _missing(row["value"]) else float(row["value"])
-        out.setdefault(key, {})[str(row["metric"])] = [
+        out.setdefault(key, {})[str(row["metric"])] = (
             value,
             float(row["numerator"]),
             float(row["denominator"]),
-        ]
+        )
     return out
 
 
@@ -266,16 +271,20 @@ def test_parquet_tables_hold_object_columns_as_text(tmp_path: Path) -> None:
 
 
 def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_path: Path) -> None:
-    findings = load_suite("default").findings
-    written = write_outputs(bundled, tmp_path, findings, title="plain")
+    suite = load_suite("default")
+    findings, gates = suite.findings, suite.gates
+    written = write_outputs(bundled, tmp_path, findings, title="plain", gates=gates)
     assert list(written) == [
         name
-        for table in ("summary", "differences", "scores", "cases", "statements", "citations")
+        for table in (
+            "summary", "differences", "corrected", "scores", "cases", "statements", "citations"
+        )
         for name in (f"{table}.csv", f"{table}.parquet")
-    ] + ["gold.json", "run.json", "report.html"]
+    ] + ["gold.json", "run.json", "report.html"]  # fmt: skip
     plain = {
         "summary": bundled.summary(),
         "differences": bundled.differences(),
+        "corrected": bundled.corrected(),
         "scores": bundled.scores,
         "cases": bundled.to_pandas("case"),
         "statements": bundled.to_pandas("statement"),
@@ -287,24 +296,6 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     # The report: the statistics, findings, plots and case browser each computed the
     # plain way (render_html alone, findings checked one by one).
     checked = evaluate_findings(bundled, findings)
-    page = render_html(bundled, checked, "plain")
+    gated = [*evaluate_gates(bundled, gates), *required_findings(checked)]
+    page = render_html(bundled, checked, "plain", gates=gated)
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
-
-
-def test_statistics_in_a_forked_process_write_the_same_outputs(
-    bundled: EvalResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    findings = load_suite("default").findings
-    monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns) + 1)
-    assert isinstance(report._statistics_pool(bundled), ThreadPoolExecutor)
-    threaded = write_outputs(bundled, tmp_path / "thread", findings, title="t")
-    monkeypatch.setattr(report, "FORK_TURNS", len(bundled.turns))
-    if not fork_is_safe() or cpus() < 2:
-        pytest.skip("forks only from a process without other threads, with two CPUs")
-    pool = report._statistics_pool(bundled)
-    pool.shutdown()
-    assert isinstance(pool, ProcessPoolExecutor)
-    forked = write_outputs(bundled, tmp_path / "fork", findings, title="t")
-    assert list(forked) == list(threaded)
-    for name, path in threaded.items():
-        assert forked[name].read_bytes() == path.read_bytes(), name

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from citelab._errors import ModelError
+from citelab._errors import ConfigError, ModelError
 from citelab.cli import main
-from citelab.evals import load_suite, rescore, run
-from citelab.models import ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec, _registry
+from citelab.evals import RunOptions, load_suite, rescore, run
+from citelab.models import MODELS, ExtractiveModel, Message, ModelDelta, ToolChoice, ToolSpec
 
 CASES = [
     {
@@ -115,9 +115,14 @@ class CountingModel:
 
 
 @pytest.fixture
-def suite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def suite_file(tmp_path: Path) -> Iterator[Path]:
     # Registered for this test only: the registry is global and other tests list it.
-    monkeypatch.setitem(_registry._FACTORIES, "counting", CountingModel)
+    with MODELS.preserved():
+        MODELS.register("counting", CountingModel)
+        yield _suite_file(tmp_path)
+
+
+def _suite_file(tmp_path: Path) -> Path:
     CountingModel.calls = CountingModel.running = CountingModel.most = 0
     CountingModel.prepared = []
     CountingModel.failing = None
@@ -195,6 +200,25 @@ def test_a_second_run_resumes_and_a_lost_record_is_answered_from_the_cache(
     assert CountingModel.calls == calls
     for result in (again, third):
         assert result.to_pandas("variant").equals(first.to_pandas("variant"))
+
+
+def test_run_options_as_an_object_or_as_keywords_are_one_run(suite_file: Path) -> None:
+    out = suite_file.parent / "out"
+    options = RunOptions(out_dir=out, progress=False, limit=1, concurrency=1)
+    first = run(suite_file, options)
+    assert CountingModel.most == 1
+    log = json.loads((out / "run.json").read_text())
+    assert (log["units"]["total"], log["concurrency"]) == (2, 1)  # one case, two variants
+    again = run(suite_file, options, out_dir=str(out), concurrency=2)  # keywords win
+    log = json.loads((out / "run.json").read_text())
+    assert (log["units"]["resumed"], log["concurrency"]) == (2, 2)
+    assert again.to_pandas("variant").equals(first.to_pandas("variant"))
+    with pytest.raises(ValueError, match="frozen"):
+        options.limit = 3  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unknown option\\(s\\) out_folder; the options are"):
+        run(suite_file, out_folder=out)
+    with pytest.raises(ConfigError, match="run: limit: Input should be greater than or equal"):
+        run(suite_file, options, limit=0)
 
 
 def test_rescore_runs_no_model(suite_file: Path) -> None:

@@ -140,3 +140,22 @@ def test_unknown_suites_agents_and_scorers_are_clear_errors(tmp_path: Path) -> N
     (tmp_path / "cases.jsonl").write_text(DATASET.replace("university", "ghost"), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"names agent\(s\) \['ghost'\]"):
         plan_run(load_suite(tmp_path / "s.toml"))
+
+
+def test_a_suites_judge_cards_are_read_beside_it_and_checked_before_a_case_runs(
+    tmp_path: Path,
+) -> None:
+    from citelab import InvalidInput
+    from citelab.evals import run
+    from citelab.evals.judges import judge_card
+
+    judge_card(None, {"name": "lexical", "threshold": 0.9}, resamples=50).save(
+        tmp_path / "cards" / "other.json"
+    )
+    text = GOOD.replace("judge = {", 'judge_cards = "cards/other.json"\njudge = {')
+    suite = load_suite(_suite(tmp_path, text))
+    assert suite.card_paths() == [tmp_path / "cards" / "other.json"]
+    out = tmp_path / "out"
+    with pytest.raises(InvalidInput, match=r"describes none of the run's judges"):
+        run(suite, out_dir=out, progress=False, preflight=False)
+    assert not (out / "records.jsonl").exists()

@@ -1,5 +1,5 @@
-"""citelab's punkt (memoized break decisions and word facts) splits exactly as NLTK's own
-``PunktSentenceTokenizer`` with the same English parameters, on any text."""
+"""citelab's punkt (NLTK's public ``PunktSentenceTokenizer`` with the packaged English
+parameters) splits exactly as ``nltk.sent_tokenize`` with NLTK's own punkt data, on any text."""
 
 import json
 import os
@@ -16,6 +16,7 @@ from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from punkt.data import english
 
 from citelab.evals import sent_tokenize
+from citelab.evals.scorers import _punkt
 from citelab.evals.scorers._punkt import _build, punkt_spans
 
 
@@ -83,44 +84,26 @@ def test_split_equals_nltk_on_tricky_texts(text: str) -> None:
 @given(st.lists(st.sampled_from(_PIECES), max_size=30), st.sampled_from([" ", "", "  "]))
 def test_split_equals_nltk_on_generated_texts(pieces: list[str], glue: str) -> None:
     text = glue.join(pieces)
-    # Twice: the second split answers from the memo (contexts and words seen before).
-    for _ in range(2):
-        assert list(_build().span_tokenize(text)) == list(PLAIN.span_tokenize(text))
+    assert punkt_spans(text) == list(PLAIN.span_tokenize(text))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=120))
 def test_split_equals_nltk_on_any_text(text: str) -> None:
-    assert list(_build().span_tokenize(text)) == list(PLAIN.span_tokenize(text))
+    assert punkt_spans(text) == list(PLAIN.span_tokenize(text))
 
 
-def test_break_decisions_are_memoized_per_context() -> None:
-    tokenizer = _build()
-    text = "A claim about cats [1]. Another claim about dogs [2]."
-    punkt_spans(text)
-    before = tokenizer.text_contains_sentbreak.cache_info()
-    # A new text with the same context ("[1]. Another"): decided from the memo.
-    list(tokenizer.span_tokenize("Other words entirely [1]. Another claim [2]."))
-    after = tokenizer.text_contains_sentbreak.cache_info()
-    assert after.hits > before.hits
+def test_the_tokenizer_is_built_once() -> None:
+    assert _build() is _build()
 
 
-# --- NLTK's punkt without NLTK's package __init__ (fresh processes) ---------------------------
+# --- against nltk.sent_tokenize itself, with NLTK's own data writer (fresh processes) ------
 
 _OURS = """
 import json, sys
-from citelab.evals.scorers._punkt import _build, sent_tokenize
+from citelab.evals.scorers._punkt import sent_tokenize
 texts = json.load(open(sys.argv[1], encoding="utf-8"))
-sentences = [sent_tokenize(text) for text in texts]
-report = {
-    "sentences": sentences,
-    "punkt_file": type(_build()).__init__.__code__.co_filename,
-    "nltk_left": sorted(m for m in sys.modules if m == "nltk" or m.startswith("nltk.")),
-    "scipy_stats": "scipy.stats" in sys.modules,
-}
-import nltk  # a later import anywhere is the whole of NLTK, as usual
-report["whole_nltk"] = callable(getattr(nltk, "sent_tokenize", None))
-print(json.dumps(report))
+print(json.dumps([sent_tokenize(text) for text in texts]))
 """
 
 _THEIRS = """
@@ -170,7 +153,7 @@ def _python(code: str, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-def test_bare_punkt_splits_as_nltk_sent_tokenize(tmp_path: Path) -> None:
+def test_split_equals_nltk_sent_tokenize_with_nltks_own_data(tmp_path: Path) -> None:
     texts = _varied_texts()
     corpus = tmp_path / "texts.json"
     corpus.write_text(json.dumps(texts), encoding="utf-8")
@@ -178,33 +161,13 @@ def test_bare_punkt_splits_as_nltk_sent_tokenize(tmp_path: Path) -> None:
     data = tmp_path / "nltk_data"
     (data / "tokenizers" / "punkt_tab" / "english").mkdir(parents=True)
     theirs = json.loads(_python(_THEIRS, str(corpus), env={"NLTK_DATA": str(data)}))
-    assert len(theirs) == len(texts)
-    differing = [t for t, a, b in zip(texts, ours["sentences"], theirs, strict=True) if a != b]
+    assert len(theirs) == len(texts) == len(ours)
+    differing = [t for t, a, b in zip(texts, ours, theirs, strict=True) if a != b]
     assert differing == []
-    # The bare path was taken: NLTK's own punkt file, no package __init__ (so no scipy.stats),
-    # nothing of it left in sys.modules, and a later ``import nltk`` is the whole package.
-    assert Path(ours["punkt_file"]).parts[-3:] == ("nltk", "tokenize", "punkt.py")
-    assert ours["nltk_left"] == []
-    assert ours["scipy_stats"] is False
-    assert ours["whole_nltk"] is True
 
 
-_FALLBACK = """
-import json, sys
-from citelab.evals.scorers._punkt import _punkt_module
-module = _punkt_module()
-print(json.dumps({"mark": module.MARK, "package_ran": getattr(sys.modules["nltk"], "MARK", None)}))
-"""
-
-
-def test_a_punkt_that_needs_the_package_init_is_imported_the_ordinary_way(
-    tmp_path: Path,
-) -> None:
-    # A stand-in NLTK whose punkt reads a name only its package __init__ defines.
-    package = tmp_path / "nltk"
-    (package / "tokenize").mkdir(parents=True)
-    (package / "__init__.py").write_text('MARK = "set by the package"\n', encoding="utf-8")
-    (package / "tokenize" / "__init__.py").write_text("", encoding="utf-8")
-    (package / "tokenize" / "punkt.py").write_text("from nltk import MARK\n", encoding="utf-8")
-    out = json.loads(_python(_FALLBACK, env={"PYTHONPATH": str(tmp_path)}))
-    assert out == {"mark": "set by the package", "package_ran": "set by the package"}
+def test_no_nltk_internals_are_touched() -> None:
+    # The split goes through NLTK's public punkt API: no private names, no sys.modules edits.
+    source = Path(_punkt.__file__).read_text(encoding="utf-8")
+    assert "sys.modules" not in source
+    assert "._" not in source.replace("citelab._errors", "")

@@ -1,22 +1,26 @@
 """Other people's answers: files in one of :data:`ANSWER_FORMATS` (ALCE result files, vendor
-responses, AnswerMessages) read as :class:`ExternalAnswer` s and scored by the same scorers
-and reports as citelab's own runs (:func:`score_answers`, ``citelab score``).
+responses, AnswerMessages, or a format of one's own: an :class:`AnswerReader` registered there)
+read as :class:`ExternalAnswer` s and scored by the same scorers and reports as citelab's own
+runs (:func:`score_answers`, ``citelab score``).
 """
 
 from citelab.evals.external._formats import (
     ANSWER_FORMATS,
     AnswerFormat,
+    AnswerReader,
     ExternalAnswer,
+    MessageReader,
     read_answers,
     to_answers,
 )
-from citelab.evals.external._score import default_answer_scorers, score_answers, summary_json
+from citelab.evals.external._score import score_answers, summary_json
 
 __all__ = [
     "ANSWER_FORMATS",
     "AnswerFormat",
+    "AnswerReader",
     "ExternalAnswer",
-    "default_answer_scorers",
+    "MessageReader",
     "read_answers",
     "score_answers",
     "summary_json",

@@ -22,10 +22,22 @@ line). A record is the answer itself, or an envelope ``{"id"?, "question"?, "res
 <the answer>, "sources"?: [{"uri", "title"?, "content"?}]}``; for ``anthropic`` the
 request's ``documents`` (document blocks, in request order) may stand in for ``sources``.
 A source's passage is its ``content`` when given, else the passage text the response carries
-for it (Cohere document ``text``/``snippet``, Gemini ``retrievedContext.text``, Anthropic
-``cited_text``), else nothing: then only its title is judged.
+for it (Cohere document ``text``/``snippet``, Gemini ``retrievedContext.text``), else its
+source quotes (``_meta["citelab/source_quotes"]`` of an AnswerMessage; Anthropic's
+``cited_text``), else nothing: a resource_link's ``description`` says what the resource is,
+not what it says, and is not read as its passage. A source without a passage cannot be
+judged: the scorers leave its citations out of recall and precision (see
+:mod:`citelab.evals.scorers`), and ``score_answers`` lists it (``without_passage``).
 
 Bad input is an ``InvalidInput`` naming the file, the record and the field.
+
+Formats are registered (:data:`ANSWER_FORMATS`, a :class:`~citelab.Registry` of
+:class:`AnswerReader` s), so a user's own format is one more name: a function from the loaded
+data to answers, or a :class:`MessageReader` around a function that converts one record to an
+AnswerMessage (envelopes, passages and markers then work as for the vendors)::
+
+    ANSWER_FORMATS.register("mistral", MessageReader(my_mistral_to_message))
+    score_answers("answers.jsonl", "mistral")         # citelab score --format mistral
 """
 
 from __future__ import annotations
@@ -35,11 +47,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from citelab._errors import CitelabError, InvalidInput
+from citelab._errors import CitelabError, ConfigError, InvalidInput
+from citelab._registry import Registry, import_attr
 from citelab.evals.records import SourceRecord
 
 if TYPE_CHECKING:  # imported where a vendor or citelab answer is read (ALCE files need none)
@@ -48,7 +61,9 @@ if TYPE_CHECKING:  # imported where a vendor or citelab answer is read (ALCE fil
 __all__ = [
     "ANSWER_FORMATS",
     "AnswerFormat",
+    "AnswerReader",
     "ExternalAnswer",
+    "MessageReader",
     "read_answers",
     "to_answers",
 ]
@@ -56,7 +71,7 @@ __all__ = [
 AnswerFormat = Literal[
     "alce", "citelab", "anthropic", "openai-responses", "openai-chat", "cohere", "gemini"
 ]
-ANSWER_FORMATS: tuple[str, ...] = get_args(AnswerFormat)
+"""The built-in formats' names; any name registered in :data:`ANSWER_FORMATS` works too."""
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -78,6 +93,15 @@ class ExternalAnswer:
     dropped: tuple[str, ...] = ()
     """What the format's converter left out of this answer, one line each (Gemini: chunks
     without uri, supports inside thought parts, citationMetadata)."""
+
+
+class AnswerReader(Protocol):
+    """Reads one answer format: ``reader(data, where)`` → the answers of ``data`` (a file's
+    JSON value or the list of its JSON Lines records, or what was given to
+    :func:`~citelab.evals.score_answers`); bad input is an ``InvalidInput`` that starts with
+    ``where`` and names the record and the field."""
+
+    def __call__(self, data: Any, where: str) -> list[ExternalAnswer]: ...
 
 
 # --- ALCE -----------------------------------------------------------------------------------
@@ -119,6 +143,13 @@ def _alce_answer(data: Any, where: str, position: int) -> ExternalAnswer:
     ]
     ident = str(item.id) if item.id is not None else str(position)
     return ExternalAnswer(ident, item.question, item.output, sources, raw_text=item.output)
+
+
+def read_alce(data: Any, where: str) -> list[ExternalAnswer]:
+    """ALCE result files as researchers have them: {"data": [{"question", "docs", "output"}]}
+    or a bare list of items; docs numbered from 1, judged on their "sent" when present."""
+    items, named = _alce_items(data, where)
+    return [_alce_answer(item, f"{named}[{i}]", i) for i, item in enumerate(items)]
 
 
 def _alce_items(data: Any, where: str) -> tuple[list[Any], str]:
@@ -166,67 +197,107 @@ def _plain(data: Any) -> Any:
     return dump(mode="json") if callable(dump) else data
 
 
-def _reader(answer_format: str) -> Callable[..., AnswerMessage]:
-    from citelab.contract import convert
+class MessageReader:
+    """Reads records that convert to AnswerMessages: ``convert(response, sources=...)`` → an
+    :class:`~citelab.contract.AnswerMessage` (a ``module:attr`` is imported when first used;
+    ``None`` reads citelab's own wire shape). Each record is the response itself or an
+    envelope ``{"id"?, "question"?, "response", "sources"?}`` (see the module docs); its
+    anchors become ``[n]`` markers at the end of each cited span.
 
-    readers: dict[str, Callable[..., AnswerMessage]] = {
-        "anthropic": convert.from_anthropic,
-        "openai-responses": convert.from_openai_responses,
-        "openai-chat": convert.from_openai_chat,
-        "cohere": convert.from_cohere,
-        "gemini": convert.from_gemini,
-    }
-    return readers[answer_format]
+    ``keeps_markers``: a text that has ``[n]`` markers keeps them (citelab's own messages);
+    ``reads_documents``: the envelope's ``documents`` (Anthropic document blocks) stand in for
+    its sources; ``reports_dropped``: ``convert`` takes ``dropped=[]`` and says in it what it
+    left out.
+    """
 
+    def __init__(
+        self,
+        convert: Callable[..., AnswerMessage] | str | None,
+        *,
+        description: str = "",
+        keeps_markers: bool = False,
+        reads_documents: bool = False,
+        reports_dropped: bool = False,
+    ) -> None:
+        self._convert = convert
+        self.description = description
+        self.keeps_markers = keeps_markers
+        self.reads_documents = reads_documents
+        self.reports_dropped = reports_dropped
 
-def _vendor_answer(data: Any, answer_format: str, where: str, position: int) -> ExternalAnswer:
-    from citelab.contract import AnswerMessage
+    def __call__(self, data: Any, where: str) -> list[ExternalAnswer]:
+        items = data if isinstance(data, list) else [data]
+        return [self.answer(item, f"{where}: record {i}", i) for i, item in enumerate(items)]
 
-    envelope = _envelope(data, where)
-    given = _given_sources(envelope, answer_format)
-    dropped: list[str] = []
-    try:
-        if answer_format == "citelab":
-            message = AnswerMessage.model_validate(_plain(envelope.response))
-        elif answer_format == "gemini":  # the converter that keeps the rest and says what not
-            message = _reader(answer_format)(
-                envelope.response, sources=given or None, dropped=dropped
+    def convert(self, response: Any, sources: list[dict[str, Any]], dropped: list[str]) -> Any:
+        """The record's response as an AnswerMessage (as ``convert`` returns it)."""
+        convert = self._convert
+        if convert is None:
+            from citelab.contract import AnswerMessage
+
+            return AnswerMessage.model_validate(_plain(response))
+        if isinstance(convert, str):
+            convert = self._convert = import_attr(convert)
+        options: dict[str, Any] = {"sources": sources or None}
+        if self.reports_dropped:
+            options["dropped"] = dropped
+        return convert(response, **options)
+
+    def answer(self, data: Any, where: str, position: int) -> ExternalAnswer:
+        """One record as an answer."""
+        from citelab.contract import AnswerMessage
+
+        envelope = _envelope(data, where)
+        given = _given_sources(envelope, self.reads_documents)
+        dropped: list[str] = []
+        try:
+            message = self.convert(envelope.response, given, dropped)
+        except ValidationError as exc:
+            raise InvalidInput(f"{where}: not an AnswerMessage: {_first_error(exc)}") from exc
+        except CitelabError as exc:
+            raise InvalidInput(f"{where}: {exc}") from exc
+        if not isinstance(message, AnswerMessage):
+            raise InvalidInput(f"{where}: the converter returned {type(message).__name__}")
+        return self._answer(envelope, message, given, dropped, position)
+
+    def _answer(
+        self,
+        envelope: _Envelope,
+        message: AnswerMessage,
+        given: list[dict[str, Any]],
+        dropped: list[str],
+        position: int,
+    ) -> ExternalAnswer:
+        quoted = _quoted_passages(message)
+        passages = {**quoted, **_response_passages(_plain(envelope.response)), **_passages(given)}
+        text = message.text
+        if not self.keeps_markers or not _MARKER.search(text):
+            text = _with_markers(message)
+        sources = [
+            SourceRecord(
+                number=n,
+                uri=link.uri,
+                title=link.title or link.name,
+                content=passages.get(link.uri, ""),
             )
-        else:
-            message = _reader(answer_format)(envelope.response, sources=given or None)
-    except ValidationError as exc:
-        raise InvalidInput(f"{where}: not an AnswerMessage: {_first_error(exc)}") from exc
-    except CitelabError as exc:
-        raise InvalidInput(f"{where}: {exc}") from exc
-    passages = {**_response_passages(_plain(envelope.response)), **_passages(given)}
-    text = message.text
-    if answer_format != "citelab" or not _MARKER.search(text):
-        text = _with_markers(message)
-    sources = [
-        SourceRecord(
-            number=n,
-            uri=link.uri,
-            title=link.title or link.name,
-            content=passages.get(link.uri, link.description or ""),
+            for n, link in enumerate(message.sources, start=1)
+        ]
+        ident = str(envelope.id) if envelope.id is not None else str(position)
+        return ExternalAnswer(
+            ident,
+            envelope.question,
+            text,
+            sources,
+            message.to_wire(),
+            raw_text=message.text,
+            dropped=tuple(dropped),
         )
-        for n, link in enumerate(message.sources, start=1)
-    ]
-    ident = str(envelope.id) if envelope.id is not None else str(position)
-    return ExternalAnswer(
-        ident,
-        envelope.question,
-        text,
-        sources,
-        message.to_wire(),
-        raw_text=message.text,
-        dropped=tuple(dropped),
-    )
 
 
-def _given_sources(envelope: _Envelope, answer_format: str) -> list[dict[str, Any]]:
+def _given_sources(envelope: _Envelope, reads_documents: bool) -> list[dict[str, Any]]:
     if envelope.sources is not None:
         return [source.model_dump(exclude_none=True) for source in envelope.sources]
-    if envelope.documents is not None and answer_format == "anthropic":
+    if envelope.documents is not None and reads_documents:
         return list(envelope.documents)
     return []
 
@@ -245,6 +316,16 @@ def _passages(given: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         if isinstance(uri, str) and isinstance(content, str):
             out[uri] = content
     return out
+
+
+def _quoted_passages(message: AnswerMessage) -> dict[str, str]:
+    """Source uri → its source quotes (distinct, in order), joined by line breaks."""
+    found: dict[str, list[str]] = {}
+    for quote in message.source_quotes:
+        texts = found.setdefault(quote.source_uri, [])
+        if quote.text.strip() and quote.text not in texts:
+            texts.append(quote.text)
+    return {uri: "\n".join(texts) for uri, texts in found.items() if texts}
 
 
 def _response_passages(data: Any) -> dict[str, str]:
@@ -305,7 +386,7 @@ def read_answers(
 ) -> list[ExternalAnswer]:
     """The answers of a file in ``answer_format`` (see the module docs)."""
     path = Path(path)
-    _check_format(answer_format)
+    ANSWER_FORMATS.check(answer_format)  # before reading a big file
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -318,16 +399,7 @@ def to_answers(
     data: Any, answer_format: AnswerFormat | str = "alce", *, where: str = "input"
 ) -> list[ExternalAnswer]:
     """The answers of already-loaded data (a file's JSON, a list of SDK objects…)."""
-    _check_format(answer_format)
-    if answer_format == "alce":
-        items, named = _alce_items(data, where)
-        answers = [_alce_answer(item, f"{named}[{i}]", i) for i, item in enumerate(items)]
-    else:
-        items = data if isinstance(data, list) else [data]
-        answers = [
-            _vendor_answer(item, answer_format, f"{where}: record {i}", i)
-            for i, item in enumerate(items)
-        ]
+    answers = ANSWER_FORMATS.get(answer_format)(data, where)
     if not answers:
         raise InvalidInput(f"{where}: no answers to score")
     _check_unique([a.id for a in answers], where)
@@ -348,13 +420,6 @@ def _parse_file(raw: str, where: str) -> Any:
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"{where}: line {number}: not JSON: {exc}") from exc
         return records
-
-
-def _check_format(answer_format: str) -> None:
-    if answer_format not in ANSWER_FORMATS:
-        raise InvalidInput(
-            f"unknown answer format {answer_format!r}; choose one of {', '.join(ANSWER_FORMATS)}"
-        )
 
 
 def _check_unique(ids: list[str], where: str) -> None:
@@ -379,3 +444,39 @@ def _first_error(exc: ValidationError) -> str:
         problems.append(f"field {location}: {error['msg']}")
     more = len(exc.errors()) - len(problems)
     return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _reader(thing: Any) -> AnswerReader:
+    if not callable(thing):
+        raise ConfigError(f"a reader is a function (data, where) -> answers, not {thing!r}")
+    return thing  # type: ignore[no-any-return]  # callable: the protocol's one method
+
+
+_CONVERT = "citelab.contract.convert"
+
+ANSWER_FORMATS: Registry[AnswerReader] = Registry("answer format", convert=_reader)
+"""Every answer format by name (:class:`~citelab.Registry` of :class:`AnswerReader` s)."""
+
+ANSWER_FORMATS.register("alce", read_alce)
+ANSWER_FORMATS.register(
+    "citelab",
+    MessageReader(
+        None,
+        description="AnswerMessages in their wire shape (MCP blocks and _meta); the text's own "
+        "[n] markers cite the sources in priority order, else its anchors do.",
+        keeps_markers=True,
+    ),
+)
+
+
+def _vendor(name: str, converter: str, what: str, **options: bool) -> None:
+    description = f"{what}, read by citelab.contract.convert.{converter}."
+    reader = MessageReader(f"{_CONVERT}:{converter}", description=description, **options)
+    ANSWER_FORMATS.register(name, reader)
+
+
+_vendor("anthropic", "from_anthropic", "An Anthropic Messages response", reads_documents=True)
+_vendor("openai-responses", "from_openai_responses", "An OpenAI Responses API response")
+_vendor("openai-chat", "from_openai_chat", "An OpenAI Chat Completions response")
+_vendor("cohere", "from_cohere", "A Cohere chat response")
+_vendor("gemini", "from_gemini", "A Gemini response", reports_dropped=True)

@@ -7,10 +7,12 @@ report. Everything is read and checked before anything is scored, and the output
 written only once every answer is scored (through a temporary folder beside it), so a bad
 record or a failing judge leaves no half-written report.
 
-Many answers scored by citelab's own scorers and offline judges are scored in several
-processes (``processes``; on Linux, forked, so nothing is pickled on the way there): the
-answers are cut into consecutive slices, this process scores the first while the others
-score the rest, and the rows come back in order: the same tables as one process scores.
+Where the answers are scored is the execution seam's choice
+(:func:`~citelab.evals.execution.scoring_executor`): in this process, or for many answers
+scored by citelab's own scorers and offline judges in worker processes (``processes``), the
+answers cut into consecutive slices whose rows come back in order: the same tables as one
+process scores. With a model judge (the LLM judge) the answers are scored in this process,
+``workers`` of them at once in one event loop.
 """
 
 from __future__ import annotations
@@ -25,25 +27,24 @@ from pathlib import Path
 from typing import Any
 
 from citelab._errors import ConfigError
-from citelab._memory import paused_garbage_collection
-from citelab.evals._fork import can_fork, cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
+from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals.judges import Judge, LexicalJudge, PairLexicalJudge, build_judge
+from citelab.evals.judges import Judge, JudgeCard, build_judge, load_cards
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
-from citelab.evals.results import (
-    EvalResult,
-    ScoredRows,
-    concurrent_judges,
-    result_of,
-    score_records_concurrently,
-    score_rows,
-)
+from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
 
-__all__ = ["default_answer_scorers", "score_answers", "summary_json"]
+__all__ = [
+    "SPAN_FORMATS",
+    "default_answer_scorers",
+    "score_answers",
+    "summary_json",
+    "unjudgeable_counts",
+    "without_passage_note",
+]
 
 _NO_QUESTION = "(no question given)"
 _READER = ReaderSpec()
@@ -59,14 +60,24 @@ _EMPTY_TURN: dict[str, Any] = {
     "mapping": {},
     "earlier": {},
 }
-# Answers per process when ``processes`` is left to choose: below 2 × this, one process
-# (forking and the rows' way back cost more than they save on a few hundred answers).
-_PER_PROCESS = 500
+
+
+SPAN_FORMATS = frozenset({"anthropic"})
+"""Formats scored per cited span by default: Anthropic cites text blocks, each a claim of its
+own, so a sentence may join a cited block and an uncited one (the other vendors cite
+sentences, or phrases inside them, which are scored with their sentence)."""
 
 
 def default_answer_scorers(answer_format: str, qampari: bool = False) -> list[dict[str, Any]]:
     """ALCE files: ALCE-compatible recall and precision (the numbers to compare with ALCE's
-    tables); other formats: citelab's recall and precision. Ask for the others by name."""
+    tables); Anthropic responses: citelab's recall and precision per cited span
+    (:data:`SPAN_FORMATS`); other formats: citelab's, per sentence. Ask for the others by
+    name."""
+    if answer_format in SPAN_FORMATS:
+        return [
+            {"name": "citation_recall", "granularity": "span"},
+            {"name": "citation_precision", "granularity": "span"},
+        ]
     if answer_format != "alce":
         return [{"name": "citation_recall"}, {"name": "citation_precision"}]
     alce = {"alce_compat": True, "qampari": qampari}
@@ -86,6 +97,7 @@ def score_answers(
     resamples: int = 1000,
     workers: int | None = None,
     processes: int | None = None,
+    judge_cards: Sequence[str | Path | JudgeCard] = (),
 ) -> EvalResult:
     """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
 
@@ -93,48 +105,76 @@ def score_answers(
     switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
     ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
     one event loop (default: the judge's own ``concurrency``); offline judges score one
-    answer after the other, in ``processes`` processes (see the module docs; None: one per
-    CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
-    citelab's offline one, and no other thread runs; 1: this process only). With
-    ``out_dir`` the tables, ``run.json`` and ``report.html`` are written there.
+    answer after the other, in ``processes`` worker processes (None: one per CPU, at most one
+    per 500 answers, when every scorer is citelab's own and every judge citelab's offline
+    one; 1: this process only). With ``out_dir`` the tables, ``run.json`` and
+    ``report.html`` are written there. ``judge_cards``: cards (or card files) for the
+    judges, beside citelab's shipped ones; a card that describes none of the judges is an
+    error.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
-    # No cyclic collection while the answers, records and rows pile up: they all live until
-    # the result is built, and every full collection walked all of them (a third of the
-    # scoring time on 10,000 answers, and half of the reading, measured). gc.freeze was
-    # measured and dropped: it also moves the rest of the process's young objects, so their
-    # cyclic garbage (an unclosed socket's warning) would surface much later.
-    with paused_garbage_collection():
-        items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
-        if qampari is None:
-            qampari = answer_format == "alce" and path is not None and "qampari" in path.name
-        if qampari and answer_format != "alce":
-            raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
-        built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
-        chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
-        dataset = _dataset_name(path, name)
-        variant = name or "answers"
-        records, cases = _records(items, dataset, variant=variant, model=answer_format)
-        count = _process_count(records, chosen, processes)
-        if count > 1:
-            scored = _score_in_processes(records, cases, chosen, count)
-        else:
-            scored = score_records_concurrently(records, cases, chosen, workers)
-        config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
-        result = result_of(
-            scored, records, cases, chosen, config=config, seed=seed, resamples=resamples
-        )
+    items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
+    if qampari is None:
+        qampari = answer_format == "alce" and path is not None and "qampari" in path.name
+    if qampari and answer_format != "alce":
+        raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
+    built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
+    chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+    cards = load_cards(judge_cards)
+    check_cards(chosen, cards)
+    dataset = _dataset_name(path, name)
+    variant = name or "answers"
+    records, cases = _records(items, dataset, variant=variant, model=answer_format)
+    scored = _scored(records, ScoringJob(cases, chosen, concurrency=workers), processes)
+    config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
+    result = result_of(
+        scored,
+        records,
+        cases,
+        chosen,
+        config=config,
+        seed=seed,
+        resamples=resamples,
+        judge_cards=cards,
+    )
+    result.config["unjudgeable"] = unjudgeable_counts(result)
+    result.config["notes"] = _notes(result.config)
     if out_dir is not None:
         _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
     return result
 
 
+def _scored(records: list[CaseRecord], scoring: ScoringJob, processes: int | None) -> ScoredRows:
+    executor = scoring_executor(scoring, len(records), processes)
+    try:
+        return executor.score(scoring, records)
+    finally:
+        executor.close()
+
+
 def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
-    """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``)."""
+    """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``).
+
+    Every scorer's metric is there: one with no judgeable unit has ``value`` (and its
+    interval) ``null``; ``unjudgeable`` counts the units left out for want of a passage,
+    and ``without_passage`` lists those sources (see :func:`score_answers`)."""
     summary = result.summary(scale=scale)
-    metrics = {
-        str(row["metric"]): {
+    plain = summary if scale == 1 else result.summary()
+    unjudgeable = result.config.get("unjudgeable") or unjudgeable_counts(result)
+    metrics: dict[str, dict[str, Any]] = {
+        scorer.metric: {
+            "value": None,
+            "ci_low": None,
+            "ci_high": None,
+            "units": 0.0,
+            "answers": 0,
+            "aggregate": scorer.aggregate,
+        }
+        for scorer in result.scorers
+    }
+    for row in summary.to_dict("records"):
+        metrics[str(row["metric"])] = {
             "value": float(row["value"]),
             "ci_low": float(row["ci_low"]),
             "ci_high": float(row["ci_high"]),
@@ -142,16 +182,85 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
             "answers": int(row["cases"]),
             "aggregate": str(row["aggregate"]),
         }
-        for row in summary.to_dict("records")
-    }
+    for metric, count in unjudgeable.items():
+        if metric in metrics:
+            metrics[metric]["unjudgeable"] = count
     return {
         "answers": len(result.turns),
         "scale": scale,
         "format": result.config.get("format"),
         "judge": result.config.get("judge"),
         "dropped": result.config.get("dropped", []),
+        "without_passage": result.config.get("without_passage", []),
         "metrics": metrics,
+        "judges": [judge.model_dump(mode="json") for judge in result.judges()],
+        "corrected": _corrected_json(result.corrected(summary=plain), scale),
     }
+
+
+def _corrected_json(frame: Any, scale: float) -> dict[str, Any]:
+    """Per metric: as judged and corrected (times ``scale``), with the card's rates."""
+    out: dict[str, Any] = {}
+    for row in frame.to_dict("records"):
+        scaled = {
+            key: (None if row[key] != row[key] else float(row[key]) * scale)  # NaN: null
+            for key in ("value", "ci_low", "ci_high", "corrected", "corrected_low",
+                        "corrected_high")
+        }  # fmt: skip
+        rates = {
+            key: None if row[key] != row[key] else float(row[key])
+            for key in ("judged_share", "sensitivity", "specificity")
+        }
+        out[str(row["metric"])] = {
+            "judge": row["judge"],
+            "card": row["card"],
+            "clipped": bool(row["clipped"]),
+            **scaled,
+            **rates,
+        }
+    return out
+
+
+def unjudgeable_counts(result: EvalResult) -> dict[str, int]:
+    """Per metric of a scorer that can leave units out (citation recall and precision in
+    citelab's mode), how many it left out for want of a passage (its detail rows marked
+    ``judgeable: False``)."""
+    counts: dict[str, int] = {}
+    for scorer in result.scorers:
+        if scorer.name not in _JUDGEABLE or getattr(scorer, "alce_compat", False):
+            continue
+        rows = result.details.get(scorer.level)
+        left_out = 0
+        if rows is not None and not rows.empty and "judgeable" in rows:
+            mine = rows[rows["metric"] == scorer.metric]
+            left_out = int((mine["judgeable"] == False).sum())  # noqa: E712 - NaN is judged
+        counts[scorer.metric] = left_out
+    return counts
+
+
+_JUDGEABLE = frozenset({"citation_recall", "citation_precision"})
+
+
+def without_passage_note(config: Mapping[str, Any]) -> str:
+    """One sentence on the sources without a passage and what was not judged ("" if none)."""
+    missing = list(config.get("without_passage") or [])
+    if not missing:
+        return ""
+    answers = len({entry["answer"] for entry in missing})
+    shown = "; ".join(
+        f"answer {e['answer']}: [{e['number']}] {e['title'] or e['uri']} ({e['uri']})"
+        for e in missing[:5]
+    )
+    more = f"; and {len(missing) - 5} more (run.json: without_passage)" if len(missing) > 5 else ""
+    counts = config.get("unjudgeable") or {}
+    left = ", ".join(f"{metric} {count}" for metric, count in counts.items() if count)
+    left_out = f" (units left out: {left})" if left else ""
+    return (
+        f"{len(missing)} source(s) in {answers} answer(s) have no passage to judge: {shown}"
+        f"{more}. Their citations are not judgeable: left out of citation recall and "
+        f"precision{left_out}, not scored 0. Give each source's text as sources[].content "
+        "in an envelope (see citelab score --help)."
+    )
 
 
 def _with_judge(
@@ -225,57 +334,6 @@ def _records(
     return records, cases
 
 
-def _process_count(
-    records: Sequence[CaseRecord], scorers: Sequence[Scorer], processes: int | None
-) -> int:
-    """How many processes score ``records`` (see :func:`score_answers`)."""
-    if processes is not None:
-        if processes < 1:
-            raise ConfigError(f"processes must be at least 1, got {processes}")
-        if processes > 1 and concurrent_judges(scorers):
-            raise ConfigError(
-                "processes: a model judge scores in one process (its calls run concurrently: "
-                "see workers)"
-            )
-        if processes > 1 and not can_fork():
-            raise ConfigError("processes: scoring in several processes needs Linux (fork)")
-        return max(1, min(processes, len(records)))
-    if not fork_is_safe() or not all(map(_offline_and_ours, scorers)):
-        return 1
-    return max(1, min(cpus(), len(records) // _PER_PROCESS))
-
-
-def _offline_and_ours(scorer: Scorer) -> bool:
-    """citelab's own scorer with citelab's own offline judge (or none): nothing it does in a
-    forked process is missed in this one (a user's judge may count its calls, or hold a
-    model a fork must not share)."""
-    judge = getattr(scorer, "judge", None)
-    ours = type(scorer).__module__.startswith("citelab.evals.")
-    return ours and (judge is None or type(judge) in {LexicalJudge, PairLexicalJudge})
-
-
-def _score_in_processes(
-    records: Sequence[CaseRecord],
-    cases: Mapping[tuple[str, str], Case],
-    scorers: Sequence[Scorer],
-    count: int,
-) -> list[ScoredRows]:
-    """:func:`score_rows` of every record, a table per slice in order: the first of
-    ``count`` consecutive slices here, the others in forked processes (which inherit the
-    records: only the slice bounds go there, only the slice's table comes back)."""
-    bounds = [len(records) * part // count for part in range(count + 1)]
-    with forked_pool(count - 1, (records, cases, scorers)) as pool:
-        futures = [pool.submit(_score_slice, *bounds[part : part + 2]) for part in range(1, count)]
-        scored = [score_rows(records[: bounds[1]], cases, scorers)]
-        scored.extend(future.result() for future in futures)
-    return scored
-
-
-def _score_slice(start: int, stop: int) -> ScoredRows:
-    records, cases, scorers = inherited()
-    return score_rows(records[start:stop], cases, scorers)
-
-
 def _case_id(ident: str, position: int, used: set[str]) -> str:
     """The record's id made safe for a case id (unique: the position is added if needed)."""
     safe = _ID_UNSAFE.sub("_", ident)[:100] or str(position)
@@ -288,6 +346,25 @@ def _case_id(ident: str, position: int, used: set[str]) -> str:
 def _dropped(items: Sequence[ExternalAnswer]) -> list[dict[str, str]]:
     """What the converter left out, per answer: ``{"answer": id, "what": line}``."""
     return [{"answer": item.id, "what": what} for item in items for what in item.dropped]
+
+
+def _notes(config: Mapping[str, Any]) -> list[str]:
+    """What the score report and ``citelab score`` say beside the numbers: what the
+    converter left out, and which sources had no passage to judge."""
+    dropped = config.get("dropped") or []
+    notes = [_dropped_note(str(config.get("format")), dropped)] if dropped else []
+    missing = without_passage_note(config)
+    return [*notes, missing] if missing else notes
+
+
+def _without_passage(items: Sequence[ExternalAnswer]) -> list[dict[str, Any]]:
+    """The sources that carry no passage, per answer: answer id, number, uri and title."""
+    return [
+        {"answer": item.id, "number": s.number, "uri": s.uri, "title": s.title}
+        for item in items
+        for s in item.sources
+        if not s.has_passage
+    ]
 
 
 def _dropped_note(answer_format: str, dropped: Sequence[Mapping[str, str]]) -> str:
@@ -312,7 +389,6 @@ def _config(  # noqa: PLR0917 - one private call site
 ) -> dict[str, Any]:
     dropped = _dropped(items)
     count = len(items)
-
     return {
         "command": "score",
         "input": path.name if path is not None else None,
@@ -322,6 +398,7 @@ def _config(  # noqa: PLR0917 - one private call site
         "judge": judge.config(),
         "scorers": [scorer.config() for scorer in scorers],
         "dropped": dropped,
+        "without_passage": _without_passage(items),
         "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),

@@ -16,12 +16,14 @@ ALCE (Gao et al. 2023) published its annotators' citation judgements as one JSON
 Each sentence gives one *recall* pair: the sentence (its markers removed, as ALCE removes
 them before judging) against all its cited passages together, labelled by
 ``sentence_recall_score`` (1: the passages fully support it). Each citation gives one
-*citation* pair: the sentence against that one passage, labelled supported when the
-annotator rated it ``2`` ("the document fully supports all claims in the sentence"; 1 is
-partial support, 0 none). A passage reads ``Title: <title>`` and its text on the next line,
-as ALCE shows passages to its judge. Sentences without citations give no pair (there is no
-evidence to judge). The categories ``alce_recall`` and ``alce_citation`` keep the two kinds
-apart (``--by-category``). Every other field (automatic scores, overall results) is ignored.
+*citation* pair: the sentence against that one passage, graded by the annotator's rating:
+``2`` supported ("the document fully supports all claims in the sentence"), ``1``
+partially supported, ``0`` not supported (the labels reader maps partial support to "not
+fully supported" unless told otherwise). A passage reads ``Title: <title>`` and its text on
+the next line, as ALCE shows passages to its judge. Sentences without citations give no pair
+(there is no evidence to judge). The categories ``alce_recall`` and ``alce_citation`` keep
+the two kinds apart (``--by-category``). Every other field (automatic scores, overall
+results) is ignored.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from citelab._validation import validation_problems
 __all__ = ["is_alce_human_eval", "load_alce_human_eval"]
 
 _MARKER = re.compile(r"\s*\[\d+\]")
+_GRADES = {2: "supported", 1: "partially_supported", 0: "not_supported"}
 _SKIPPED = "overall_results"
 
 
@@ -103,7 +106,8 @@ def _whole_json(line: str) -> bool:
 
 
 def load_alce_human_eval(path: Path) -> list[dict[str, Any]]:
-    """The labelled pairs of an ALCE human-eval citation file, as :class:`LabelledPair` data;
+    """The labelled pairs of an ALCE human-eval citation file, as :class:`LabelledPair` data
+    with a ``grade`` (supported, partially_supported, not_supported) in place of the label;
     :class:`InvalidInput` naming the file, the record and the field of every problem."""
     data = _read(path)
     pairs: list[dict[str, Any]] = []
@@ -169,7 +173,7 @@ def _pairs(item: _Item, ident: str) -> list[dict[str, Any]]:
                 "id": f"{ident}/s{index}",
                 "claim": claim,
                 "evidence": passages,
-                "label": sentence.sentence_recall_score == 1,
+                "grade": "supported" if sentence.sentence_recall_score == 1 else "not_supported",
                 "category": "alce_recall",
             }
         )
@@ -181,7 +185,7 @@ def _pairs(item: _Item, ident: str) -> list[dict[str, Any]]:
                     "id": f"{ident}/s{index}/c{number}",
                     "claim": claim,
                     "evidence": [passage],
-                    "label": citation.citation_precision_score == 2,
+                    "grade": _GRADES[int(citation.citation_precision_score)],
                     "category": "alce_citation",
                 }
             )

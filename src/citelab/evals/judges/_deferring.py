@@ -2,33 +2,28 @@
 
 The citation scorers are pure synchronous functions that call ``judge.supports`` as they walk
 an answer, and which question comes next depends on the last verdict. To have many answers'
-questions in flight at once without a thread per answer, :func:`score_concurrently` runs
-every scoring task (one answer each; see ``citelab.evals.results``, which scores records
-this way) in one asyncio loop, *deferring*: a judge that asks a model
-(:class:`DeferringJudge`, e.g. :class:`~citelab.evals.LLMJudge`) and has no verdict yet
-raises :class:`VerdictPending` instead of asking; the loop asks the model (at most
-``concurrency`` answers at a time, each holding its slot while its questions are asked) and
-scores the answer again. The verdicts already known are memo hits, so each walk gets one
-question further, until one completes. Walking an answer costs a small fraction of a
-millisecond, far less than a model call, so the repeated walks are cheap (see
-``benchmarks/bench_score.py``). Scorers must not swallow :class:`VerdictPending`; it is a
-``BaseException`` (as ``asyncio.CancelledError`` is), so ``except Exception`` lets it pass.
+questions in flight at once without a thread per answer, every scoring task (one answer
+each) runs in one asyncio loop through :func:`score_deferring` (the executors of
+``citelab.evals.execution`` drive the tasks, a bounded number at a time): a judge that asks
+a model (:class:`DeferringJudge`, e.g. :class:`~citelab.evals.LLMJudge`) and has no verdict
+yet raises :class:`VerdictPending` instead of asking; the task awaits the model's verdict
+and scores the answer again. The verdicts already known are memo hits, so each walk gets one
+question further, until one completes. Walking an answer costs far less than a model call,
+so the repeated walks are cheap (``benchmarks/bench_score.py`` measures it). Scorers must
+not swallow :class:`VerdictPending`; it is a ``BaseException`` (as
+``asyncio.CancelledError`` is), so ``except Exception`` lets it pass.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = [
     "DeferringJudge",
     "VerdictPending",
     "deferring",
-    "run_blocking",
-    "score_concurrently",
     "score_deferring",
 ]
 
@@ -70,40 +65,8 @@ class VerdictPending(BaseException):
 
 
 def deferring() -> bool:
-    """True inside :func:`score_concurrently`: unknown verdicts raise :class:`VerdictPending`."""
+    """True inside :func:`score_deferring`: unknown verdicts raise :class:`VerdictPending`."""
     return _DEFERRING.get()
-
-
-def score_concurrently(
-    tasks: Sequence[Callable[[], T]], judges: Sequence[DeferringJudge], concurrency: int
-) -> list[T]:
-    """Each task's result, in order, its pending verdicts asked ``concurrency`` tasks at a
-    time in one event loop (see the module docs); the judges' connections are closed after."""
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    return run_blocking(_drive(tasks, judges, concurrency))
-
-
-async def _drive(
-    tasks: Sequence[Callable[[], T]], judges: Sequence[DeferringJudge], concurrency: int
-) -> list[T]:
-    slots = asyncio.Semaphore(concurrency)
-
-    async def one(task: Callable[[], T]) -> T:
-        async with slots:
-            return await score_deferring(task)
-
-    running = [asyncio.ensure_future(one(task)) for task in tasks]
-    try:
-        return list(await asyncio.gather(*running))
-    except BaseException:
-        for future in running:
-            future.cancel()  # none of them may use a connection closed below
-        await asyncio.gather(*running, return_exceptions=True)
-        raise
-    finally:
-        for judge in judges:
-            await judge.aclose()
 
 
 async def score_deferring(task: Callable[[], T]) -> T:
@@ -125,14 +88,3 @@ def _attempt(task: Callable[[], T]) -> T | VerdictPending:
         return pending
     finally:
         _DEFERRING.reset(token)
-
-
-def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to its end from synchronous code; inside a running event loop (a
-    notebook, an ``async`` caller) it runs on a loop of its own in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()

@@ -1,10 +1,11 @@
 """An offline model that answers support-judge prompts: ``citelab serve-model --model judge``.
 
 It reads the statement and the evidence from a prompt written like
-:data:`~citelab.evals.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``),
-asks an offline judge (lexical by default) and answers ``yes`` or ``no``. Served behind the
-OpenAI API it lets the LLM judge run end to end — real SDK, real HTTP, real concurrency —
-on a machine without model weights (tests, benchmarks, teaching).
+:data:`~citelab.evals.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``) or
+like MiniCheck's (``Document:`` … ``Claim:`` …, the ``minicheck`` prompt), asks an offline
+judge (lexical by default) and answers ``yes`` or ``no``. Served behind the OpenAI API it
+lets the LLM judge run end to end — real SDK, real HTTP, real concurrency — on a machine
+without model weights (tests, benchmarks, teaching).
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ class JudgeModel:
 
     @property
     def code_version(self) -> str | None:
-        """A digest of the code that decides its verdicts when its judge is one of citelab's
-        own (see :mod:`citelab.models._version`), so a cache never replays a changed judge's
-        answers; ``None`` for a judge imported as ``module:attr`` or registered by a user (its
-        code is not citelab's to digest), which a cache then keys like a vendor model."""
+        """When its judge is one of citelab's own: this module's and the judge's module's
+        names with the installed citelab version (see :mod:`citelab.models._version`), so a
+        cache does not replay another release's verdicts; ``None`` for a judge imported as
+        ``module:attr`` or registered by a user (its version is not citelab's to name), which
+        a cache then keys like a vendor model."""
         if not self._own_judge:
             return None
         return source_version(__name__, type(self.judge).__module__)
@@ -66,10 +68,17 @@ class JudgeModel:
 
 
 def read_judge_prompt(prompt: str) -> tuple[str, str]:
-    """The statement and the evidence of a prompt written like the default judge prompt;
-    :class:`~citelab.ModelError` when it has no such sections."""
+    """The statement and the evidence of a prompt written like the default judge prompt, or
+    like MiniCheck's (``Document: …`` then ``Claim: …``, the claim last);
+    :class:`~citelab.ModelError` when it has neither layout."""
+    if prompt.startswith("Document: ") and "\nClaim: " in prompt:
+        evidence, statement = prompt.removeprefix("Document: ").rsplit("\nClaim: ", 1)
+        return statement.strip(), evidence.strip()
     if "Evidence:\n" not in prompt or "\nStatement:\n" not in prompt:
-        raise ModelError("judge model: the prompt has no 'Evidence:' and 'Statement:' sections")
+        raise ModelError(
+            "judge model: the prompt has neither 'Evidence:' and 'Statement:' sections nor "
+            "'Document:' and 'Claim:' lines"
+        )
     evidence = prompt.split("Evidence:\n", 1)[1].split("\nStatement:\n", 1)[0].strip()
     statement = prompt.split("\nStatement:\n", 1)[1].split("\n\nAnswer", 1)[0].strip()
     return statement, evidence

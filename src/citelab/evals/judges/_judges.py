@@ -2,16 +2,15 @@
 
 Every support decision of the citation scorers goes through a :class:`Judge`, so the same
 scorer runs offline (:class:`LexicalJudge`, the default), with any OpenAI-compatible model
-(:class:`LLMJudge`), or with an NLI model someone registers later (:func:`register_judge`).
-Judges are built from their configuration (``{"name": "lexical", "threshold": 0.8}``) so a
-run's log can rebuild them.
+(:class:`LLMJudge`), or with an NLI model someone registers later (:func:`register_judge`,
+:data:`JUDGES`). Judges are built from their configuration (``{"name": "lexical",
+"threshold": 0.8}``) so a run's log can rebuild them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -24,11 +23,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
-from citelab.evals.judges._deferring import VerdictPending, deferring, run_blocking
+from citelab._registry import Registry
+from citelab.evals.judges._deferring import VerdictPending, deferring
+from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 
 __all__ = [
     "DEFAULT_JUDGE_PROMPT",
+    "JUDGES",
     "FunctionJudge",
     "Judge",
     "LLMJudge",
@@ -315,6 +318,15 @@ Statement:
 Answer (yes or no):"""
 
 
+_LLM_NEEDS_A_MODEL = """\
+judge llm needs a model: name it in the judge's configuration, e.g. on the command line
+  --judge '{"name": "llm", "model": "gpt-4o-mini"}'
+or with an endpoint of your own (vLLM, Ollama, llama.cpp, citelab serve-model)
+  --judge '{"name": "llm", "model": "qwen2.5", "base_url": "http://127.0.0.1:8000/v1"}'
+and in a suite file: judge = {name = "llm", model = "gpt-4o-mini"}. Its other keys: base_url,
+api_key (default: $OPENAI_API_KEY), prompt, cache_dir, timeout, concurrency."""
+
+
 @dataclass
 class _LoopState:
     """What an LLM judge keeps per event loop: its bound, and the questions being asked."""
@@ -328,15 +340,17 @@ class LLMJudge:
 
     Any endpoint the ``openai`` SDK can reach works (OpenAI, vLLM, llama.cpp, ``citelab
     serve-model``). The prompt is part of the configuration (it is written into the run's
-    log and report). Verdicts are cached by request, in memory and, with ``cache_dir``, on
-    disk, so a re-score never re-asks the model.
+    log and report): a template with ``{statement}`` and ``{evidence}``, or ``"minicheck"``
+    (MiniCheck's layout, for fact-checking models; see ``_prompts.py``). Verdicts are cached
+    by request, in memory and, with ``cache_dir``, on disk, so a re-score never re-asks the
+    model.
 
     Calls go through the runner's own model adapter (:class:`citelab.models.OpenAIModel`:
     async SDK clients shared per event loop, the body read without the SDK's parse), at most
     ``concurrency`` in flight per event loop. ``citelab score``, ``citelab eval`` and
     ``rescore`` score answers concurrently in one event loop (see
-    :mod:`citelab.evals.judges._deferring`); :meth:`supports_many` and :meth:`ask` do the same
-    for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
+    :func:`~citelab.evals.judges.score_deferring`); :meth:`supports_many` and :meth:`ask` do
+    the same for a batch of questions. A lone :meth:`supports` outside them asks at once, on an
     event loop and connection of its own.
     """
 
@@ -344,7 +358,7 @@ class LLMJudge:
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -353,8 +367,15 @@ class LLMJudge:
         timeout: float = 60.0,
         concurrency: int = 8,
     ) -> None:
-        if "{statement}" not in prompt or "{evidence}" not in prompt:
-            raise ConfigError("judge llm: prompt must contain {statement} and {evidence}")
+        if not model:
+            raise ConfigError(_LLM_NEEDS_A_MODEL)
+        if prompt not in NAMED_PROMPTS and (
+            "{statement}" not in prompt or "{evidence}" not in prompt
+        ):
+            raise ConfigError(
+                "judge llm: prompt must contain {statement} and {evidence}, or name one of "
+                f"{', '.join(NAMED_PROMPTS)}"
+            )
         if concurrency < 1:
             raise ConfigError(f"judge llm: concurrency must be at least 1, got {concurrency}")
         self.concurrency = concurrency
@@ -428,10 +449,9 @@ class LLMJudge:
 
     def _question(self, statement: str, evidence: str) -> tuple[str, dict[str, Any]]:
         """The cache key and the request (the key is the request's hash)."""
-        content = self.prompt.format(statement=statement, evidence=evidence)
         request = {
             "model": self.model,
-            "messages": [{"role": "user", "content": content}],
+            "messages": judge_messages(self.prompt, statement, evidence),
             "temperature": 0,
             "max_tokens": 3,
         }
@@ -509,18 +529,25 @@ def _parse_verdict(reply: str) -> bool:
     return words[0] == "yes"
 
 
-_JUDGES: dict[str, Callable[..., Judge]] = {}
+JUDGES: Registry[Callable[..., Judge]] = Registry("judge")
+"""Every judge factory by name (:class:`~citelab.Registry`): ``JUDGES.build("lexical")``."""
 
 
-def register_judge(name: str, factory: Callable[..., Judge], *, replace: bool = False) -> None:
-    """Make ``factory(**config)`` buildable as ``{"name": name, **config}``."""
-    if name in _JUDGES and not replace:
-        raise ConfigError(f"judge {name!r} is already registered (pass replace=True)")
-    _JUDGES[name] = factory
+def register_judge(
+    name: str,
+    factory: Callable[..., Judge] | str,
+    *,
+    replace: bool = False,
+    description: str | None = None,
+) -> None:
+    """Make ``factory(**config)`` buildable as ``{"name": name, **config}``:
+    ``JUDGES.register`` (``factory`` may be a ``module:attr`` imported when first built)."""
+    JUDGES.register(name, factory, replace=replace, description=description)
 
 
 def judge_names() -> list[str]:
-    return sorted(_JUDGES)
+    """The registered names, sorted: ``JUDGES.names()``."""
+    return JUDGES.names()
 
 
 def build_judge(spec: str | dict[str, Any] | Judge) -> Judge:
@@ -534,38 +561,22 @@ def build_judge(spec: str | dict[str, Any] | Judge) -> Judge:
         return spec
     config = {"name": spec} if isinstance(spec, str) else dict(spec)
     name = config.pop("name", None)
-    if isinstance(name, str) and ":" in name:
+    if not isinstance(name, str):
+        raise JUDGES.unknown(name)
+    if ":" in name:  # never a registered name
         return _imported_judge(name, config)
-    if not isinstance(name, str) or name not in _JUDGES:
-        raise ConfigError(
-            f"unknown judge {name!r} (registered: {', '.join(judge_names())}; or name one as "
-            "module:attr)"
-        )
-    try:
-        return _JUDGES[name](**config)
-    except TypeError as exc:
-        raise ConfigError(f"judge {name}: bad configuration {config}: {exc}") from exc
+    return JUDGES.build(name, **config)
 
 
 def _imported_judge(spec: str, config: dict[str, Any]) -> Judge:
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"judge {spec!r}: write it as module:attr (e.g. mypkg.judges:nli)")
-    try:
-        target: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"judge {spec!r}: cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise ConfigError(f"judge {spec!r}: module {module_name!r} has no {attr!r}")
-        target = getattr(target, part)
+    target = JUDGES.get(spec)  # imported: a Judge, a class of them, or a function
     if isinstance(target, type):
         try:
             built = target(**config)
         except TypeError as exc:
-            raise ConfigError(f"judge {spec}: bad configuration {config}: {exc}") from exc
+            raise ConfigError(f"judge {spec!r}: bad options {sorted(config)}: {exc}") from exc
         if not isinstance(built, Judge):
-            raise ConfigError(f"judge {spec!r}: {attr} does not build a Judge (supports, config)")
+            raise ConfigError(f"judge {spec!r}: {target.__name__} does not build a Judge")
         return built
     if config:
         raise ConfigError(f"judge {spec!r}: takes no configuration, got {sorted(config)}")
@@ -573,7 +584,7 @@ def _imported_judge(spec: str, config: dict[str, Any]) -> Judge:
         return target
     if callable(target):
         return FunctionJudge(target, spec)
-    raise ConfigError(f"judge {spec!r}: {attr} is neither a Judge nor a callable")
+    raise ConfigError(f"judge {spec!r}: neither a Judge nor a callable")
 
 
 class FunctionJudge:

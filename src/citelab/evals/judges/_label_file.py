@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citelab._errors import Conflict, InvalidInput
 from citelab._validation import validation_problems
-from citelab.evals.judges._calibrate import LabelledPair
+from citelab.evals.judges._labels import LabelledPair
 
 if sys.platform != "win32":
     import fcntl
@@ -167,6 +167,7 @@ class LabelFile:
                     evidence=line.evidence,
                     label=label,
                     category=line.category or "",
+                    grade=line.label,  # a three-way label, as people gave it
                 )
             )
         return pairs

@@ -1,7 +1,7 @@
 """What a run recorded: per case and turn, everything the scorers read (answers, sources,
 rounds, restricted entities), and the run's ``records.jsonl`` they are read back from."""
 
-from citelab.evals.records._file import RecordsFile, read_records, read_records_file
+from citelab.evals.records._file import read_records
 from citelab.evals.records._records import (
     CaseRecord,
     RestrictedEntity,
@@ -12,11 +12,9 @@ from citelab.evals.records._records import (
 
 __all__ = [
     "CaseRecord",
-    "RecordsFile",
     "RestrictedEntity",
     "RoundRecord",
     "SourceRecord",
     "TurnRecord",
     "read_records",
-    "read_records_file",
 ]

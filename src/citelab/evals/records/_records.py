@@ -34,6 +34,13 @@ class SourceRecord(BaseModel):
     """The language of the version used."""
 
     @property
+    def has_passage(self) -> bool:
+        """Whether a judge has text of the source to read (``content`` is not blank): a
+        citation of a source without one cannot be judged (a vendor's url_citation, an
+        AnswerMessage's resource_link without source quotes)."""
+        return bool(self.content.strip())
+
+    @property
     def evidence(self) -> str:
         """The passage a judge reads: title and content, as ALCE formats a document."""
         return f"Title: {self.title}\n{self.content}"

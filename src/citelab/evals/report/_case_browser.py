@@ -1,22 +1,19 @@
-"""The case browser's data: every scored turn of a result, ready for ``js/report.js``.
+"""The case browser: every scored turn of a result, for ``js/report/`` to show.
 
-``case_browser_data(result)`` returns one JSON-ready dict: the variants (name, description,
-note, colour), the baseline, the metrics, a table of sources (each distinct source once:
-uri, title, content) and one entry per turn with its question, error, AnswerMessage (the
-front end renders it, cited spans highlighted), held and cited sources (as indexes into the
-source table), gold, scores, each scorer's detail rows (the reasons; a long string in them is
-``[i]``, the i-th entry of a text table), rounds, the metrics it missed and whether it
-differs from the baseline. Keys are short: a 10,000-case report
-carries this once per turn.
+``case_browser_data(result)`` returns its data, a :class:`ReportData` (the schema, every key
+documented, is :mod:`citelab.evals.report._case_data`): the variants, the baseline, the
+metrics, a table of sources and one entry per turn with its question, error, AnswerMessage,
+held and cited sources, gold, scores, reasons, rounds, the metrics it missed and whether it
+differs from the baseline.
 
-``case_browser_html(result)`` is the browser as an HTML fragment: the mount point, the data
-(``<`` written as ``\\u003c``, so no string in it can close the script element) and the
-bundled script, inline (a report is one file and makes no request). The list's fields are
-one JSON document; the rest of each entry is one JSON line, and the lines are stored in
-gzip-compressed blocks of ``DETAIL_BLOCK`` lines, base64 text one block a line (a 10,000-turn
-report's details shrink about 8×, and parsing the page's bytes was what its opening time was
-made of). The browser decompresses a block, with its built-in ``DecompressionStream``, when a
-turn in it is first opened.
+``case_browser_parts(result)`` is the browser as HTML fragments: the mount point, the list's
+data (``<`` written as ``\\u003c``, so no string in it can close the script element) and the
+bundled script, inline (a report is one file and makes no request); then the details. The
+list's fields are one JSON document; the rest of each entry is one JSON line, and the lines
+are stored in gzip-compressed blocks of ``DETAIL_BLOCK`` lines, base64 text one block a line
+(a big report's details shrink several times, and parsing the page's bytes was what its
+opening time was made of: see docs/performance.md). The browser decompresses a block, with
+its built-in ``DecompressionStream``, when a turn in it is first opened.
 """
 
 from __future__ import annotations
@@ -34,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from citelab.evals.records import SourceRecord, TurnRecord
+from citelab.evals.report._case_data import LIST_KEYS, CaseEntry, Gold, ReportData, Round
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.results import EvalResult
 
@@ -41,7 +39,6 @@ __all__ = [
     "DETAIL_BLOCK",
     "LIST_KEYS",
     "case_browser_data",
-    "case_browser_html",
     "case_browser_parts",
     "inline_script",
     "pack_details",
@@ -52,19 +49,18 @@ __all__ = [
 _DETAIL_KEYS = {"variant", "model", "dataset", "case_id", "turn", "metric"}
 
 
-def case_browser_data(result: EvalResult) -> dict[str, Any]:
+def case_browser_data(result: EvalResult) -> ReportData:
     """See the module docs."""
     variants = variant_order(result)
     colors = variant_colors(variants)
     configured = result.config.get("variants") or {}
-    notes = result.config.get("variant_notes") or {}
     better = {s.metric: s.higher_is_better for s in result.scorers}
     sources = _SourceTable()
     texts = _TextTable()
     scores = _scores_by_turn(result.scores)
     reasons = _reasons_by_turn(result.details, texts)
     index = {name: i for i, name in enumerate(variants)}
-    entries: list[dict[str, Any]] = []
+    entries: list[CaseEntry] = []
     for record in result.records:
         case = result.cases.get((record.dataset, record.case_id))
         for turn in record.turns:
@@ -84,8 +80,8 @@ def case_browser_data(result: EvalResult) -> dict[str, Any]:
                     "e": turn.error,
                     "na": turn.no_answer,
                     "msg": turn.message or None,
-                    "held": [[s.number, sources.add(s)] for s in turn.candidates],
-                    "cited": [[s.number, sources.add(s)] for s in turn.sources],
+                    "held": [(s.number, sources.add(s)) for s in turn.candidates],
+                    "cited": [(s.number, sources.add(s)) for s in turn.sources],
                     "g": _gold(gold),
                     "s": turn_scores,
                     "r": reasons.get(key, {}),
@@ -101,7 +97,6 @@ def case_browser_data(result: EvalResult) -> dict[str, Any]:
             {
                 "name": name,
                 "description": str((configured.get(name) or {}).get("description") or ""),
-                "note": str(notes.get(name) or ""),
                 "color": colors[name],
             }
             for name in variants
@@ -118,14 +113,14 @@ class _SourceTable:
     """Each distinct (uri, title, content) once; entries refer to it by index."""
 
     def __init__(self) -> None:
-        self.rows: list[list[str]] = []
+        self.rows: list[tuple[str, str, str]] = []
         self._index: dict[tuple[str, str, str], int] = {}
 
     def add(self, source: SourceRecord) -> int:
         key = (source.uri, source.title, source.content)
         if key not in self._index:
             self._index[key] = len(self.rows)
-            self.rows.append(list(key))
+            self.rows.append(key)
         return self._index[key]
 
     def by_uri(self, uri: str, turn: TurnRecord) -> int:
@@ -166,24 +161,24 @@ class _TextTable:
         return out
 
 
-def _rounds(turn: TurnRecord, sources: _SourceTable) -> list[dict[str, Any]]:
+def _rounds(turn: TurnRecord, sources: _SourceTable) -> list[Round]:
     return [
         {
             "text": r.text,
-            "visible": [[n, sources.by_uri(uri, turn)] for n, uri in sorted(r.visible.items())],
+            "visible": [(n, sources.by_uri(uri, turn)) for n, uri in sorted(r.visible.items())],
             "searches": r.searches,
-            "added": [[n, sources.by_uri(uri, turn)] for n, uri in sorted(r.added.items())],
+            "added": [(n, sources.by_uri(uri, turn)) for n, uri in sorted(r.added.items())],
         }
         for r in turn.rounds
     ]
 
 
-def _gold(gold: Any) -> dict[str, Any]:
+def _gold(gold: Any) -> Gold:
     if gold is None:
         return {}
     return {
         "expect": gold.expect_answer,
-        "claims": [[claim.text, list(claim.supported_by)] for claim in gold.claims],
+        "claims": [(claim.text, list(claim.supported_by)) for claim in gold.claims],
         "must_cite": list(gold.must_cite),
         "must_not_cite": list(gold.must_not_cite),
         "min_searches": gold.min_searches,
@@ -214,8 +209,11 @@ def _strings(column: pd.Series) -> list[str]:
 _KEY_COLUMNS = ("variant", "model", "dataset", "case_id", "turn")
 
 
-def _scores_by_turn(scores: pd.DataFrame) -> dict[_Key, dict[str, list[Any]]]:
-    out: dict[_Key, dict[str, list[Any]]] = {}
+_Scores = dict[str, tuple[float | None, float, float]]
+
+
+def _scores_by_turn(scores: pd.DataFrame) -> dict[_Key, _Scores]:
+    out: dict[_Key, _Scores] = {}
     if scores.empty:
         return out
     cells = zip(
@@ -227,7 +225,7 @@ def _scores_by_turn(scores: pd.DataFrame) -> dict[_Key, dict[str, list[Any]]]:
         strict=True,
     )
     for key, metric, value, numerator, denominator in cells:
-        out.setdefault(key, {})[metric] = [value, numerator, denominator]
+        out.setdefault(key, {})[metric] = (value, numerator, denominator)
     return out
 
 
@@ -290,7 +288,7 @@ def _reasons_by_turn(
     return out
 
 
-def _failed(scores: Mapping[str, list[Any]], better: Mapping[str, bool]) -> list[str]:
+def _failed(scores: _Scores, better: Mapping[str, bool]) -> list[str]:
     """The metrics whose value is not the best possible (1 up, 0 down) for this turn."""
     failed = []
     for metric, (value, _, _) in scores.items():
@@ -301,7 +299,7 @@ def _failed(scores: Mapping[str, list[Any]], better: Mapping[str, bool]) -> list
     return failed
 
 
-def _mark_differences(entries: list[dict[str, Any]], baseline: int | None) -> None:
+def _mark_differences(entries: list[CaseEntry], baseline: int | None) -> None:
     """``diff``: the turn's scores or answer differ from the baseline's same turn."""
     if baseline is None:
         return
@@ -314,8 +312,8 @@ def _mark_differences(entries: list[dict[str, Any]], baseline: int | None) -> No
         entry["diff"] = entry["s"] != other["s"] or _text(entry) != _text(other)
 
 
-def _text(entry: Mapping[str, Any]) -> str:
-    message = entry.get("msg") or {}
+def _text(entry: CaseEntry) -> str:
+    message = entry["msg"] or {}
     return "".join(
         str(block.get("text", ""))
         for block in message.get("content", [])
@@ -327,10 +325,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     return value
-
-
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 # --- HTML -----------------------------------------------------------------------------------
@@ -361,17 +355,13 @@ def json_for_script(data: Any) -> str:
     return text
 
 
-LIST_KEYS = ("v", "m", "d", "c", "t", "q", "e", "fail", "diff")
-"""What the list needs of an entry; the rest of it is read only when the turn is opened."""
-
-
 DETAIL_BLOCK = 200
 """Detail lines per compressed block: opening a turn decompresses its block only."""
 
 
 COMPRESS_LEVEL = 6
-"""gzip level of the detail blocks: zlib's default. Level 9 made a 10,040-turn report's
-45 MB of details 3% smaller (4.16 vs 4.30 MB) in 1.6× the time (2.5 s vs 1.5 s here)."""
+"""gzip level of the detail blocks: zlib's default (level 9 compressed little more, much
+slower: docs/performance.md)."""
 
 
 def pack_details(lines: Sequence[str], block: int = DETAIL_BLOCK) -> str:
@@ -405,13 +395,6 @@ def unpack_details(packed: str) -> list[str]:
     ]
 
 
-def case_browser_html(result: EvalResult, element_id: str = "citelab-cases") -> str:
-    """See the module docs: the browser and its details in one fragment (a page that puts
-    the details last uses :func:`case_browser_parts`)."""
-    browser, details = case_browser_parts(result, element_id)
-    return f"{browser}\n{details}"
-
-
 def case_browser_parts(result: EvalResult, element_id: str = "citelab-cases") -> tuple[str, str]:
     """The case browser as two HTML fragments: the mount point, the list's data and the
     script; and the details script, best put at the end of the page.
@@ -441,13 +424,13 @@ def case_browser_parts(result: EvalResult, element_id: str = "citelab-cases") ->
             for at in range(0, len(entries), DETAIL_BLOCK)
         ]
         details = "\n".join(block.result() for block in blocks)
-    data["cases"] = [{k: entry.get(k) for k in LIST_KEYS} for entry in entries]
+    listed_data = {**data, "cases": [{k: entry.get(k) for k in LIST_KEYS} for entry in entries]}
     browser = (
         f'<div id="{element_id}-root" data-citelab-cases="{element_id}-data" '
         f'data-citelab-case-details="{element_id}-details">'
         "<noscript>The case browser needs JavaScript; the same data is in cases.csv, "
         "statements.csv, citations.csv and records.jsonl.</noscript></div>\n"
-        f'<script type="application/json" id="{element_id}-data">{json_for_script(data)}'
+        f'<script type="application/json" id="{element_id}-data">{json_for_script(listed_data)}'
         "</script>\n"
         f'<script type="module" async>{inline_script(static_text("report.js"))}</script>'
     )

@@ -26,10 +26,10 @@ import pandas as pd
 from citelab._errors import CitelabError, InvalidInput
 from citelab.evals.dataset import Case
 from citelab.evals.records import CaseRecord, read_records
-from citelab.evals.results import TURN_FACTS, EvalResult
+from citelab.evals.results import TURN_FACTS, EvalResult, Gate, evaluate_gates
 from citelab.evals.scorers import Aggregate, DetailLevel, Score, Scorer, build_scorers
 
-__all__ = ["Comparison", "compare_runs", "load_run", "write_comparison"]
+__all__ = ["Comparison", "compare_runs", "comparison_gates", "load_run", "write_comparison"]
 
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
 
@@ -287,22 +287,39 @@ def _union_scorers(first: Sequence[Scorer], second: Sequence[Scorer]) -> list[Sc
     return [*first, *(s for s in second if s.metric not in seen)]
 
 
-def write_comparison(comparison: Comparison, out_dir: str | Path) -> dict[str, Path]:
-    """The comparison's tables and ``report.html`` (``compare.json`` says what was read)."""
+def write_comparison(
+    comparison: Comparison,
+    out_dir: str | Path,
+    *,
+    non_inferior: Sequence[tuple[str, float]] = (),
+    confidence: float = 0.95,
+) -> dict[str, Path]:
+    """The comparison's tables and ``report.html`` (``compare.json`` says what was read).
+
+    ``non_inferior`` is ``(metric, margin)`` pairs (``*``: every metric): gates that B is
+    not worse than A on the metric by more than the margin, at ``confidence`` (see
+    :func:`comparison_gates`); their verdicts go to ``compare.json``, the report and
+    ``comparison.result.config["gates"]``."""
     from citelab.evals.report._report import comparison_intro, render_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     result = comparison.result
+    gates = comparison_gates(comparison, non_inferior, confidence)
     written = {
         "differences.csv": out / "differences.csv",
         "summary.csv": out / "summary.csv",
         "report.html": out / "report.html",
         "compare.json": out / "compare.json",
     }
-    differences, summary = result.differences(), result.summary()
+    differences = result.differences(confidence=confidence)
+    summary = result.summary()
     differences.to_csv(written["differences.csv"], index=False, float_format="%.6g")
     summary.to_csv(written["summary.csv"], index=False, float_format="%.6g")
+    checked = evaluate_gates(
+        result, gates, differences={(comparison.labels[0], "all", confidence): differences}
+    )
+    result.config["gates"] = [gate.model_dump(mode="json") for gate in checked]
     page = render_html(
         result,
         [],
@@ -310,6 +327,7 @@ def write_comparison(comparison: Comparison, out_dir: str | Path) -> dict[str, P
         intro=comparison_intro(comparison),
         summary=summary,
         differences=differences,
+        gates=checked,
     )
     written["report.html"].write_text(page, encoding="utf-8")
     facts = {
@@ -318,9 +336,42 @@ def write_comparison(comparison: Comparison, out_dir: str | Path) -> dict[str, P
         "matched_cases": comparison.matched,
         "only_a": comparison.only[0],
         "only_b": comparison.only[1],
+        "confidence": confidence,
+        "gates": result.config["gates"],
     }
     written["compare.json"].write_text(json.dumps(facts, indent=2), encoding="utf-8")
     return written
+
+
+def comparison_gates(
+    comparison: Comparison, non_inferior: Sequence[tuple[str, float]], confidence: float = 0.95
+) -> list[Gate]:
+    """Non-inferiority gates of run B against run A: one per ``(metric, margin)``; ``*``
+    stands for every metric both runs have a value of (a metric neither scored on any turn
+    has nothing to compare). A metric neither run has is an ``InvalidInput``."""
+    a, b = comparison.labels
+    metrics = [scorer.metric for scorer in comparison.result.scorers]
+    scores = comparison.result.scores
+    valued = scores[scores["value"].notna()].groupby("metric")["variant"].nunique()
+    both = [metric for metric in metrics if valued.get(metric, 0) == 2]
+    gates = []
+    for metric, margin in non_inferior:
+        if metric != "*" and metric not in metrics:
+            raise InvalidInput(
+                f"--non-inferior {metric}: neither run has that metric "
+                f"(metrics: {', '.join(metrics)})"
+            )
+        for name in both if metric == "*" else [metric]:
+            gates.append(
+                Gate(
+                    metric=name,
+                    variant=b,
+                    not_worse_than=a,
+                    margin=margin,
+                    confidence=confidence,
+                )
+            )
+    return gates
 
 
 def _missing(value: object) -> bool:

@@ -25,24 +25,31 @@ import io
 import json
 import math
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from citelab.evals._fork import cpus, fork_is_safe, forked_pool, inherited
 from citelab.evals.report._case_browser import case_browser_parts, static_text
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._judges import corrected_html as _corrected_html
+from citelab.evals.report._judges import judge_line
+from citelab.evals.report._judges import judges_html as _judges_html
 from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
 from citelab.evals.results import (
     EvalResult,
     Finding,
     FindingResult,
+    Gate,
+    GateResult,
+    JudgedMetric,
     evaluate_findings,
+    evaluate_gates,
+    required_findings,
 )
 
 __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
@@ -50,39 +57,48 @@ __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_
 MIN_UNITS = 20
 """Below this many units a metric's value is flagged: its interval says little."""
 
+_Check = TypeVar("_Check", Finding, Gate)
+
+MATH_IGNORE_CLASS = "mathjax_ignore"
+"""JupyterLab typesets ``$…$`` in HTML outputs as math unless under an element of this class
+(MathJax 3's ``ignoreHtmlClass``); the widget's ``citelab.widget._display`` has the same
+constant (the report sits below the widget and does not import it)."""
+
 
 def write_outputs(
-    result: EvalResult, out_dir: str | Path, findings: Sequence[Finding] = (), title: str = ""
+    result: EvalResult,
+    out_dir: str | Path,
+    findings: Sequence[Finding] = (),
+    title: str = "",
+    gates: Sequence[Gate] = (),
 ) -> dict[str, Path]:
-    """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html."""
+    """Write the tables (CSV, and Parquet when pyarrow is installed), run.json and report.html.
+
+    ``findings`` and ``gates`` are checked against the results: ``run.json`` holds each
+    finding (``findings``) and each gate with every required finding (``gates``) with its
+    verdict, and so do ``result.config`` and the report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     parquet = _has_pyarrow()
+    subsets = sorted(({f.subset for f in findings} | {g.subset for g in gates}) - {"all"})
     # Each statistic once (the tables, the findings, the report and its plots share them),
-    # computed while this thread builds the case browser: for a big run in a forked process
-    # that writes the turn-level tables too (see _statistics_pool), else on another thread
-    # (the bootstraps are numpy work that mostly runs without the GIL) while this one writes
-    # them. The thread gets its own copies of the two tables it reads, so no pandas object
-    # is used by two threads at once.
-    subsets = sorted({finding.subset for finding in findings} - {"all"})
-    with _statistics_pool(result) as pool:
-        forked = isinstance(pool, ProcessPoolExecutor)
-        if forked:
-            statistics = pool.submit(_inherited_work, subsets, out, parquet)
-        else:
-            own = dataclasses.replace(
-                result, scores=result.scores.copy(), turns=result.turns.copy()
-            )
-            statistics = pool.submit(_statistics, own, subsets)
+    # computed on another thread while this one builds the case browser and writes the
+    # turn-level tables: the bootstraps are numpy work that mostly runs without the GIL. The
+    # thread gets its own copies of the two tables it reads, so no pandas object is used by
+    # two threads at once.
+    own = dataclasses.replace(result, scores=result.scores.copy(), turns=result.turns.copy())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        statistics = pool.submit(_statistics, own, subsets)
         browser = case_browser_parts(result)
-        if not forked:
-            _write_turn_tables(result, out, parquet)
+        _write_turn_tables(result, out, parquet)
         stability = result.stability_by_round()
-        summary, differences, by_dataset, summaries = statistics.result()
+        summary, differences, by_dataset, summaries, corrected = statistics.result()
     _write_table(out, "summary", summary, parquet)
     _write_table(out, "differences", differences, parquet)
+    _write_table(out, "corrected", corrected, parquet)
     written: dict[str, Path] = {}
-    for name in ("summary", "differences", "scores", "cases", "statements", "citations"):
+    tables = ("summary", "differences", "corrected", "scores", "cases", "statements", "citations")
+    for name in tables:
         written[f"{name}.csv"] = out / f"{name}.csv"
         if parquet:
             written[f"{name}.parquet"] = out / f"{name}.parquet"
@@ -92,45 +108,30 @@ def write_outputs(
     }
     written["gold.json"] = out / "gold.json"
     written["gold.json"].write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
-    checked = evaluate_findings(result, findings, summaries={"all": summary, **summaries})
-    run = {**result.config, "findings": [c.model_dump(mode="json") for c in checked]}
+    known = {"all": summary, **summaries}
+    checked = evaluate_findings(result, findings, summaries=known)
+    base = result.baseline()
+    paired = {(base, "all", 0.95): differences} if base is not None else {}
+    gated = [
+        *evaluate_gates(result, gates, summaries=known, differences=paired),
+        *required_findings(checked),
+    ]
+    result.config["findings"] = [c.model_dump(mode="json") for c in checked]
+    result.config["gates"] = [g.model_dump(mode="json") for g in gated]
+    judges = result.judges()
+    run = {
+        **result.config,
+        "judges": [judge.model_dump(mode="json") for judge in judges],
+        "corrected": _records_json(corrected),
+    }
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
     written["report.html"] = out / "report.html"
-    parts = _Parts(summary, differences, by_dataset, stability, browser)
-    page = _page(
-        result, checked, title or str(result.config.get("suite", {}).get("name", "")), "", parts
-    )
+    parts = _Parts(summary, differences, by_dataset, stability, browser, corrected, judges)
+    name = title or str(result.config.get("suite", {}).get("name", ""))
+    page = _page(result, checked, name, "", parts, gated)
     written["report.html"].write_text(page, encoding="utf-8")
     return written
-
-
-FORK_TURNS = 2000
-"""From this many turns on, the statistics are computed, and the turn-level tables written,
-in a forked process (when forking is safe): on a thread they share the GIL with the case
-browser, whose Python holds it; below this, the fork and the frames' way back cost more
-than they save."""
-
-
-def _statistics_pool(result: EvalResult) -> ThreadPoolExecutor | ProcessPoolExecutor:
-    """Where :func:`_statistics` runs: a forked process for a big run on Linux with more
-    than one CPU, from a process without other threads (a thread holding a lock at the fork
-    would leave it locked in the child; tqdm's monitor, which a run's progress bar leaves
-    behind, does not count: see :mod:`citelab.evals._fork`); else a thread."""
-    if len(result.turns) < FORK_TURNS or not fork_is_safe() or cpus() < 2:
-        return ThreadPoolExecutor(max_workers=1)
-    # The worker is forked when the pool starts, before any thread of this write exists;
-    # it inherits the result (nothing is pickled on the way there, only the frames back).
-    return forked_pool(1, result)
-
-
-def _inherited_work(
-    subsets: Sequence[str], out: Path, parquet: bool
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
-    """In the forked worker: the turn-level tables written, the statistics returned."""
-    result: EvalResult = inherited()
-    _write_turn_tables(result, out, parquet)
-    return _statistics(result, subsets)
 
 
 def _write_turn_tables(result: EvalResult, out: Path, parquet: bool) -> None:
@@ -146,13 +147,25 @@ def _write_table(out: Path, name: str, frame: pd.DataFrame, parquet: bool) -> No
         _write_parquet(frame, out / f"{name}.parquet")
 
 
-def _statistics(
-    result: EvalResult, subsets: Sequence[str]
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+_Statistics = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], pd.DataFrame]
+
+
+def _statistics(result: EvalResult, subsets: Sequence[str]) -> _Statistics:
     """What the outputs need of the bootstraps: the summary, the paired differences, the
-    summary by dataset and the summary of each subset the findings look at."""
+    summary by dataset, the summary of each subset the findings look at, and the judged
+    metrics corrected for their judges' error."""
     summaries = {subset: result.summary(subset=subset) for subset in subsets}
-    return result.summary(), result.differences(), result.summary(by=["dataset"]), summaries
+    summary = result.summary()
+    corrected = result.corrected(summary=summary)
+    return summary, result.differences(), result.summary(by=["dataset"]), summaries, corrected
+
+
+def _records_json(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows for JSON: NaN as null."""
+    return [
+        {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+        for row in frame.to_dict("records")
+    ]
 
 
 @dataclass
@@ -165,6 +178,10 @@ class _Parts:
     stability: pd.DataFrame
     browser: tuple[str, str]
     """The case browser and its details (:func:`case_browser_parts`)."""
+    corrected: pd.DataFrame
+    """:meth:`EvalResult.corrected` of the summary."""
+    judges: list[JudgedMetric]
+    """:meth:`EvalResult.judges`."""
 
 
 FLOAT_FORMAT = "%.6g"
@@ -244,7 +261,7 @@ table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
-.holds{color:#0a6b2d}.fails{color:#a11}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
+.holds{color:#0a6b2d}.fails{color:#a11}.untestable{color:#666;font-style:italic}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
 max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted,.citelab-muted{color:#666}
 .few{color:#8a5a00}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
 td:first-child{white-space:nowrap}
@@ -268,37 +285,59 @@ margin-right:.35em;vertical-align:baseline;background:#999}
 
 def render_html(
     result: EvalResult,
-    findings: Sequence[FindingResult],
+    findings: Sequence[FindingResult] | None,
     title: str,
     *,
     intro: str = "",
     summary: pd.DataFrame | None = None,
     differences: pd.DataFrame | None = None,
+    gates: Sequence[GateResult] | None = (),
 ) -> str:
     """The whole report as one HTML document (every string escaped, plots inline).
 
+    ``findings`` and ``gates`` are checked already; None checks the ones the run's suite
+    states (``result.config["suite"]``: what a notebook's ``result.show()`` shows).
     ``intro`` is HTML put after the heading (already escaped by the caller: the comparison
     report's table of runs). ``summary`` and ``differences``, when given, are
     ``result.summary()`` and ``result.differences()`` already computed (a caller that
     writes them as tables too need not compute them again)."""
+    if findings is None:
+        findings = evaluate_findings(result, _configured(result, "findings", Finding))
+    if gates is None:
+        gates = [
+            *evaluate_gates(result, _configured(result, "gates", Gate)),
+            *required_findings(findings),
+        ]
     parts = _Parts(
         summary=result.summary() if summary is None else summary,
         differences=result.differences() if differences is None else differences,
         by_dataset=result.summary(by=["dataset"]),
         stability=result.stability_by_round(),
         browser=case_browser_parts(result),
+        corrected=pd.DataFrame(),
+        judges=result.judges(),
     )
-    return _page(result, findings, title, intro, parts)
+    parts.corrected = result.corrected(summary=parts.summary)
+    return _page(result, findings, title, intro, parts, gates)
 
 
-def _page(
+def _configured(result: EvalResult, key: str, kind: type[_Check]) -> list[_Check]:
+    """The findings or gates of the run's suite, as its configuration holds them."""
+    suite = result.config.get("suite") or {}
+    return [kind.model_validate(item) for item in suite.get(key) or []]
+
+
+def _page(  # noqa: PLR0917 - private, two call sites
     result: EvalResult,
     findings: Sequence[FindingResult],
     title: str,
     intro: str,
     parts: _Parts,
+    gates: Sequence[GateResult] = (),
 ) -> str:
     """See :func:`render_html`: the page of ``result`` with ``parts`` computed."""
+    if result.config.get("command") == "score":
+        return _document(title, _score_sections(result, title, parts))
     summary, differences = parts.summary, parts.differences
     colors = variant_colors(variant_order(result))
     description = str(result.config.get("suite", {}).get("description") or "")
@@ -311,13 +350,16 @@ def _page(
         intro,
         _errors_html(result),
         _run_facts(result),
+        _gates_html(gates),
         _findings_html(findings),
         "<h2>Variants</h2>",
         _variants_html(result, colors),
+        _judges_html(parts.judges),
         "<h2>Summary</h2>",
         _summary_note(),
-        _summary_table(summary, colors, result),
-        f"<h2>Differences from the baseline ({_e(result.baseline() or 'none')})</h2>",
+        _summary_table(summary, colors, result, judges=parts.judges),
+        _corrected_html(parts.corrected, parts.judges),
+        f"<h2>{_e(_differences_heading(result.baseline()))}</h2>",
         _differences_html(differences, colors, variant_order(result)),
         # As result.plot("differences") and result.plot("values") draw them.
         _img(
@@ -329,9 +371,7 @@ def _page(
         "<h2>Numbering stability per round</h2>",
         _stability_section(parts.stability, colors),
         "<h2>Cases</h2>",
-        '<p class="muted">Every scored turn; filter the list and open one to see its answer '
-        "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
-        "with its reasons and the rounds.</p>",
+        _CASES_NOTE,
         cases,
         "<h2>By dataset</h2>",
         _summary_table(parts.by_dataset, colors, result, by=["dataset"]),
@@ -341,6 +381,107 @@ def _page(
         _config_html(result.config),
         case_details,
     ]
+    return _document(title, sections)
+
+
+_CASES_NOTE = (
+    '<p class="muted">Every scored turn; filter the list and open one to see its answer '
+    "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
+    "with its reasons and the rounds.</p>"
+)
+
+
+def _score_sections(result: EvalResult, title: str, parts: _Parts) -> list[str]:
+    """The page of answers ``citelab score`` read: what was scored (file, format, judge,
+    statements), what could not be read or judged, the summary, the cases, the glossary.
+    No variants, differences or rounds: there is one set of answers and no run of a model."""
+    cases, case_details = parts.browser
+    return [
+        f"<h1>{_e(title or 'citelab score')}</h1>",
+        _errors_html(result),
+        "<h2>What was scored</h2>",
+        _scored_facts(result),
+        _notes_html(result.config.get("notes") or []),
+        _judges_html(parts.judges),
+        "<h2>Summary</h2>",
+        '<p class="muted">Each value with its 95% bootstrap interval (resampling answers), '
+        "its units (statements or citations) and the answers it applies to. A unit whose "
+        "source has no passage is not judgeable: left out, never scored 0.</p>",
+        _score_summary(parts.summary, result),
+        _corrected_html(parts.corrected, parts.judges),
+        "<h2>Answers</h2>",
+        _CASES_NOTE,
+        cases,
+        "<h2>Metric glossary</h2>",
+        _glossary_html(result),
+        "<h2>Configuration</h2>",
+        _config_html(result.config),
+        case_details,
+    ]
+
+
+def _scored_facts(result: EvalResult) -> str:
+    config = result.config
+    judge = config.get("judge") or {}
+    judge_text = str(judge.get("name", "")) + (
+        " (" + ", ".join(f"{k}={v}" for k, v in judge.items() if k != "name") + ")"
+        if len(judge) > 1
+        else ""
+    )
+    granularity = {str(scorer.get("granularity")) for scorer in config.get("scorers") or []} - {
+        "None"
+    }
+    statements = {
+        "span": "each cited span (and each sentence no span touches)",
+        "sentence": "each sentence of the answer, with its markers",
+    }
+    facts = {
+        "file": config.get("input") or "(data given in Python)",
+        "format": config.get("format"),
+        "answers": config.get("answers", len(result.turns)),
+        "judge": judge_text,
+        "statements": "; ".join(statements[g] for g in sorted(granularity) if g in statements),
+        "scorers": ", ".join(scorer.metric for scorer in result.scorers),
+        "started": config.get("started_at"),
+    }
+    items = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in facts.items() if v)
+    return f"<ul>{items}</ul>"
+
+
+def _notes_html(notes: Sequence[str]) -> str:
+    return "".join(f'<p class="few">⚠ {_e(note)}</p>' for note in notes)
+
+
+def _score_summary(summary: pd.DataFrame, result: EvalResult) -> str:
+    """One row per scorer: value [interval], units, answers, units not judgeable."""
+    rows_by_metric = {str(r["metric"]): r for r in summary.to_dict("records")}
+    left_out = result.config.get("unjudgeable") or {}
+    rows = []
+    for scorer in result.scorers:
+        arrow = "↑" if scorer.higher_is_better else "↓"
+        row = rows_by_metric.get(scorer.metric)
+        missing = int(left_out.get(scorer.metric, 0) or 0)
+        if row is None:
+            why = f"not judgeable: {missing} units without passage" if missing else "n/a"
+            cells = f'<td class="muted">{_e(why)}</td><td></td><td></td>'
+        else:
+            value = f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+            cells = (
+                f'<td class="num">{value}</td><td class="num">{int(row["units"])}</td>'
+                f'<td class="num">{int(row["cases"])}</td>'
+            )
+        rows.append(
+            f"<tr><th>{_e(scorer.metric)} {arrow}</th>{cells}"
+            f'<td class="num">{missing or ""}</td></tr>'
+        )
+    head = (
+        "<tr><th>metric</th><th>value [95% interval]</th><th>units</th><th>answers</th>"
+        "<th>not judgeable</th></tr>"
+    )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _document(title: str, sections: Sequence[str]) -> str:
     body = "\n".join(part for part in sections if part)
     style = _STYLE + static_text("citelab.css")
     return (
@@ -365,11 +506,13 @@ class ReportView:
         self.height = height
 
     def _repr_html_(self) -> str:
+        # Questions and answers are no formulas ("costs $5 or $7"): no math typesetting.
         return (
+            f'<div class="{MATH_IGNORE_CLASS}">'
             f'<iframe class="citelab-report-frame" srcdoc="{_e(self.html)}" '
             'sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox" '
             f'style="width:100%;height:{int(self.height)}px;border:1px solid #ccc" '
-            'title="citelab evaluation report"></iframe>'
+            'title="citelab evaluation report"></iframe></div>'
         )
 
     def save(self, path: str | Path) -> Path:
@@ -463,18 +606,42 @@ def _run_facts(result: EvalResult) -> str:
     return f"<ul>{items}</ul>"
 
 
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○ not testable here:"}
+"""How a verdict shows: its class is the verdict itself (``holds``, ``fails``,
+``untestable``)."""
+
+
 def _findings_html(findings: Sequence[FindingResult]) -> str:
     if not findings:
         return ""
     items = []
     for checked in findings:
-        css = "holds" if checked.holds else "fails"
-        mark = "✔" if checked.holds else "✘"
+        required = ' <span class="muted">(required)</span>' if checked.finding.required else ""
         items.append(
-            f"<li><b>{_e(checked.finding.title)}</b><br>"
-            f'<span class="{css}">{mark} {_e(checked.sentence)}</span></li>'
+            f"<li><b>{_e(checked.finding.title)}</b>{required}<br>"
+            f'<span class="{checked.verdict}">{_MARKS[checked.verdict]} '
+            f"{_e(checked.sentence)}</span></li>"
         )
     return "<h2>Findings</h2><ul>" + "".join(items) + "</ul>"
+
+
+def _gates_html(gates: Sequence[GateResult]) -> str:
+    """The gates first: whether the run passes them (what ``citelab eval`` exits 3 on)."""
+    if not gates:
+        return ""
+    failed = sum(not gate.passed for gate in gates)
+    head = (
+        f'<p class="fails"><b>{failed} of {len(gates)} gates did not pass</b> '
+        "(<code>citelab eval</code> and <code>citelab compare</code> exit 3).</p>"
+        if failed
+        else f'<p class="holds"><b>All {len(gates)} gates passed.</b></p>'
+    )
+    items = "".join(
+        f"<li><b>{_e(gate.name)}</b><br>"
+        f'<span class="{gate.verdict}">{_MARKS[gate.verdict]} {_e(gate.sentence)}</span></li>'
+        for gate in gates
+    )
+    return f'<section class="gates"><h2>Gates</h2>{head}<ul>{items}</ul></section>'
 
 
 def _variants_html(result: EvalResult, colors: dict[str, str]) -> str:
@@ -531,7 +698,11 @@ def _summary_note() -> str:
 
 
 def _summary_table(
-    summary: pd.DataFrame, colors: dict[str, str], result: EvalResult, by: Sequence[str] = ()
+    summary: pd.DataFrame,
+    colors: dict[str, str],
+    result: EvalResult,
+    by: Sequence[str] = (),
+    judges: Sequence[JudgedMetric] = (),
 ) -> str:
     """Rows: ``by`` columns then metric; columns: variant · model; cells: value, interval,
     units and cases (flagged under MIN_UNITS units)."""
@@ -553,12 +724,15 @@ def _summary_table(
             f'<th title="{_e(description)}">{_swatch(colors.get(variant))}{_e(variant)} · '
             f'{_e(model)}<br><span class="muted">{_e(description)}</span></th>'
         )
+    judged_by = {judge.metric: judge_line(judge) for judge in judges}
     rows = []
     for key, values in table.iterrows():
         parts = [str(part) for part in _tuple(key)]
         arrow = "↑" if _higher(summary, parts[-1]) else "↓"
+        judged = judged_by.get(parts[-1], "")
         parts[-1] = f"{parts[-1]} {arrow}"
-        heads = "".join(f"<th>{_e(part)}</th>" for part in parts)
+        heads = "".join(f"<th>{_e(part)}</th>" for part in parts[:-1])
+        heads += f"<th>{_e(parts[-1])}{judged}</th>"
         tds = "".join(f'<td class="num">{v if isinstance(v, str) else ""}</td>' for v in values)
         rows.append(f"<tr>{heads}{tds}</tr>")
     return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
@@ -652,6 +826,13 @@ def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
     return f"{plot}<table>{head}</tr>{rows}</table>"
 
 
+def _differences_heading(baseline: str | None) -> str:
+    """The section's title, naming the baseline variant unless its name says it already."""
+    if baseline is None or baseline == "baseline":
+        return "Differences from the baseline"
+    return f"Differences from the baseline, {baseline}"
+
+
 def _glossary_html(result: EvalResult) -> str:
     glossary = metric_glossary(result.scorers)
     if glossary.empty:
@@ -676,8 +857,8 @@ def _img(svg: bytes | None, alt: str) -> str:
     if svg is None:
         return ""
     data = base64.b64encode(svg).decode("ascii")
-    # Drawn when scrolled near: decoding the plots cost a big report's opening ~0.6 s in
-    # chromium before the case list could show (benchmarks/bench_report.py).
+    # Drawn when scrolled near: decoding the plots held up a big report's opening in chromium
+    # before the case list could show (benchmarks/bench_report.py, docs/performance.md).
     return (
         f'<img alt="{_e(alt)}" loading="lazy" decoding="async" '
         f'src="data:image/svg+xml;base64,{data}">'

@@ -1,15 +1,22 @@
 """Results: the scoring loop (every scorer on every recorded turn), its tables as an
 :class:`EvalResult` (citation, statement, case and variant level, bootstrap intervals, paired
-differences), findings checked against them, and many records scored at once when a judge
-asks a model (:func:`score_records_concurrently`), and a run's citations as pairs for people
-to label (:func:`label_pairs`).
+differences), findings and gates checked against them, and a run's citations as pairs for
+people to label (:func:`label_pairs`). Where records are scored (this process, worker
+processes, Ray) is ``citelab.evals.execution``'s business.
 
 An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.report``, which
 registers how (:func:`set_display`) when it is imported.
 """
 
-from citelab.evals.results._concurrent import concurrent_judges, score_records_concurrently
-from citelab.evals.results._findings import Finding, FindingResult, evaluate_findings
+from citelab.evals.results._findings import Finding, FindingResult, Verdict, evaluate_findings
+from citelab.evals.results._gates import (
+    Gate,
+    GateResult,
+    evaluate_gates,
+    failed_gates,
+    required_findings,
+)
+from citelab.evals.results._judged import LOW_KAPPA, JudgedMetric, check_cards, rogan_gladen
 from citelab.evals.results._label_pairs import (
     PAIR_UNITS,
     LabelPairs,
@@ -30,31 +37,37 @@ from citelab.evals.results._results import (
     score_records,
     score_rows,
     set_display,
-    summarize,
 )
 
 __all__ = [
+    "LOW_KAPPA",
     "PAIR_UNITS",
     "TURN_FACTS",
     "EvalResult",
     "Finding",
     "FindingResult",
+    "Gate",
+    "GateResult",
+    "JudgedMetric",
     "LabelPairs",
     "Level",
     "PairSource",
     "PairUnit",
     "ResultDisplay",
     "ScoredRows",
+    "Verdict",
     "bootstrap_interval",
-    "concurrent_judges",
+    "check_cards",
     "evaluate_findings",
+    "evaluate_gates",
+    "failed_gates",
     "label_pairs",
+    "required_findings",
     "result_of",
+    "rogan_gladen",
     "run_name",
     "score_record",
     "score_records",
-    "score_records_concurrently",
     "score_rows",
     "set_display",
-    "summarize",
 ]

@@ -9,6 +9,15 @@ thresholds (``expect = "at_least" | "at_most"`` with ``threshold``)
     the value of ``variant`` (``"*"``: of every variant) against a fixed number.
 
 With several models, a finding is checked per model and holds only if it holds for each.
+
+A finding has one of three verdicts (``verdict``): ``holds`` (as predicted), ``fails`` (NOT
+shown by these results: the values are there and say otherwise) and ``untestable`` (not
+testable here: a variant it names has no value on its subset — no turn of the subset was
+run, as with ``--limit``, or none has that metric — so the results neither show nor refute
+it). Across models a failure wins over "not testable", which wins over "holds".
+
+``required = true`` makes a finding a gate: a required finding that does not hold (fails, or
+is not testable here) fails ``citelab eval`` (see :mod:`citelab.evals.results._gates`).
 """
 
 from __future__ import annotations
@@ -19,12 +28,19 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from citelab.evals.results._results import EvalResult
+from citelab.evals.results._results import EvalResult, select_turns
 
-__all__ = ["Finding", "FindingResult", "evaluate_findings"]
+__all__ = ["Finding", "FindingResult", "Verdict", "evaluate_findings"]
 
 Expectation = Literal["lower", "higher", "same", "at_least", "at_most"]
+Verdict = Literal["holds", "fails", "untestable"]
+"""A check's outcome: as predicted (or passed), not (failed), or not testable here."""
 _COMPARISONS = frozenset({"lower", "higher", "same"})
+_WORDS: dict[str, str] = {
+    "holds": "as predicted",
+    "fails": "NOT shown by these results",
+    "untestable": "not testable here",
+}
 
 
 class Finding(BaseModel):
@@ -46,6 +62,8 @@ class Finding(BaseModel):
     """What the finding predicts."""
     threshold: float | None = None
     """The bound of ``at_least`` / ``at_most``."""
+    required: bool = False
+    """When true, the run fails (``citelab eval`` exits 3) unless the finding holds."""
 
     @model_validator(mode="after")
     def _complete(self) -> Finding:
@@ -72,6 +90,8 @@ class FindingResult(BaseModel):
     values: dict[str, tuple[float, float, float]]
     """``"<variant> · <model>"`` → (value, interval low, interval high)."""
     holds: bool
+    """True only when the verdict is ``holds``."""
+    verdict: Verdict
     sentence: str
 
 
@@ -97,19 +117,33 @@ def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> Fi
     rows = summary[summary["metric"] == finding.metric]
     models = sorted(result.turns["model"].unique()) if not result.turns.empty else []
     values: dict[str, _Point] = {}
-    verdicts: list[bool] = []
+    verdicts: list[Verdict] = []
     parts: list[str] = []
     for model in models:
         points = _points(rows[rows["model"] == model])
         values.update({f"{variant} · {model}": point for variant, point in points.items()})
-        holds, text = _check(finding, points)
-        verdicts.append(holds)
+        verdict, text = _check(finding, points, result)
+        verdicts.append(verdict)
         parts.append(text if len(models) == 1 else f"[{model}] {text}")
-    holds = bool(verdicts) and all(verdicts)
-    where = f"{finding.metric} on {finding.subset.replace('_', '-')} turns"
-    verdict = "as predicted" if holds else "NOT shown by these results"
-    sentence = f"{where}: {'; '.join(parts) or 'no results'} — {verdict}."
-    return FindingResult(finding=finding, values=values, holds=holds, sentence=sentence)
+    verdict = worst(verdicts) if verdicts else "untestable"
+    where = f"{finding.metric} on {subset_words(finding.subset)} turns"
+    sentence = f"{where}: {'; '.join(parts) or 'no results'} — {_WORDS[verdict]}."
+    return FindingResult(
+        finding=finding, values=values, holds=verdict == "holds", verdict=verdict, sentence=sentence
+    )
+
+
+def worst(verdicts: Sequence[Verdict]) -> Verdict:
+    """Several verdicts as one: a failure wins over "not testable", which wins over "holds"."""
+    for verdict in ("fails", "untestable"):
+        if verdict in verdicts:
+            return verdict
+    return "holds"
+
+
+def subset_words(subset: str) -> str:
+    """A subset as a sentence names it: ``multi-round``; a tag as it is (``tag:multi_turn``)."""
+    return subset if subset.startswith("tag:") else subset.replace("_", "-")
 
 
 def _points(rows: pd.DataFrame) -> dict[str, _Point]:
@@ -119,18 +153,32 @@ def _points(rows: pd.DataFrame) -> dict[str, _Point]:
     }
 
 
-def _check(finding: Finding, points: dict[str, _Point]) -> tuple[bool, str]:
+def _check(finding: Finding, points: dict[str, _Point], result: EvalResult) -> tuple[Verdict, str]:
+    wanted = [finding.variant] if finding.variant != "*" else []
+    wanted += [finding.baseline] if finding.expect in _COMPARISONS and finding.baseline else []
+    missing = [name for name in wanted if name not in points]
+    if missing or not points:
+        return "untestable", _why_untestable(finding, missing or ["*"], result)
     if finding.expect in _COMPARISONS:
         return _compare(finding, points)
     return _bound(finding, points)
 
 
-def _compare(finding: Finding, points: dict[str, _Point]) -> tuple[bool, str]:
+def _why_untestable(finding: Finding, missing: Sequence[str], result: EvalResult) -> str:
+    """Why a variant has no value: no turn of the subset at all, or none with the metric."""
+    subset = subset_words(finding.subset)
+    if select_turns(result.turns, finding.subset).empty:
+        return f"no {subset} turns in these results (none was run; a --limit may leave them out)"
+    named = ", ".join(repr(name) if name != "*" else "any variant" for name in missing)
+    return (
+        f"no value for {named} (the metric applies to none of these turns, or the variant "
+        "was not run)"
+    )
+
+
+def _compare(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]:
     base_name, name = str(finding.baseline), finding.variant
-    base, other = points.get(base_name), points.get(name)
-    if base is None or other is None:
-        missing = base_name if base is None else name
-        return False, f"no value for {missing!r} (no applicable turns)"
+    base, other = points[base_name], points[name]
     if finding.expect == "lower":
         holds = other[2] < base[1]
     elif finding.expect == "higher":
@@ -138,14 +186,12 @@ def _compare(finding: Finding, points: dict[str, _Point]) -> tuple[bool, str]:
     else:
         holds = not (other[2] < base[1] or other[1] > base[2])
     text = f"{base_name} {_fmt(base)} vs {name} {_fmt(other)}, expected {finding.expect}"
-    return holds, text
+    return ("holds" if holds else "fails"), text
 
 
-def _bound(finding: Finding, points: dict[str, _Point]) -> tuple[bool, str]:
+def _bound(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]:
     threshold = float(finding.threshold or 0.0)
     names = sorted(points) if finding.variant == "*" else [finding.variant]
-    if not names or any(name not in points for name in names):
-        return False, f"no value for {finding.variant!r} (no applicable turns)"
 
     def ok(point: _Point) -> bool:
         return point[0] >= threshold if finding.expect == "at_least" else point[0] <= threshold
@@ -153,7 +199,7 @@ def _bound(finding: Finding, points: dict[str, _Point]) -> tuple[bool, str]:
     holds = all(ok(points[name]) for name in names)
     listed = ", ".join(f"{name} {_fmt(points[name])}" for name in names)
     bound = "≥" if finding.expect == "at_least" else "≤"
-    return holds, f"{listed}, expected {bound} {threshold:g}"
+    return ("holds" if holds else "fails"), f"{listed}, expected {bound} {threshold:g}"
 
 
 def _fmt(point: _Point) -> str:

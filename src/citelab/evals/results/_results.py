@@ -30,7 +30,16 @@ import pandas as pd
 
 from citelab._errors import InvalidInput
 from citelab.evals.dataset import Case
+from citelab.evals.judges import JudgeCard
 from citelab.evals.records import CaseRecord
+from citelab.evals.results._judged import (
+    JudgedMetric,
+    correctable,
+    corrected_table,
+    judged_metrics,
+    judged_units,
+    metric_cards,
+)
 from citelab.evals.scorers import Scorer
 
 __all__ = [
@@ -91,6 +100,9 @@ class EvalResult:
     """The records scored (what the case browser shows: answers, sources, rounds)."""
     cases: Mapping[tuple[str, str], Case] = field(default_factory=dict)
     """``(dataset, case_id)`` → the case (its gold turns), for the records' cases."""
+    judge_cards: list[JudgeCard] = field(default_factory=list)
+    """Cards the user gave for the run's judges (a judge without one here has citelab's
+    shipped card, or none: see :meth:`judges`)."""
 
     def to_pandas(self, level: Level = "case") -> pd.DataFrame:
         """The results at ``level``; see the module docs."""
@@ -158,14 +170,42 @@ class EvalResult:
         return _display().plot(self, kind, **options)
 
     def report_html(self, title: str = "") -> str:
-        """The HTML report of this result (as ``report.html``, findings left out)."""
+        """The HTML report of this result, as ``report.html`` shows it: with the findings
+        and gates of the run's suite (``config["suite"]``) checked."""
         name = title or str(self.config.get("suite", {}).get("name", ""))
-        return _display().html(self, [], name)
+        return _display().html(self, None, name, gates=None)
 
     def show(self, height: int = 900, title: str = "") -> Any:
         """The report, case browser included, for a notebook cell: an ``<iframe srcdoc>``
         (:class:`~citelab.evals.ReportView`), so its styles stay out of JupyterLab's."""
         return _display().view(self.report_html(title), height=height)
+
+    def judges(self) -> list[JudgedMetric]:
+        """Per judged metric: its judge, the judge's card (one of :attr:`judge_cards`, else
+        citelab's shipped card, else none), κ, weak categories and warnings."""
+        return judged_metrics(self.scorers, self.judge_cards)
+
+    def corrected(self, subset: str = "all", summary: pd.DataFrame | None = None) -> pd.DataFrame:
+        """Citation recall and precision as judged and corrected for the judge's error, per
+        variant and model (see :mod:`citelab.evals.results._judged` and
+        ``docs/corrected-metrics.md``): ``value``, ``ci_low``, ``ci_high`` as judged;
+        ``corrected``, ``corrected_low``, ``corrected_high`` (NaN when the judge has no card
+        or is no better than chance); ``judged_share``, the card's ``sensitivity`` and
+        ``specificity``, and ``card``. ``summary``: :meth:`summary` of ``subset``, when at
+        hand."""
+        kinds = correctable(self.scorers)
+        table = summary if summary is not None else self.summary(subset=subset)
+        turns = select_turns(self.turns, subset)
+        scores = self.scores.merge(turns[_KEYS], on=_KEYS)
+        per_case = _judged_per_case(scores, self.details, kinds)
+        cards = {
+            metric: card
+            for metric, card in metric_cards(self.scorers, self.judge_cards).items()
+            if metric in kinds
+        }
+        return corrected_table(
+            per_case, table, cards, lambda key: _group_rng(self.seed, key), self.resamples
+        )
 
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where
@@ -278,6 +318,7 @@ def score_records(
     config: dict[str, Any] | None = None,
     seed: int = 0,
     resamples: int = 1000,
+    judge_cards: Sequence[JudgeCard] = (),
 ) -> EvalResult:
     """Score every turn of every record; ``cases`` maps ``(dataset, case_id)`` to the case."""
     records = list(records)
@@ -399,6 +440,7 @@ def result_of(
     config: dict[str, Any] | None = None,
     seed: int = 0,
     resamples: int = 1000,
+    judge_cards: Sequence[JudgeCard] = (),
 ) -> EvalResult:
     """The tables of ``records`` from their scored rows (``scored``: one table or several,
     in the records' order)."""
@@ -415,6 +457,7 @@ def result_of(
         resamples=resamples,
         records=list(records),
         cases={key: cases[key] for key in {(r.dataset, r.case_id) for r in records}},
+        judge_cards=list(judge_cards),
     )
 
 
@@ -627,6 +670,34 @@ def in_threads(function: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]:
         return [function(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(function, items))
+
+
+def _judged_per_case(
+    scores: pd.DataFrame,
+    details: Mapping[str, pd.DataFrame],
+    kinds: Mapping[str, tuple[str, Scorer]],
+) -> pd.DataFrame:
+    """Per variant, model, metric and case of the correctable metrics: numerator ``n``,
+    denominator ``d`` and judged units ``j`` (macro metrics: each turn over one)."""
+    parts = []
+    for metric, (kind, scorer) in kinds.items():
+        turns = scores[(scores["metric"] == metric) & scores["value"].notna()]
+        units = judged_units(details, metric, kind)
+        turns = turns.merge(units, on=_KEYS, how="left").fillna({"judged": 0.0})
+        if scorer.aggregate == "macro":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.where(
+                    turns["denominator"] > 0, turns["judged"] / turns["denominator"], 0.0
+                )
+            turns = turns.assign(n=turns["value"], d=1.0, j=share)
+        else:
+            turns = turns.assign(n=turns["numerator"], d=turns["denominator"], j=turns["judged"])
+        parts.append(turns)
+    columns = ["variant", "model", "metric", "dataset", "case_id"]
+    if not parts:
+        return pd.DataFrame(columns=[*columns, "n", "d", "j"])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame.groupby(columns, sort=False, as_index=False)[["n", "d", "j"]].sum()
 
 
 def _group_rng(seed: int, key: tuple[Any, ...]) -> np.random.Generator:

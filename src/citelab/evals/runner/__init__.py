@@ -1,9 +1,10 @@
 """The runner: a :class:`Suite` (TOML/YAML: datasets × agents' variants × models, scorers,
 findings) is planned (:func:`plan_run`) into units of work, which :func:`run` answers
-through the answer service with bounded concurrency — in this process or on a Ray cluster
-(the executors) — behind a disk cache of model calls (:class:`CachedModel`), with resumable
-records and progress bars, then scores and reports; :func:`rescore` scores recorded runs again
-without any model call.
+through the answer service with bounded concurrency — where its executor says (this process,
+worker processes or a Ray cluster: ``citelab.evals.execution``) — behind a disk cache of
+model calls (:class:`CachedModel`), with resumable records and progress bars, then scores and
+reports; :func:`rescore` scores recorded runs again without any model call. Every option of a
+run is a field of :class:`RunOptions`.
 
 Only the suite is imported with this package: the runner, the plan and the cache pull in the
 agents, the answer service and the model adapters, which scoring other people's answers
@@ -16,13 +17,13 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 if TYPE_CHECKING:
-    from citelab.evals.runner._batch import BatchRunner, earlier_numbers, turn_record
+    from citelab.evals.runner._batch import BatchRunner, turn_record
     from citelab.evals.runner._cache import CachedModel
-    from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
     from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint, plan_run
     from citelab.evals.runner._runner import (
         Resume,
         ResumePolicy,
+        RunOptions,
         default_output_dir,
         record_failed,
         rescore,
@@ -32,13 +33,13 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
-    "_batch": ("BatchRunner", "earlier_numbers", "turn_record"),
+    "_batch": ("BatchRunner", "turn_record"),
     "_cache": ("CachedModel",),
-    "_executors": ("Executor", "LocalExecutor", "get_executor"),
     "_plan": ("RunPlan", "Unit", "model_endpoint", "plan_run"),
     "_runner": (
         "Resume",
         "ResumePolicy",
+        "RunOptions",
         "default_output_dir",
         "record_failed",
         "rescore",
@@ -52,20 +53,18 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "EXECUTORS",
     "BatchRunner",
     "CachedModel",
-    "Executor",
-    "LocalExecutor",
     "ModelSpec",
     "Resume",
     "ResumePolicy",
+    "RunOptions",
     "RunPlan",
     "Suite",
     "Unit",
     "Variant",
     "default_output_dir",
-    "earlier_numbers",
-    "get_executor",
     "load_suite",
     "model_endpoint",
     "plan_run",

@@ -1,16 +1,15 @@
-"""Running units of a plan: :class:`BatchRunner` answers each case through the answer
-service and records every turn (:func:`turn_record`), for the local executor and for each
-Ray worker alike.
+"""Answering a plan's units: :class:`BatchRunner` answers each case through the answer
+service and records every turn (:func:`turn_record`). It is the runner's
+:class:`~citelab.evals.execution.Answering`: every executor (this process, a Ray worker)
+answers cases with one.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import gc
+import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +29,17 @@ from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint
 from citelab.evals.runner._suite import ModelSpec, Variant
 from citelab.models import Model, OpenAIModel, current_view, get_model
 
-__all__ = ["BatchRunner", "earlier_numbers", "turn_record"]
+__all__ = ["BatchRunner", "turn_record"]
 
 
 class BatchRunner:
-    """Runs units of a plan and returns their records: the part of a run any executor needs.
+    """Answers units of a plan, one at a time, named by their index in ``plan.units``: the
+    runner's :class:`~citelab.evals.execution.Answering`.
 
-    It loads the corpora, opens one answer service per (variant, model) with its model behind
-    the disk cache in ``cache_dir``, and runs at most ``concurrency`` units at once. The local
-    executor gives it every pending unit; another executor can give each worker its own
-    ``BatchRunner`` and a batch of units (records are plain data and pickle).
+    Its set-up loads the corpora and opens one answer service per (variant, model) with its
+    model behind the disk cache in ``cache_dir``; the executor runs at most ``concurrency``
+    units at once. An executor with workers builds one in each worker from
+    :meth:`portable` (records are plain data and pickle).
     """
 
     def __init__(
@@ -58,15 +58,6 @@ class BatchRunner:
         self.corpora: dict[str, Corpus] = {}
         self.models: dict[str, CachedModel] = {}
         self.services: dict[tuple[str, str], AnswerService] = {}
-        self.setup_seconds = 0.0
-        """Wall time spent loading what the units need (corpora, search indexes, model
-        clients) before the first one started."""
-        self.seconds = 0.0
-        """Wall time spent running units (models, retrieval, finalize), without set-up or
-        scoring."""
-        self.cpu_seconds = 0.0
-        """CPU time this process spent meanwhile: against ``seconds``, how busy the run kept
-        it (a run whose client is busy all the time is bound by its CPU, not the models)."""
         self.stream_calls = stream_calls
         """Stream the calls of models that can also answer whole (see :func:`run`)."""
         self.streaming: dict[str, bool] = {}
@@ -80,48 +71,38 @@ class BatchRunner:
         for spec in seen.values():
             await self._model(spec).check_available()
 
-    async def run_batch(
-        self, units: Sequence[Unit], keep: Callable[[CaseRecord], None] | None = None
-    ) -> list[CaseRecord]:
-        """Set up (timed on its own), then run ``units``; each record goes to ``keep`` as it
-        finishes, and all of them are returned in the order of ``units``."""
-        records: dict[str, CaseRecord] = {}
+    # -- the Answering protocol ---------------------------------------------------------------
 
-        def collect(record: CaseRecord) -> None:
-            records[record.key] = record
-            if keep is not None:
-                keep(record)
+    def key(self, index: int) -> str:
+        return self.plan.units[index].key
 
-        began = time.perf_counter()
+    async def set_up(self, indices: Sequence[int]) -> None:
+        """Load the corpora and open every service the units at ``indices`` use, with their
+        agents' indexes and models."""
         self._load_corpora()
-        try:
-            await self._prepare(units)
-            self.setup_seconds += time.perf_counter() - began
-            began, cpu = time.perf_counter(), time.process_time()
-            with _long_lived_frozen():
-                await self._run_units(units, collect)
-            self.seconds += time.perf_counter() - began
-            self.cpu_seconds += time.process_time() - cpu
-        finally:
-            # Connections belong to this event loop: close them before it ends.
-            for model in self.models.values():
-                await model.aclose()
-        return [records[unit.key] for unit in units]
-
-    async def _prepare(self, units: Sequence[Unit]) -> None:
-        """Open every service the units use, with their agents' indexes and models."""
-        for variant, spec, agents in _services_used(units):
+        for variant, spec, agents in _services_used([self.plan.units[i] for i in indices]):
             await self._service(variant, spec).prepare(agents)
 
-    async def _run_units(self, units: Sequence[Unit], keep: Callable[[CaseRecord], None]) -> None:
-        semaphore = asyncio.Semaphore(self.concurrency)
+    async def answer(self, index: int) -> CaseRecord:
+        """Answer the unit at ``index`` (all its turns, one conversation) into its record."""
+        return await self._run_unit(self.plan.units[index])
 
-        async def one(unit: Unit) -> None:
-            async with semaphore:
-                record = await self._run_unit(unit)
-            keep(record)
+    def model_calls(self) -> dict[str, dict[str, int]]:
+        return {
+            name: {"hits": model.hits, "misses": model.misses}
+            for name, model in self.models.items()
+        }
 
-        await asyncio.gather(*(one(unit) for unit in units))
+    async def aclose(self) -> None:
+        for model in self.models.values():
+            await model.aclose()
+
+    def portable(self) -> Callable[[], BatchRunner]:
+        # Scorers may hold clients (an LLM judge's); the executors rebuild them apart.
+        plan = dataclasses.replace(self.plan, scorers=[])
+        return _Recipe(
+            plan, self.cache_dir.resolve(), self.concurrency, self.cache, self.stream_calls
+        )
 
     async def _run_unit(self, unit: Unit) -> CaseRecord:
         service = self._service(unit.variant, unit.model)
@@ -188,7 +169,7 @@ class BatchRunner:
 
     def _load_corpora(self) -> None:
         names = {c.corpus for agents in self.plan.agents.values() for c in agents.values()}
-        for name in sorted(names):
+        for name in sorted(names - set(self.corpora)):
             self.corpora[name] = load_corpus(resolve_corpus_path(name))
 
     def _service(self, variant: Variant, spec: ModelSpec) -> AnswerService:
@@ -239,18 +220,24 @@ def _services_used(units: Sequence[Unit]) -> list[tuple[Variant, ModelSpec, list
     return [(variant, spec, list(agents)) for variant, spec, agents in used.values()]
 
 
-@contextlib.contextmanager
-def _long_lived_frozen() -> Iterator[None]:
-    """Keep the garbage collector off what existed before the run (corpora, indexes, modules,
-    a notebook's data) until it ends. A run makes many objects that live until it ends (the
-    records), so full collections come often, and each one walked all of memory: 10-30% of
-    the client's CPU per case, measured. Unfrozen at the end, all of it is collected as before.
-    """
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
+@dataclasses.dataclass(frozen=True)
+class _Recipe:
+    """What builds a :class:`BatchRunner` in another process (plain data: it pickles)."""
+
+    plan: RunPlan
+    cache_dir: Path
+    concurrency: int
+    cache: bool
+    stream_calls: bool
+
+    def __call__(self) -> BatchRunner:
+        return BatchRunner(
+            self.plan,
+            self.cache_dir,
+            concurrency=self.concurrency,
+            cache=self.cache,
+            stream_calls=self.stream_calls,
+        )
 
 
 def turn_record(

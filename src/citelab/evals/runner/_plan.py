@@ -101,6 +101,7 @@ def plan_run(
     specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
     agents = {v.name: _variant_agents(suite, v, base) for v in variants}
     plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
+    _check_gates(suite, variants, [scorer.metric for scorer in plan.scorers])
     endpoints = {spec.name: model_endpoint(spec) for spec in specs}
     plan.units = [
         Unit(
@@ -160,6 +161,24 @@ def _check_findings(suite: Suite, variants: list[Variant]) -> None:
                     f"{suite.path}: key findings.{index}.{role}: no variant named {name!r} "
                     f"(variants: {sorted(names)})"
                 )
+
+
+def _check_gates(suite: Suite, variants: list[Variant], metrics: list[str]) -> None:
+    """Every gate names variants the suite runs and a metric one of its scorers writes."""
+    names = {v.name for v in variants}
+    for index, gate in enumerate(suite.gates):
+        for role in ("variant", "not_worse_than"):
+            name = getattr(gate, role)
+            if name is not None and name != "*" and name not in names:
+                raise ConfigError(
+                    f"{suite.path}: key gates.{index}.{role}: no variant named {name!r} "
+                    f"(variants: {sorted(names)})"
+                )
+        if gate.metric not in metrics:
+            raise ConfigError(
+                f"{suite.path}: key gates.{index}.metric: no scorer of the suite writes "
+                f"{gate.metric!r} (metrics: {', '.join(metrics)})"
+            )
 
 
 def _variant_agents(

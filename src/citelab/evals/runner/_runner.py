@@ -5,7 +5,8 @@
 1. loads the datasets, the agents and the corpora; builds each variant's agents by applying
    its overrides (a bad override names the suite file, the variant and the key);
 2. runs every unit of work — one case (all its turns, one conversation) under one variant and
-   one model — at most ``concurrency`` at a time, with a tqdm progress bar. Model calls go
+   one model — at most ``concurrency`` at a time, where the executor says (this process by
+   default; see :mod:`citelab.evals.execution`), with a tqdm progress bar. Model calls go
    through a disk cache under the output folder, keyed by the request, so a re-run never
    re-queries a model; every finished unit is appended to ``records.jsonl`` at once, so an
    interrupted run resumes where it stopped (finished units are not run again unless their
@@ -17,13 +18,11 @@
    versions, counts) and ``report.html``.
 
 ``rescore(out_dir, suite)`` scores the recorded units again (new scorers or judges) without
-running any model.
+running any model. :class:`RunOptions` holds every option of a run.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,19 +30,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from citelab._async import run_blocking
+from citelab._errors import ConfigError
 from citelab.evals._versions import versions as _versions
-from citelab.evals.records import CaseRecord, read_records, read_records_file
+from citelab.evals.execution import AnswerFigures, Executor, ScoringJob, get_executor
+from citelab.evals.judges import JudgeCard, load_cards
+from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
-from citelab.evals.results import EvalResult, result_of
+from citelab.evals.results import EvalResult, check_cards, result_of
 from citelab.evals.runner._batch import BatchRunner
-from citelab.evals.runner._executors import Executor, LocalExecutor, get_executor
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import Suite, load_suite
 from citelab.evals.runner._variant_notes import variant_notes
+from citelab.evals.scorers import Scorer
 
 __all__ = [
     "Resume",
     "ResumePolicy",
+    "RunOptions",
     "default_output_dir",
     "record_failed",
     "rescore",
@@ -62,117 +68,142 @@ def default_output_dir(suite: Suite) -> Path:
     return Path.cwd() / "evaluations" / "reports" / suite.name
 
 
-def run(
-    suite: Suite | str | Path,
-    *,
-    out_dir: str | Path | None = None,
-    models: Sequence[str] | None = None,
-    limit: int | None = None,
-    concurrency: int | None = None,
-    progress: bool = True,
-    cache: bool = True,
-    stream_calls: bool = False,
-    rerun_failed: bool = True,
-    reuse_changed: bool = False,
-    preflight: bool = True,
-    executor: str | Executor = "local",
-    address: str | None = None,
-    workers: int | None = None,
-) -> EvalResult:
-    """Run a suite (an object, a name in ``evaluations/suites/`` or a path); see the module docs.
+class RunOptions(BaseModel):
+    """How :func:`run` runs a suite: every option of a run, in one frozen object.
 
-    ``cache=False`` asks the models every time (for timing them); finished cases still resume.
-    ``stream_calls=True`` streams the calls of models that can answer whole (a model spec's
-    own ``stream`` option wins either way). Inside a running event loop (Jupyter) the run
-    happens in a worker thread.
+    ``run(suite, RunOptions(limit=5))`` and ``run(suite, limit=5)`` are the same run; keywords
+    given beside an options object replace its fields.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    out_dir: Path | None = None
+    """The output folder (default: ``evaluations/reports/<suite>/`` beside the suite's
+    ``suites`` folder, else under the current folder)."""
+    models: tuple[str, ...] | None = None
+    """Model specs to run instead of the suite's (``extractive``, ``openai:<model>``…)."""
+    limit: int | None = Field(default=None, ge=1)
+    """At most this many cases per dataset."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Cases answered at once, per process (default: the suite's)."""
+    progress: bool = True
+    """Show a progress bar."""
+    cache: bool = True
+    """Answer model calls from the disk cache; False asks the models every time (to time
+    them). Finished cases resume either way."""
+    stream_calls: bool = False
+    """Stream the calls of models that can answer whole (a model spec's own ``stream``
+    option wins either way)."""
+    rerun_failed: bool = True
+    """Run a recorded case again when a turn of it failed."""
+    reuse_changed: bool = False
+    """Keep a recorded case made under another configuration (agent settings, model spec or
+    endpoint, the case itself, the seed) instead of running it again."""
+    preflight: bool = True
+    """Ask every model that can tell (an OpenAI-compatible endpoint) whether it answers and
+    serves the model before any case runs, so a wrong URL or model name raises
+    :class:`~citelab.ModelError` at once."""
+    executor: str | Executor = "local"
+    """Where the work runs (``local``, ``processes``, ``ray``, or an executor object): see
+    :mod:`citelab.evals.execution`."""
+    address: str | None = None
+    """The Ray cluster's address (``executor="ray"``; default: the cluster this process is
+    connected to, else a local one started for the run)."""
+    workers: int | None = Field(default=None, ge=1)
+    """Ray actors or worker processes (default: one per CPU)."""
+    judge_cards: tuple[str | Path | JudgeCard, ...] = ()
+    """Cards (or card files) that describe the run's judges, beside the suite's
+    ``judge_cards`` and citelab's shipped cards."""
+
+    @classmethod
+    def of(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
+        """``options`` (default: the defaults) with ``overrides``' fields replaced."""
+        base = options if options is not None else cls()
+        if not overrides:
+            return base
+        unknown = sorted(set(overrides) - set(cls.model_fields))
+        if unknown:
+            raise TypeError(
+                f"run: unknown option(s) {', '.join(unknown)}; the options are "
+                f"{', '.join(cls.model_fields)}"
+            )
+        try:
+            return cls.model_validate({**dict(base), **overrides})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in exc.errors()
+            )
+            raise ConfigError(f"run: {problems}") from None
+
+
+def run(
+    suite: Suite | str | Path, options: RunOptions | None = None, /, **overrides: Any
+) -> EvalResult:
+    """Run a suite (an object, a name in ``evaluations/suites/`` or a path) and write its
+    outputs; see the module docs.
+
+    ``options`` (:class:`RunOptions`) says how, and so does any of its fields given as a
+    keyword (``run(suite, out_dir=..., limit=5)``). Inside a running event loop (Jupyter)
+    the run happens in a worker thread; ``await run_async(...)`` there instead.
 
     Resuming: a recorded case with a failed turn is run again unless ``rerun_failed=False``;
-    a case recorded under another configuration (agent settings, model spec or endpoint,
-    the case itself, the seed) is run again unless ``reuse_changed=True`` keeps the old
-    record. ``preflight`` asks every model that can tell (an OpenAI-compatible endpoint)
-    whether it answers and serves the model before any case runs, so a wrong URL or model
-    name raises :class:`~citelab.ModelError` at once. Failed turns do not raise: see
-    :meth:`EvalResult.errors` (``citelab eval`` exits non-zero on them).
+    a case recorded under another configuration is run again unless ``reuse_changed=True``
+    keeps the old record. Failed turns do not raise: see :meth:`EvalResult.errors`
+    (``citelab eval`` exits non-zero on them).
 
     ``executor="ray"`` runs the cases on a Ray cluster (``citelab[ray]``): the one at
     ``address``, else the one this process is connected to, else a local one started for the
-    run, with ``workers`` actors (default: one per CPU). The results are the same as local.
+    run, with ``workers`` actors (default: one per CPU); ``executor="processes"`` scores in
+    worker processes. The results are the same as local. Any executor in
+    :data:`~citelab.evals.execution.EXECUTORS` (or ``module:attr``) may be named, or an
+    :class:`Executor` given; one built from a name is closed when the run ends.
+
+    ``judge_cards`` (cards or card files) join the suite's ``judge_cards`` to describe the
+    run's judges (see :meth:`EvalResult.judges`); one that describes none of them raises
+    :class:`~citelab.InvalidInput` before any case runs.
     """
-    call = run_async(
-        suite,
-        out_dir=out_dir,
-        models=models,
-        limit=limit,
-        concurrency=concurrency,
-        progress=progress,
-        cache=cache,
-        stream_calls=stream_calls,
-        rerun_failed=rerun_failed,
-        reuse_changed=reuse_changed,
-        preflight=preflight,
-        executor=executor,
-        address=address,
-        workers=workers,
-    )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(call)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, call).result()
+    return run_blocking(run_async(suite, options, **overrides))
 
 
 async def run_async(
-    suite: Suite | str | Path,
-    *,
-    out_dir: str | Path | None = None,
-    models: Sequence[str] | None = None,
-    limit: int | None = None,
-    concurrency: int | None = None,
-    progress: bool = True,
-    cache: bool = True,
-    stream_calls: bool = False,
-    rerun_failed: bool = True,
-    reuse_changed: bool = False,
-    preflight: bool = True,
-    executor: str | Executor = "local",
-    address: str | None = None,
-    workers: int | None = None,
+    suite: Suite | str | Path, options: RunOptions | None = None, /, **overrides: Any
 ) -> EvalResult:
-    """The coroutine behind :func:`run`."""
+    """The coroutine behind :func:`run` (same arguments)."""
+    opts = RunOptions.of(options, overrides)
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     started = time.time()
-    plan = plan_run(suite, models=models, limit=limit)
-    out = Path(out_dir) if out_dir is not None else default_output_dir(suite)
+    plan = plan_run(suite, models=opts.models, limit=opts.limit)
+    cards = _cards(suite, plan.scorers, opts.judge_cards)
+    out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
-    backend = get_executor(executor, address=address, workers=workers)
+    executor = get_executor(opts.executor, address=opts.address, workers=opts.workers)
     try:
-        driver = _RunDriver(
-            plan,
-            out,
-            concurrency or suite.concurrency,
-            progress,
-            cache,
-            stream_calls=stream_calls,
-            policy=ResumePolicy(rerun_failed=rerun_failed, reuse_changed=reuse_changed),
-            preflight=preflight,
-            backend=backend,
-        )
+        driver = _RunDriver(plan, out, opts, executor)
         records = await driver.run()
         result = result_of(
-            backend.score(plan, records),
+            executor.score(driver.scoring, records),
             records,
             plan.cases,
             plan.scorers,
-            config=_run_config(plan, driver, started),
+            config=_run_config(plan, driver, started, records),
             seed=suite.seed,
             resamples=suite.resamples,
+            judge_cards=cards,
         )
     finally:
-        if isinstance(executor, str):
-            backend.close()
-    write_outputs(result, out, suite.findings, title=suite.name)
+        if isinstance(opts.executor, str):
+            executor.close()
+    write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
+
+
+def _cards(
+    suite: Suite, scorers: Sequence[Scorer], given: Sequence[str | Path | JudgeCard]
+) -> list[JudgeCard]:
+    """The suite's judge cards and the ``given`` ones, each checked to describe a judge."""
+    cards = load_cards([*suite.card_paths(), *given])
+    check_cards(scorers, cards)
+    return cards
 
 
 def rescore(
@@ -182,22 +213,30 @@ def rescore(
     executor: str | Executor = "local",
     address: str | None = None,
     workers: int | None = None,
+    judge_cards: Sequence[str | Path | JudgeCard] = (),
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
 
-    ``executor``, ``address`` and ``workers`` say where the scorers run (see :func:`run`).
+    ``executor``, ``address`` and ``workers`` say where the scorers run (see :class:`RunOptions`);
+    ``judge_cards`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
+    cards = _cards(suite, plan.scorers, judge_cards)
     out = Path(out_dir)
     backend = get_executor(executor, address=address, workers=workers)
+    scoring = ScoringJob(plan.cases, plan.scorers)
     try:
-        backend.prepare(plan)  # Ray's workers start while the records are read
-        recorded, source = read_records_file(out / _RECORDS)
+        backend.prepare(scoring)  # workers start while the records are read
+        recorded = read_records(out / _RECORDS)
         # In the plan's order, as a run gives them: the tables and intervals come out the same.
         records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
-        scored = backend.score(plan, records, source)
-        config = {**_static_config(plan), "rescored_at": _now(), "executor": backend.config()}
+        scored = backend.score(scoring, records)
+        config = {
+            **_static_config(plan, records),
+            "rescored_at": _now(),
+            "executor": backend.config(),
+        }
     finally:
         if isinstance(executor, str):
             backend.close()
@@ -209,8 +248,9 @@ def rescore(
         config=config,
         seed=suite.seed,
         resamples=suite.resamples,
+        judge_cards=cards,
     )
-    write_outputs(result, out, suite.findings, title=suite.name)
+    write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
 
 
@@ -268,37 +308,26 @@ def record_failed(record: CaseRecord) -> bool:
 
 class _RunDriver:
     """Drives a run: decides which units are pending (resuming from ``records.jsonl``), has
-    its executor run them (this process by default) with a progress bar, and appends each
-    record as it comes."""
+    its executor answer them with a progress bar, and appends each record as it comes."""
 
-    def __init__(
-        self,
-        plan: RunPlan,
-        out: Path,
-        concurrency: int,
-        progress: bool,
-        cache: bool,
-        *,
-        stream_calls: bool = False,
-        policy: ResumePolicy | None = None,
-        preflight: bool = True,
-        backend: Executor | None = None,
-    ) -> None:
+    def __init__(self, plan: RunPlan, out: Path, options: RunOptions, executor: Executor) -> None:
         self.plan = plan
-        self.backend: Executor = backend or LocalExecutor()
-        """Where the pending units run (see :mod:`citelab.evals.runner._executors`)."""
         self.out = out
-        self.progress = progress
-        self.policy = policy or ResumePolicy()
-        self.preflight = preflight
+        self.options = options
+        self.executor = executor
+        self.policy = ResumePolicy(
+            rerun_failed=options.rerun_failed, reuse_changed=options.reuse_changed
+        )
         self.batch = BatchRunner(
             plan,
             out / "cache" / "models",
-            concurrency=concurrency,
-            cache=cache,
-            stream_calls=stream_calls,
+            concurrency=options.concurrency or plan.suite.concurrency,
+            cache=options.cache,
+            stream_calls=options.stream_calls,
         )
+        self.scoring = ScoringJob(plan.cases, plan.scorers)
         self.resume = Resume(done={}, pending=[])
+        self.figures = AnswerFigures()
         self.ran = 0
 
     async def run(self) -> list[CaseRecord]:
@@ -308,13 +337,14 @@ class _RunDriver:
         done, pending = self.resume.done, self.resume.pending
         if not pending:
             return [done[unit.key] for unit in self.plan.units]
-        if self.preflight:
+        if self.options.preflight:
             await self.batch.check_models(pending)
+        position = {unit.key: index for index, unit in enumerate(self.plan.units)}
         bar = tqdm(
             total=len(pending),
             desc=f"eval {self.plan.suite.name}",
             unit="case",
-            disable=not self.progress,
+            disable=not self.options.progress,
         )
         with bar, (self.out / _RECORDS).open("a", encoding="utf-8") as sink:
 
@@ -326,17 +356,20 @@ class _RunDriver:
                 self.ran += 1
                 bar.update(1)
 
-            await self.backend.execute(self.batch, pending, keep)
+            indices = [position[unit.key] for unit in pending]
+            self.figures = await self.executor.answer(self.batch, indices, keep, self.scoring)
         return [done[unit.key] for unit in self.plan.units]
 
 
 # --- the run's log -------------------------------------------------------------------------
 
 
-def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, Any]:
-    batch = driver.batch
+def _run_config(
+    plan: RunPlan, driver: _RunDriver, started: float, records: Sequence[CaseRecord]
+) -> dict[str, Any]:
+    batch, figures = driver.batch, driver.figures
     return {
-        **_static_config(plan),
+        **_static_config(plan, records),
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "finished_at": _now(),
         "seconds": round(time.time() - started, 2),
@@ -351,19 +384,19 @@ def _run_config(plan: RunPlan, driver: _RunDriver, started: float) -> dict[str, 
             "rerun_failed": driver.policy.rerun_failed,
             "reuse_changed": driver.policy.reuse_changed,
         },
-        "setup_seconds": round(batch.setup_seconds, 3),
-        "execution_seconds": round(batch.seconds, 3),
-        "execution_cpu_seconds": round(batch.cpu_seconds, 3),
+        "setup_seconds": round(figures.setup_seconds, 3),
+        "execution_seconds": round(figures.seconds, 3),
+        "execution_cpu_seconds": round(figures.cpu_seconds, 3),
         "concurrency": batch.concurrency,
         "model_cache_enabled": batch.cache,
-        "model_cache": driver.backend.cache_counts(batch),
-        "executor": driver.backend.config(),
+        "model_cache": figures.model_calls,
+        "executor": driver.executor.config(),
         "stream_calls": batch.stream_calls,
-        "model_streaming": dict(batch.streaming),
+        "model_streaming": dict(figures.streaming),
     }
 
 
-def _static_config(plan: RunPlan) -> dict[str, Any]:
+def _static_config(plan: RunPlan, records: Sequence[CaseRecord]) -> dict[str, Any]:
     suite = plan.suite
     variants = suite.expanded_variants()
     return {
@@ -374,7 +407,7 @@ def _static_config(plan: RunPlan) -> dict[str, Any]:
             variant.name: {"set": variant.set, "description": variant.description}
             for variant in variants
         },
-        "variant_notes": variant_notes(variants, plan.models),
+        "variant_notes": variant_notes(variants, plan.models, records),
         "models": [m.model_dump(mode="json") for m in plan.models],
         "scorers": [scorer.config() for scorer in plan.scorers],
         "versions": _versions(),

@@ -8,6 +8,7 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     seed = 0
     concurrency = 8
     judge = {name = "lexical", threshold = 0.75}     # the judge of every scorer that takes one
+    judge_cards = ["my_card.json"]                   # optional: cards for the judges
 
     [[variants]]
     name = "baseline"
@@ -26,9 +27,24 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     variant = "no_tool_rewrite"
     subset = "multi_round"
     expect = "lower"
+    required = false                                 # true: the run fails unless it holds
+
+    [[gates]]                                        # checks a CI run must pass (exit 3)
+    check = "citation_precision >= 0.9"              # or metric = ..., min = / max = ...
+    variant = "baseline"                             # default "*": every variant
+    by = "value"                                     # or "interval": its 95% interval's worse end
+
+    [[gates]]                                        # non-inferiority, paired on the cases
+    metric = "citation_recall"
+    variant = "terse_contract"
+    not_worse_than = "baseline"
+    margin = 0.02                                    # at 95% confidence (confidence = 0.95)
 
 Relative paths are relative to the suite file. A dataset given by bare name is
-``fixtures/datasets/<name>.jsonl``. Every error names the file, the key and what is wrong.
+``fixtures/datasets/<name>.jsonl``. Every error names the file, the key and what is wrong;
+the variants findings and gates name, and the metrics of gates, are checked when the run is
+planned (:func:`~citelab.evals.runner.plan_run`), before any case runs. Gates:
+:mod:`citelab.evals.results._gates`.
 """
 
 from __future__ import annotations
@@ -44,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir, suites_dir
 from citelab._validation import validation_problems
-from citelab.evals.results import Finding
+from citelab.evals.results import Finding, Gate
 
 __all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
 
@@ -106,7 +122,12 @@ class Suite(BaseModel):
     """Scorer names or configurations; None means every registered scorer."""
     judge: dict[str, Any] | str | None = None
     """The judge given to every scorer that takes one (unless it names its own)."""
+    judge_cards: list[str] = []
+    """Judge card files (relative to the suite file) for the run's judges, beside citelab's
+    shipped cards; a card that describes none of the judges is an error."""
     findings: list[Finding] = []
+    gates: list[Gate] = []
+    """Checks the run must pass: ``citelab eval`` exits 3 when one does not."""
     seed: int = 0
     concurrency: int = Field(default=4, ge=1, le=1024)
     limit: int | None = Field(default=None, ge=1)
@@ -115,6 +136,16 @@ class Suite(BaseModel):
     """Bootstrap resamples for the intervals."""
     path: Path | None = Field(default=None, exclude=True)
     """Where the suite was loaded from (set by :func:`load_suite`)."""
+
+    @field_validator("judge_cards", mode="before")
+    @classmethod
+    def _one_card(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    def card_paths(self) -> list[Path]:
+        """:attr:`judge_cards` as paths (relative ones against the suite file's folder)."""
+        base = self.path.parent if self.path is not None else Path()
+        return [base / card for card in self.judge_cards]
 
     @field_validator("models", mode="before")
     @classmethod

@@ -41,10 +41,10 @@ from citelab.evals.scorers._pipeline_scorers import (
     source_language,
     source_leakage,
     uncited_dropping,
-    written_citations,
 )
 from citelab.evals.scorers._punkt import sent_tokenize
 from citelab.evals.scorers._scoring import (
+    SCORERS,
     Aggregate,
     DetailLevel,
     Score,
@@ -61,9 +61,11 @@ from citelab.evals.scorers._statements import (
     alce_remove_citations,
     split_statements,
     split_statements_alce,
+    split_statements_by_span,
 )
 
 __all__ = [
+    "SCORERS",
     "Aggregate",
     "AnchorValidity",
     "CitationPrecision",
@@ -108,6 +110,6 @@ __all__ = [
     "source_leakage",
     "split_statements",
     "split_statements_alce",
+    "split_statements_by_span",
     "uncited_dropping",
-    "written_citations",
 ]

@@ -11,6 +11,23 @@ citation precision, per citation
     AND the statement's other citations without it still do. So a redundant citation (one
     that supports the statement alone, beside another that does too) is not irrelevant.
 
+Not judgeable (citelab's mode): a source without a passage (its ``content`` is blank: a
+vendor's url_citation, an AnswerMessage's resource_link without source quotes) gives the
+judge nothing to read. A statement is judged on the passages of the sources it cites that
+have one; when some cited source has none, the statement is a unit only if those passages
+support it (else the missing passage might have: no verdict), and a statement whose cited
+sources all lack a passage is no unit. In precision a citation of a source without a
+passage is no unit, nor are the other citations of a statement that is no verdict. What is
+left out is a detail row with ``judgeable: False`` (reason ``no_passage``), counted as
+*unjudgeable*, never as 0; a turn with nothing judgeable has no value.
+
+Granularity (citelab's mode): ``sentence`` (the default) scores the answer's sentences with
+their markers; ``span`` scores at the granularity a vendor cites (Anthropic's cited text
+blocks): each span of the message's citation anchors is a statement with its sources, and
+each sentence no span touches an uncited statement (see
+:func:`~citelab.evals.scorers.split_statements_by_span`); the metric is then
+``citation_recall_span`` / ``citation_precision_span``.
+
 citelab's mode pools units over the whole variant (micro average), uses citelab's marker
 grammar and statement splitter, caps citations first (``max_citations``), and judges every
 distinct citation of a statement. ``alce_compat=True`` reproduces ALCE's ``compute_autoais``
@@ -33,14 +50,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal, get_args
 
 from citelab._errors import ConfigError
 from citelab.evals.dataset import GoldClaim, GoldTurn
 from citelab.evals.judges import Judge, build_judge
 from citelab.evals.records import SourceRecord, TurnRecord
 from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
-from citelab.evals.scorers._statements import Statement, split_statements, split_statements_alce
+from citelab.evals.scorers._statements import (
+    Statement,
+    split_statements,
+    split_statements_alce,
+    split_statements_by_span,
+)
 
 __all__ = [
     "CitationPrecision",
@@ -54,6 +76,9 @@ __all__ = [
 ]
 
 _ALCE_MAX_CITATIONS = 3
+Granularity = Literal["sentence", "span"]
+"""What a statement is: a sentence of the answer, or a span its citation anchors mark."""
+_NO_PASSAGE = "no_passage"
 
 
 class _Support:
@@ -97,6 +122,10 @@ class _Support:
             return bool(self.separate(claim, passages))
         return self.judge.supports(claim, "\n".join(passages))
 
+    def readable(self, numbers: tuple[int, ...]) -> tuple[int, ...]:
+        """The numbers whose source has a passage to judge."""
+        return tuple(n for n in numbers if self.sources[n].has_passage)
+
     def _passage(self, number: int) -> str:
         passage = self.passages.get(number)
         if passage is None:
@@ -116,10 +145,33 @@ def _support_for(judge: Judge, record: TurnRecord) -> _Support:
     return last
 
 
-def _statements(record: TurnRecord, alce_compat: bool, qampari: bool) -> list[Statement]:
+def _statements(
+    record: TurnRecord, alce_compat: bool, qampari: bool, granularity: Granularity
+) -> list[Statement]:
     if alce_compat:
         return split_statements_alce(record.text, question=record.question, qampari=qampari)
+    block = record.text_block
+    if granularity == "span" and block is not None and isinstance(block.get("text"), str):
+        return _span_statements(record, block["text"])
     return split_statements(record.text)
+
+
+def _span_statements(record: TurnRecord, text: str) -> list[Statement]:
+    """The message text's statements at span granularity: each anchor cites its source's
+    number (0, out of range, for a uri that is no source of the turn)."""
+    numbers: dict[str, int] = {}
+    for source in record.sources:
+        numbers.setdefault(source.uri, source.number)
+    spans = [
+        (anchor.start_index, anchor.end_index, (numbers.get(anchor.source_uri, 0),))
+        for anchor in record.anchors
+    ]
+    return split_statements_by_span(text, spans)
+
+
+def _unjudgeable(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` marked as no unit: a passage its verdict needs is missing."""
+    return {**row, "hit": False, "judgeable": False}
 
 
 def _applicable(record: TurnRecord, gold: GoldTurn) -> bool:
@@ -142,13 +194,34 @@ class _CitationScorer:
     alce_compat: bool = False
     max_citations: int | None = None
     qampari: bool = False
+    granularity: Granularity = "sentence"
     name: str = ""
     higher_is_better: bool = True
     level: DetailLevel = "statement"
+    summary: ClassVar[str] = ""
+    """What the metric measures, before the configuration's modes."""
+    unit: ClassVar[str] = ""
 
     @property
     def metric(self) -> str:
-        return self.name + ("_alce" if self.alce_compat else "")
+        if self.alce_compat:
+            return f"{self.name}_alce"
+        return self.name + ("_span" if self.granularity == "span" else "")
+
+    @property
+    def description(self) -> str:
+        """What the metric measures in this configuration (the report's glossary)."""
+        parts = [self.summary]
+        if self.alce_compat:
+            parts.append(
+                "Scored as ALCE's compute_autoais scores it: ALCE's statement split, citations "
+                "read as positions into the sources, the mean of the answers' values."
+            )
+        if self.max_citations is not None:
+            parts.append(f"Only the first {self.max_citations} citations of a statement count.")
+        if self.qampari:
+            parts.append("List answers are read as ALCE's QAMPARI mode reads them.")
+        return " ".join(parts)
 
     @property
     def aggregate(self) -> Aggregate:
@@ -161,12 +234,13 @@ class _CitationScorer:
             "alce_compat": self.alce_compat,
             "max_citations": self.max_citations,
             "qampari": self.qampari,
+            "granularity": self.granularity,
         }
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _applicable(record, gold):
             return Score.not_applicable(self.metric)
-        statements = _statements(record, self.alce_compat, self.qampari)
+        statements = _statements(record, self.alce_compat, self.qampari, self.granularity)
         if not statements:
             return Score.not_applicable(self.metric)
         support = _support_for(self.judge, record)
@@ -203,24 +277,39 @@ class _CitationScorer:
         raise NotImplementedError
 
     def _score(self, rows: list[dict[str, Any]]) -> Score:
-        return Score.of(self.metric, rows)
+        """The share of judgeable rows that are a hit (rows marked ``judgeable: False`` are
+        kept as details but are no unit)."""
+        judged = [row for row in rows if row.get("judgeable", True)]
+        good = sum(1 for row in judged if row["hit"])
+        total = len(judged)
+        return Score(self.metric, good, total, good / total if total else None, tuple(rows))
 
 
 @dataclass(frozen=True)
 class CitationRecall(_CitationScorer):
-    """Share of statements that cite sources which together support them."""
+    """Share of statements that cite sources which together support them. In citelab's mode
+    a statement whose cited sources have no passage to judge (or whose readable passages do
+    not support it while another cited source has none) is left out, as not judgeable."""
 
     name: str = "citation_recall"
     level: DetailLevel = "statement"
+    summary: ClassVar[str] = (
+        "Share of the answer's statements that cite sources which together support them "
+        "(the judge decides support)."
+    )
+    unit: ClassVar[str] = "statement of the answer"
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
         cited = self._cited(statement, support)
+        readable = cited
         if cited is None:
             verdict, reason = False, "out_of_range"
         elif not cited:
             verdict, reason = False, "uncited"
         else:
-            verdict = support(statement.claim, cited)
+            # citelab's mode judges the cited sources that have a passage (module docs).
+            readable = cited if self.alce_compat else support.readable(cited)
+            verdict = bool(readable) and support(statement.claim, readable)
             reason = "supported" if verdict else "unsupported"
         row = {
             "statement": statement.index,
@@ -229,40 +318,55 @@ class CitationRecall(_CitationScorer):
             "hit": verdict,
             "reason": reason,
         }
+        if cited and not verdict and readable != cited:
+            return [_unjudgeable({**row, "reason": _NO_PASSAGE})]
         return [row]
 
 
 @dataclass(frozen=True)
 class CitationPrecision(_CitationScorer):
-    """Share of citations that are needed: their statement is supported and they are relevant."""
+    """Share of citations that are needed: their statement is supported and they are relevant.
+    In citelab's mode a citation of a source without a passage, or of a statement that cannot
+    be judged, is left out, as not judgeable."""
 
     name: str = "citation_precision"
     level: DetailLevel = "citation"
+    summary: ClassVar[str] = (
+        "Share of citations that are needed: the statement is supported by its citations "
+        "together, and this one is relevant (it supports the statement alone, or the others "
+        "do not without it)."
+    )
+    unit: ClassVar[str] = "citation (a number in a marker)"
 
     def _score(self, rows: list[dict[str, Any]]) -> Score:
         if self.alce_compat and not rows:
             return Score(self.metric, 0, 0, 0.0, ())  # ALCE: no citations at all is precision 0
-        return Score.of(self.metric, rows)
+        return super()._score(rows)
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
         cited = self._cited(statement, support)
         if cited is None and self.alce_compat:
             return []  # ALCE rejects the statement before counting its citations
         numbers = statement.citations[: self.max_citations] if cited is None else cited
-        together = cited is not None and support(statement.claim, cited)
+        # citelab's mode judges the citations whose source has a passage (see the module
+        # docs); ALCE's judges every citation, on its title when there is no passage.
+        judged = numbers if cited is None or self.alce_compat else support.readable(cited)
+        together = cited is not None and bool(judged) and support(statement.claim, judged)
+        verdictless = judged != numbers and not together
         rows = []
-        for position, number in enumerate(numbers):
-            verdict = together and self._relevant(statement.claim, numbers, position, support)
-            rows.append(
-                {
-                    "statement": statement.index,
-                    "claim": statement.claim,
-                    "number": number,
-                    "uri": support.sources[number].uri if number in support.sources else None,
-                    "hit": verdict,
-                    "statement_supported": together,
-                }
-            )
+        for number in numbers:
+            row = {
+                "statement": statement.index,
+                "claim": statement.claim,
+                "number": number,
+                "uri": support.sources[number].uri if number in support.sources else None,
+                "hit": together
+                and number in judged
+                and self._relevant(statement.claim, judged, judged.index(number), support),
+                "statement_supported": together,
+            }
+            missing = number not in judged or verdictless
+            rows.append(_unjudgeable({**row, "reason": _NO_PASSAGE}) if missing else row)
         return rows
 
     def _relevant(
@@ -310,6 +414,11 @@ class ClaimRecall(_GoldClaimScorer):
 
     name: str = "claim_recall"
     metric: str = "claim_recall"
+    description: ClassVar[str] = (
+        "Share of the gold claims the answer states (the judge reads the claim against the "
+        "answer's statements)."
+    )
+    unit: ClassVar[str] = "gold claim"
 
     def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
         answer = " ".join(s.claim for s in split_statements(record.text))
@@ -332,6 +441,11 @@ class ClaimAttribution(_GoldClaimScorer):
 
     name: str = "claim_attribution"
     metric: str = "claim_attribution"
+    description: ClassVar[str] = (
+        "Share of the gold claims stated by a statement that cites one of the claim's "
+        "supporting entities (a claim cited to a same-label twin is stated, not attributed)."
+    )
+    unit: ClassVar[str] = "gold claim"
 
     def _rows(self, record: TurnRecord, claims: list[GoldClaim]) -> list[dict[str, Any]]:
         statements = [] if record.no_answer else split_statements(record.text)
@@ -359,19 +473,34 @@ def _cap(alce_compat: bool, max_citations: int | None, qampari: bool) -> int | N
     return _ALCE_MAX_CITATIONS
 
 
+def _granularity(granularity: str, alce_compat: bool) -> Granularity:
+    if granularity not in get_args(Granularity):
+        raise ConfigError(f"granularity must be sentence or span, got {granularity!r}")
+    if granularity == "span" and alce_compat:
+        raise ConfigError("granularity='span' is citelab's mode: ALCE's scores sentences")
+    return "span" if granularity == "span" else "sentence"
+
+
 @register_scorer("citation_recall")
 def citation_recall(
     judge: str | Mapping[str, Any] | Judge = "lexical",
     alce_compat: bool = False,
     max_citations: int | None = None,
     qampari: bool = False,
+    granularity: Granularity = "sentence",
 ) -> CitationRecall:
-    """ALCE citation recall; ``alce_compat`` caps citations at 3 unless told otherwise.
+    """Statements whose citations together support them (ALCE's citation recall).
 
-    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does.
+    ``alce_compat`` scores as ALCE does and caps citations at 3 unless told otherwise;
+    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does;
+    ``granularity="span"`` (citelab's mode only) scores the spans a vendor cites.
     """
     return CitationRecall(
-        _judge(judge), alce_compat, _cap(alce_compat, max_citations, qampari), qampari
+        _judge(judge),
+        alce_compat,
+        _cap(alce_compat, max_citations, qampari),
+        qampari,
+        _granularity(granularity, alce_compat),
     )
 
 
@@ -381,13 +510,20 @@ def citation_precision(
     alce_compat: bool = False,
     max_citations: int | None = None,
     qampari: bool = False,
+    granularity: Granularity = "sentence",
 ) -> CitationPrecision:
-    """ALCE citation precision; ``alce_compat`` caps citations at 3 unless told otherwise.
+    """Citations that are needed: supported and relevant (ALCE's citation precision).
 
-    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does.
+    ``alce_compat`` scores as ALCE does and caps citations at 3 unless told otherwise;
+    ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does;
+    ``granularity="span"`` (citelab's mode only) scores the spans a vendor cites.
     """
     return CitationPrecision(
-        _judge(judge), alce_compat, _cap(alce_compat, max_citations, qampari), qampari
+        _judge(judge),
+        alce_compat,
+        _cap(alce_compat, max_citations, qampari),
+        qampari,
+        _granularity(granularity, alce_compat),
     )
 
 

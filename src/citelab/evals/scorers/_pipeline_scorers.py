@@ -96,6 +96,10 @@ class _Base:
     aggregate: Aggregate = "micro"
     higher_is_better: bool = True
     level: DetailLevel = "citation"
+    description: str = ""
+    """What the metric measures (the report's glossary)."""
+    unit: str = ""
+    """What one detail row is."""
 
     @property
     def metric(self) -> str:
@@ -113,6 +117,12 @@ class AnchorValidity(_Base):
     """
 
     name = "anchor_validity"
+    description = (
+        "Share of the _meta citation anchors that are right: in bounds, an exact slice of the "
+        "answer text, naming a sibling source's URI, with a marker citing that source at the "
+        "span."
+    )
+    unit = "_meta citation anchor"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if record.error is not None:
@@ -179,6 +189,11 @@ class UncitedDropping(_Base):
     """
 
     name = "uncited_dropping"
+    description = (
+        "Share of the sources a turn held that finalize handled right: kept exactly when the "
+        "model cited them (a final source that was never held counts as wrong)."
+    )
+    unit = "source the turn held"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _usable(record) or not record.candidates:
@@ -210,6 +225,12 @@ class FirstCitationOrder(_Base):
     numbered ``keep + 1``... by their rank of first citation among the new ones."""
 
     name = "first_citation_order"
+    description = (
+        "Share of final sources listed in first-citation order, with falling priorities, numbered "
+        "by their rank of first citation (under conversation-wide numbering, numbers earlier "
+        "turns gave stay and new sources count on from them)."
+    )
+    unit = "final source"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _usable(record) or not record.sources:
@@ -276,6 +297,7 @@ class NumberingStability(_Base):
     """
 
     name = "numbering_stability"
+    unit = "citation the model wrote, in its round"
 
     def __init__(
         self, meaning: Literal["visible", "content"] = "visible", judge: Judge | None = None
@@ -286,6 +308,7 @@ class NumberingStability(_Base):
             )
         self.meaning = meaning
         self.judge = judge if judge is not None else LexicalJudge()
+        self.description = _STABILITY[meaning]
 
     @property
     def metric(self) -> str:
@@ -340,6 +363,20 @@ class NumberingStability(_Base):
         }
 
 
+_STABILITY = {
+    "visible": (
+        "Share of the citations the model wrote that, after finalize, resolve to the source "
+        "their number showed the model in that round (the pipeline renumbering behind the "
+        "model's back lowers it)."
+    ),
+    "content": (
+        "Share of the citations the model wrote that, after finalize, resolve to a source of "
+        "that round whose passage supports the citing statement (judged): this also catches "
+        "the model citing a wrong or stale number."
+    ),
+}
+
+
 def _visible_by_round(record: TurnRecord) -> dict[int, dict[int, str]]:
     if record.rounds:
         return {r.index: r.visible for r in record.rounds}
@@ -350,6 +387,10 @@ class DanglingMarkers(_Base):
     """Share of written citations whose number points at no held source (lower is better)."""
 
     name = "dangling_markers"
+    description = (
+        "Share of the citations the model wrote whose number points at no source the turn held."
+    )
+    unit = "citation the model wrote"
     higher_is_better = False
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
@@ -372,6 +413,11 @@ class NoAnswer(_Base):
     """
 
     name = "no_answer"
+    description = (
+        "Share of turns that decline exactly when the gold says nothing in reach answers them (a "
+        "turn declines with the no-answer message, or with an answer that cites nothing)."
+    )
+    unit = "turn"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if record.error is not None:
@@ -402,6 +448,12 @@ class SourceLeakage(_Base):
     """
 
     name = "source_leakage"
+    description = (
+        "Share of turns in which an entity the reader may not read reaches them: in the "
+        "references, the final sources, the resource links, the anchors or the answer text (its "
+        "URI, titles, phrases, or the case's canaries). Must be zero."
+    )
+    unit = "turn"
     higher_is_better = False
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
@@ -448,6 +500,11 @@ class GoldSources(_Base):
     """Per listed entity: a ``must_cite`` one is a final source, a ``must_not_cite`` one is not."""
 
     name = "gold_sources"
+    description = (
+        "Share of the entities the gold lists that are handled right: a must-cite entity is a "
+        "final source, a must-not-cite one (such as a same-label twin) is not."
+    )
+    unit = "entity the gold lists (must / must not cite)"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if record.error is not None or not (gold.must_cite or gold.must_not_cite):
@@ -468,6 +525,11 @@ class RequiredSearches(_Base):
     """
 
     name = "required_searches"
+    description = (
+        "Share of the turns that name min_searches which searched at least that often (the "
+        "service's forced search and the model's own calls)."
+    )
+    unit = "turn that names min_searches"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if record.error is not None or gold.min_searches == 0:
@@ -484,6 +546,10 @@ class SourceLanguage(_Base):
     """Per final source of a turn that names ``source_langcode``: shown in that language."""
 
     name = "source_language"
+    description = (
+        "Share of final sources shown in the language the gold names, on turns that name one."
+    )
+    unit = "final source of a turn that names a language"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if record.error is not None or gold.source_langcode is None or not record.sources:
@@ -511,6 +577,12 @@ class CrossTurnStability(_Base):
     """
 
     name = "cross_turn_stability"
+    description = (
+        "Share of a follow-up turn's citations whose number means what it meant in the "
+        "conversation's earlier turns: the entity keeps its number, and the number keeps its "
+        "entity."
+    )
+    unit = "citation in a follow-up turn's final text"
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _usable(record) or not record.earlier:
@@ -542,16 +614,19 @@ class CrossTurnStability(_Base):
 
 @register_scorer("anchor_validity")
 def anchor_validity() -> AnchorValidity:
+    """Anchors that are right: in bounds, an exact slice, a sibling source, a marker."""
     return AnchorValidity()
 
 
 @register_scorer("uncited_dropping")
 def uncited_dropping() -> UncitedDropping:
+    """Held sources kept after finalize exactly when the model cited them."""
     return UncitedDropping()
 
 
 @register_scorer("first_citation_order")
 def first_citation_order() -> FirstCitationOrder:
+    """Final sources numbered and listed in first-citation order."""
     return FirstCitationOrder()
 
 
@@ -573,29 +648,35 @@ def cross_turn_stability() -> CrossTurnStability:
 
 @register_scorer("dangling_markers")
 def dangling_markers() -> DanglingMarkers:
+    """Citations whose number points at no held source (lower is better)."""
     return DanglingMarkers()
 
 
 @register_scorer("no_answer")
 def no_answer() -> NoAnswer:
+    """Turns that decline exactly when the gold expects no answer."""
     return NoAnswer()
 
 
 @register_scorer("source_leakage")
 def source_leakage() -> SourceLeakage:
+    """Turns leaking an entity the reader may not read (must be zero)."""
     return SourceLeakage()
 
 
 @register_scorer("required_searches")
 def required_searches() -> RequiredSearches:
+    """Turns that search at least as often as the gold's min_searches."""
     return RequiredSearches()
 
 
 @register_scorer("source_language")
 def source_language() -> SourceLanguage:
+    """Final sources shown in the language the gold names."""
     return SourceLanguage()
 
 
 @register_scorer("gold_sources")
 def gold_sources() -> GoldSources:
+    """Must-cite entities cited, must-not-cite ones (same-label twins) not."""
     return GoldSources()

@@ -2,23 +2,29 @@
 
 A scorer is a small object: ``scorer(record, gold) -> Score`` for one answered turn. Scorers
 are built by factories whose keyword arguments are their whole configuration, registered by
-name, so ``{"name": "citation_recall", "alce_compat": true}`` in a suite (or in a run's log)
-rebuilds the very same scorer. The built-in scorers are registered by their own modules, which
-``citelab.evals.scorers`` imports after this one.
+name (:data:`SCORERS`), so ``{"name": "citation_recall", "alce_compat": true}`` in a suite
+(or in a run's log) rebuilds the very same scorer. The built-in scorers are registered by their
+own modules, which ``citelab.evals.scorers`` imports after this one.
+
+A scorer says what it measures: its ``description`` (one plain paragraph; a property when its
+configuration changes the meaning) and its ``unit`` (what one detail row is). Both are
+optional; the report's glossary reads them, else the class docstring and the detail level.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 from citelab._errors import ConfigError
+from citelab._registry import Registry
 from citelab.evals.dataset import GoldTurn
 from citelab.evals.records import TurnRecord
 
 __all__ = [
+    "SCORERS",
     "Aggregate",
     "DetailLevel",
     "Score",
@@ -66,7 +72,11 @@ class Score:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Scores one answered turn against its gold turn."""
+    """Scores one answered turn against its gold turn.
+
+    Optional, read by the report's glossary: ``description`` (what the metric measures, one
+    plain paragraph) and ``unit`` (what one detail row is: "statement of the answer").
+    """
 
     @property
     def name(self) -> str:
@@ -98,36 +108,60 @@ class Scorer(Protocol):
         ...
 
 
-@dataclass
-class _Registry:
-    factories: dict[str, Callable[..., Scorer]] = field(default_factory=dict)
+ScorerFactory = Callable[..., Scorer]
+
+SCORERS: Registry[ScorerFactory] = Registry("scorer")
+"""Every scorer factory by name (:class:`~citelab.Registry`): ``SCORERS.build("no_answer")``."""
 
 
-_REGISTRY = _Registry()
+@overload
+def register_scorer(
+    name: str, factory: None = None, *, replace: bool = False, description: str | None = None
+) -> Callable[[ScorerFactory], ScorerFactory]: ...
+
+
+@overload
+def register_scorer(
+    name: str,
+    factory: ScorerFactory | str,
+    *,
+    replace: bool = False,
+    description: str | None = None,
+) -> None: ...
 
 
 def register_scorer(
-    name: str, *, replace: bool = False
-) -> Callable[[Callable[..., Scorer]], Callable[..., Scorer]]:
-    """Decorator: register a scorer factory under ``name``."""
+    name: str,
+    factory: ScorerFactory | str | None = None,
+    *,
+    replace: bool = False,
+    description: str | None = None,
+) -> Callable[[ScorerFactory], ScorerFactory] | None:
+    """Register a scorer factory under ``name`` (``SCORERS.register``); without ``factory``,
+    a decorator that registers the function it decorates."""
+    if factory is not None:
+        SCORERS.register(name, factory, replace=replace, description=description)
+        return None
 
-    def decorate(factory: Callable[..., Scorer]) -> Callable[..., Scorer]:
-        if name in _REGISTRY.factories and not replace:
-            raise ConfigError(f"scorer {name!r} is already registered (pass replace=True)")
-        _REGISTRY.factories[name] = factory
-        return factory
+    def decorate(function: ScorerFactory) -> ScorerFactory:
+        SCORERS.register(name, function, replace=replace, description=description)
+        return function
 
     return decorate
 
 
 def accepts_argument(name: str, argument: str) -> bool:
     """True when the scorer registered as ``name`` takes ``argument`` (e.g. ``judge``)."""
-    factory = _REGISTRY.factories.get(name)
-    return factory is not None and argument in inspect.signature(factory).parameters
+    try:
+        factory = SCORERS.get(name)
+    except ConfigError:
+        return False  # building it says why
+    return argument in inspect.signature(factory).parameters
 
 
 def scorer_names() -> list[str]:
-    return sorted(_REGISTRY.factories)
+    """The registered names, sorted: ``SCORERS.names()``."""
+    return SCORERS.names()
 
 
 def build_scorer(spec: str | Mapping[str, Any] | Scorer) -> Scorer:
@@ -135,13 +169,9 @@ def build_scorer(spec: str | Mapping[str, Any] | Scorer) -> Scorer:
     if isinstance(spec, str | Mapping):
         config = {"name": spec} if isinstance(spec, str) else dict(spec)
         name = config.pop("name", None)
-        if not isinstance(name, str) or name not in _REGISTRY.factories:
-            known = ", ".join(sorted(_REGISTRY.factories))
-            raise ConfigError(f"unknown scorer {name!r} (registered: {known})")
-        try:
-            return _REGISTRY.factories[name](**config)
-        except TypeError as exc:
-            raise ConfigError(f"scorer {name}: bad configuration {config}: {exc}") from exc
+        if not isinstance(name, str):
+            raise SCORERS.unknown(name)
+        return SCORERS.build(name, **config)
     return spec
 
 

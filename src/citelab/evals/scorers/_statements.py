@@ -17,6 +17,12 @@ Two splitters:
     citation is every ``[<digits>`` in the sentence (so ``[1, 3]`` cites only 1 and
     ``[1][1]`` cites 1 twice); the claim is the sentence with ALCE's citation-removal rule
     applied. QAMPARI answers are lists: split on commas, each item after the question.
+
+``split_statements_by_span``
+    The granularity a vendor cites at (Anthropic cites text blocks, each a claim of its own):
+    each cited span is a statement with the sources cited for it, and each sentence that no
+    span touches is an uncited statement. The rest of a sentence that a span covers in part
+    is not a statement (the vendor said which part its citation supports).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ __all__ = [
     "sentence_spans",
     "split_statements",
     "split_statements_alce",
+    "split_statements_by_span",
 ]
 
 
@@ -118,6 +125,35 @@ def _split_statements(text: str) -> tuple[Statement, ...]:
         cited = tuple(dict.fromkeys(numbers))
         statements.append(Statement(len(statements), text[start:end], claim, cited, start, end))
     return tuple(statements)
+
+
+def split_statements_by_span(
+    text: str, spans: Sequence[tuple[int, int, tuple[int, ...]]]
+) -> list[Statement]:
+    """Statements at the granularity of cited spans (see the module docs).
+
+    ``spans`` are ``(start, end, numbers)`` in ``text`` (code points, end exclusive): one per
+    citation anchor. Anchors on the same span make one statement citing their numbers in
+    order; a span without a word (zero-width) is none.
+    """
+    cited: dict[tuple[int, int], list[int]] = {}
+    for start, end, numbers in spans:
+        if start < end:
+            found = cited.setdefault((start, end), [])
+            found.extend(n for n in numbers if n not in found)
+    pieces = [
+        (start, end, text[start:end], _clean_claim(text[start:end], []), tuple(numbers))
+        for (start, end), numbers in cited.items()
+    ]
+    for sentence in split_statements(text):
+        if not any(start < sentence.end and sentence.start < end for start, end in cited):
+            pieces.append((sentence.start, sentence.end, sentence.text, sentence.claim, ()))
+    pieces.sort(key=lambda piece: (piece[0], piece[1]))
+    kept = [piece for piece in pieces if _WORD.search(piece[3])]
+    return [
+        Statement(index, written, claim, numbers, start, end)
+        for index, (start, end, written, claim, numbers) in enumerate(kept)
+    ]
 
 
 _ALCE_CITATION = re.compile(r"\[\d+")

@@ -4,7 +4,6 @@ a worker killed mid-sweep losing nothing. Kept few and small: each starts real p
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 import os
@@ -23,17 +22,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from citelab import MissingDependency
 from citelab.cli import main
 from citelab.evals import LLMJudge, load_suite, plan_run, rescore, run
+from citelab.evals.execution import LocalExecutor, PortableScoring, ScoringJob, get_executor
+from citelab.evals.execution._ray import _batch_starts
 from citelab.evals.judges import JudgeModel
-from citelab.evals.records import CaseRecord, read_records_file
+from citelab.evals.records import read_records
 from citelab.evals.results import result_of
-from citelab.evals.runner import LocalExecutor, get_executor
-from citelab.evals.runner._ray import (
-    _batch_starts,
-    _judge_groups,
-    _lines,
-    _rebuilt_scorers,
-    _scorer_specs,
-)
 from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
 from citelab.models._server import serve_app_in_thread
 
@@ -321,10 +314,10 @@ def test_workers_rebuild_one_judge_for_the_scorers_that_shared_one(tmp_path: Pat
     suite = tmp_path / "judged.toml"
     suite.write_text(JUDGED.format(base_url="http://127.0.0.1:9/v1"), encoding="utf-8")
     plan = plan_run(load_suite(suite))
-    specs = _scorer_specs(plan)
-    groups = _judge_groups(plan)
-    assert groups == (0, 0, 0, None)  # no_answer holds no judge
-    rebuilt = _rebuilt_scorers(specs, groups)
+    portable = ScoringJob(plan.cases, plan.scorers).portable()
+    specs = list(portable.specs)
+    assert portable.groups == (0, 0, 0, None)  # no_answer holds no judge
+    rebuilt = portable.build()
     judges = [getattr(scorer, "judge", None) for scorer in rebuilt]
     assert isinstance(judges[0], LLMJudge)
     assert judges[1] is judges[0]
@@ -332,7 +325,7 @@ def test_workers_rebuild_one_judge_for_the_scorers_that_shared_one(tmp_path: Pat
     assert judges[0] is not getattr(plan.scorers[0], "judge", None)  # built on the worker
     assert [s.config() for s in rebuilt] == specs
     # Without groups each scorer builds the judge its configuration names: separate ones.
-    alone = _rebuilt_scorers(specs, ())
+    alone = PortableScoring(portable.specs).build()
     assert getattr(alone[1], "judge", None) is not getattr(alone[0], "judge", None)
 
 
@@ -347,7 +340,9 @@ def test_more_workers_than_cpus_is_a_clear_error(
 
 def test_ray_options_need_the_ray_executor(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--address", "head:6379", "--out", "unused"]) == 2
-    assert "--address and --workers need --executor ray" in capsys.readouterr().err
+    assert "--address needs --executor ray" in capsys.readouterr().err
+    assert main(["eval", "--workers", "2", "--out", "unused"]) == 2
+    assert "--workers needs --executor processes or ray" in capsys.readouterr().err
     assert main(["eval", "--executor", "ray", "--workers", "0"]) == 2
     assert "--workers must be at least 1, got 0" in capsys.readouterr().err
 
@@ -370,45 +365,23 @@ def test_a_sweep_half_resumed_on_ray_writes_what_local_writes(cluster: Any, tmp_
     _assert_same_outputs(local, on_ray)
 
 
-def test_workers_read_the_records_file_or_are_sent_the_records(
-    cluster: Any, tmp_path: Path
-) -> None:
+def test_local_processes_and_ray_score_the_same_rows(cluster: Any, tmp_path: Path) -> None:
     out = tmp_path / "run"
     run("default", out_dir=out, progress=False)
     plan = plan_run(load_suite("default"))
-    recorded, source = read_records_file(out / "records.jsonl")
-    assert source is not None
+    recorded = read_records(out / "records.jsonl")
     records = [recorded[unit.key] for unit in plan.units if unit.key in recorded][::-1]
-    expected = result_of(LocalExecutor().score(plan, records), records, plan.cases, plan.scorers)
-    # As on a cluster whose workers do not see this file: the records are sent.
-    elsewhere = dataclasses.replace(source, path=str(tmp_path / "not-here.jsonl"))
-    for given, records_from in ((source, "file"), (elsewhere, "sent"), (None, "sent")):
-        executor = get_executor("ray", workers=2)
+    job = ScoringJob(plan.cases, plan.scorers)
+    expected = result_of(LocalExecutor().score(job, records), records, plan.cases, plan.scorers)
+    for name in ("processes", "ray"):
+        executor = get_executor(name, workers=2)
         try:
-            scored = executor.score(plan, records, given)
-            assert executor.config()["records_from"] == records_from
+            scored = executor.score(job, records)
         finally:
             executor.close()
         result = result_of(scored, records, plan.cases, plan.scorers)
         for level in ("case", "citation", "statement"):
             pd.testing.assert_frame_equal(result.to_pandas(level), expected.to_pandas(level))
-
-
-def test_records_are_sent_as_their_lines_in_the_file_while_it_is_unchanged(
-    tmp_path: Path,
-) -> None:
-    out = tmp_path / "run"
-    run("default", out_dir=out, progress=False, limit=2)
-    path = out / "records.jsonl"
-    recorded, source = read_records_file(path)
-    assert source is not None
-    records = list(recorded.values())
-    written = path.read_bytes().splitlines()
-    assert _lines(records, source) == written
-    assert [CaseRecord.model_validate_json(line) for line in _lines(records, None)] == records
-    with path.open("ab") as sink:
-        sink.write(b"\n")  # the file changed: its spans may not hold any more
-    assert _lines(records, source) == [r.model_dump_json().encode() for r in records]
 
 
 def test_scoring_batches_cover_consecutive_records_only() -> None:

@@ -1,4 +1,5 @@
-"""Lexical matching for the extractive model: words, stems, stopwords and sentences.
+"""Lexical matching for the offline extractive model and the corpus agent's starter
+questions: words, stems, stopwords and sentences.
 
 Deliberately simple and deterministic: lower-cased, accent-folded word tokens, a light suffix
 stripper (plurals, ``-ing``, ``-ed``, ``-ly``…) applied alike to questions and sources, and a

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from citelab.models import ExtractiveModel, RunningServer, serve_in_thread
-from citelab.models._formats import question_of, read_sources
+from citelab.models._prompt_sources import question_of, read_sources
 from citelab.models._seen import current_view
 
 # Two invented lake descriptions; the question is answered by the one numbered 2.

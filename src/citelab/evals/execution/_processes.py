@@ -1,0 +1,184 @@
+"""The ``processes`` executor: records scored in a pool of worker processes on this machine.
+
+The workers are started with ``forkserver`` (``spawn`` where a platform has none), never
+forked from this process, which may run threads (a notebook's kernel does). What crosses to
+a worker is plain data: the scorers' configurations once (each worker rebuilds the scorers
+from them), then for each slice of records their JSON lines and their cases. The records
+are cut into consecutive slices, one per worker, and their rows come back in order: the
+same tables as one process scores. Cases are answered in this process (as ``local`` answers
+them: their model calls wait on the network); only scoring goes to the workers.
+
+A model judge (the LLM judge) scores in one process, its questions asked concurrently in
+one event loop: the executor refuses it. A worker's exception is raised here; a worker that
+dies is a :class:`~citelab.WorkerLost`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import pickle
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from citelab._errors import CitelabError, ConfigError, WorkerLost
+from citelab.evals.dataset import Case
+from citelab.evals.execution._local import answer_here
+from citelab.evals.execution._protocol import AnswerFigures, Answering
+from citelab.evals.execution._scoring import PortableScoring, ScoringJob
+from citelab.evals.records import CaseRecord
+from citelab.evals.results import ScoredRows, score_rows
+from citelab.evals.scorers import Scorer
+
+__all__ = ["ProcessExecutor", "cpus", "refuse_model_judges", "start_method"]
+
+
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1  # pragma: no cover - not on Linux
+
+
+def start_method() -> str:
+    """How worker processes start: ``forkserver`` where the platform has it, else ``spawn``."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+class ProcessExecutor:
+    """Scores in ``workers`` processes (default: one per CPU); see the module docs."""
+
+    name = "processes"
+
+    def __init__(self, workers: int | None = None) -> None:
+        if workers is not None and workers < 1:
+            raise ConfigError(f"workers must be at least 1, got {workers}")
+        self.workers = workers or cpus()
+        self._pool: ProcessPoolExecutor | None = None
+        self._scorers: PortableScoring | None = None
+
+    async def answer(
+        self,
+        answering: Answering,
+        indices: Sequence[int],
+        keep: Callable[[CaseRecord], None],
+        scoring: ScoringJob,
+    ) -> AnswerFigures:
+        self.prepare(scoring)  # a model judge is refused before any case runs
+        return await answer_here(answering, indices, keep)
+
+    def prepare(self, scoring: ScoringJob) -> None:
+        """Start the workers now, so that they import and build the scorers while this
+        process reads (or answers) the records."""
+        pool = self._start(scoring)
+        for future in [pool.submit(_ready) for _ in range(self.workers)]:
+            future.add_done_callback(_quietly)
+
+    def score(self, scoring: ScoringJob, records: Sequence[CaseRecord]) -> ScoredRows:
+        if not records:
+            return ScoredRows()
+        pool = self._start(scoring)
+        count = min(self.workers, len(records))
+        bounds = [len(records) * part // count for part in range(count + 1)]
+        futures: list[Future[ScoredRows]] = []
+        for start, stop in itertools.pairwise(bounds):
+            part = records[start:stop]
+            lines = [record.model_dump_json().encode() for record in part]
+            futures.append(pool.submit(_score_slice, lines, _cases_of(part, scoring.cases)))
+        return ScoredRows.concat(_result(future) for future in futures)
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "workers": self.workers, "start_method": start_method()}
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+            self._scorers = None
+
+    def _start(self, scoring: ScoringJob) -> ProcessPoolExecutor:
+        refuse_model_judges(scoring)
+        portable = scoring.portable()
+        if self._pool is not None and portable != self._scorers:
+            self.close()  # other scorers: workers of their own
+        if self._pool is None:
+            context = multiprocessing.get_context(start_method())
+            if start_method() == "forkserver":
+                # The server imports the scoring code once; each worker is a copy of it.
+                context.set_forkserver_preload([__name__])
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_set_up, initargs=(portable,)
+            )
+            self._scorers = portable
+        return self._pool
+
+
+def refuse_model_judges(scoring: ScoringJob) -> None:
+    """A model judge scores in one process (see the module docs): a clear error if any."""
+    judges = scoring.judges()
+    if judges:
+        raise ConfigError(
+            f"processes: a model judge ({judges[0].name}) scores in one process (its calls "
+            "run concurrently in one event loop: see workers); score with the local executor"
+        )
+
+
+def _cases_of(
+    records: Sequence[CaseRecord], cases: Mapping[tuple[str, str], Case]
+) -> dict[tuple[str, str], Case]:
+    wanted = {(record.dataset, record.case_id) for record in records}
+    return {key: cases[key] for key in wanted if key in cases}
+
+
+def _result(future: Future[ScoredRows]) -> ScoredRows:
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:
+        raise WorkerLost(f"a scoring process died (killed, or out of memory): {exc}") from exc
+
+
+def _quietly(future: Future[Any]) -> None:
+    """A warm-up's outcome is not needed: a failure shows again when the scoring starts."""
+    future.exception()
+
+
+# --- in the worker processes ----------------------------------------------------------------
+
+_SCORERS: list[Scorer] = []
+_FAILED: list[CitelabError] = []
+
+
+def _set_up(portable: PortableScoring) -> None:
+    """Build the scorers once per worker (a failure is raised by the first slice)."""
+    try:
+        _SCORERS[:] = portable.build()
+    except CitelabError as exc:
+        _FAILED.append(exc)
+
+
+def _ready() -> None:
+    return None
+
+
+def _score_slice(lines: list[bytes], cases: dict[tuple[str, str], Case]) -> ScoredRows:
+    if _FAILED:
+        raise _sendable(_FAILED[0])
+    try:
+        records = [CaseRecord.model_validate_json(line) for line in lines]
+        return score_rows(records, cases, _SCORERS)
+    except Exception as exc:
+        raise _sendable(exc) from None
+
+
+def _sendable(exc: Exception) -> Exception:
+    """``exc`` if it survives the way back to the caller (pickled there and back), else a
+    :class:`~citelab.CitelabError` with its type and message: an exception whose class
+    cannot be rebuilt from its arguments would break the pool instead."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return CitelabError(f"{type(exc).__name__}: {exc}")
+    return exc

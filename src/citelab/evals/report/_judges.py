@@ -1,0 +1,116 @@
+"""The report's judge sections: which judge made each judged metric, its card, κ and weak
+categories, loud warnings (no card, low κ, an ``_alce`` metric not judged by ALCE's judge),
+and citation recall and precision as judged and corrected for the judge's error.
+
+Every string (judge names, label set names, categories) comes from configuration or files a
+user gave: all of it is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from citelab.evals.results import JudgedMetric
+
+__all__ = ["corrected_html", "judge_line", "judges_html"]
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _kappa(judge: JudgedMetric) -> str:
+    if judge.kappa is None:
+        return "κ undefined" if judge.card else "no card"
+    interval = (
+        "" if judge.kappa_low is None else f" [{judge.kappa_low:.2f}, {judge.kappa_high:.2f}]"
+    )
+    return f"κ {judge.kappa:.2f}{interval}"
+
+
+def judge_line(judge: JudgedMetric) -> str:
+    """The muted line under a judged metric's name: its judge and κ (HTML)."""
+    mark = ' <span class="few">⚠</span>' if judge.warnings else ""
+    return f'<br><span class="muted">judged by {_e(judge.judge)} · {_e(_kappa(judge))}</span>{mark}'
+
+
+def judges_html(judges: Sequence[JudgedMetric]) -> str:
+    """The judges section: warnings first, then one row per judged metric."""
+    if not judges:
+        return ""
+    warnings = list(dict.fromkeys(w for judge in judges for w in judge.warnings))
+    loud = (
+        '<section class="errors judge-warnings">'
+        + "".join(f"<p><b>⚠ {_e(w)}</b></p>" for w in warnings)
+        + "</section>"
+        if warnings
+        else ""
+    )
+    rows = "".join(
+        "<tr>"
+        f"<td>{_e(j.metric)}</td><td>{_e(j.judge)}</td>"
+        f"<td>{_e(j.card or 'none: uncalibrated')} "
+        f'<span class="muted">({_e(j.card_source)})</span></td>'
+        f'<td class="num">{_e(_kappa(j))}</td>'
+        f"<td>{_e(', '.join(j.weak_categories) or '—')}</td>"
+        "</tr>"
+        for j in judges
+    )
+    return (
+        "<h2>Judges: who decided the judged numbers</h2>"
+        '<p class="muted">Every judged metric is a judge\'s verdicts counted. Its card says how '
+        "far the judge agrees with people (Cohen's κ with its 95% interval) on the card's "
+        "labelled set; a judge without a card is uncalibrated. Agreement on the card's set may "
+        "not carry over to other text.</p>"
+        f"{loud}<table><tr><th>metric</th><th>judge</th><th>card</th><th>agreement with "
+        f"people</th><th>weak categories</th></tr>{rows}</table>"
+    )
+
+
+def _interval(value: Any, low: Any, high: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if low is None or (isinstance(low, float) and math.isnan(low)):
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def corrected_html(corrected: pd.DataFrame, judges: Sequence[JudgedMetric]) -> str:
+    """Citation recall and precision as judged and corrected (empty without such metrics)."""
+    if corrected.empty:
+        return ""
+    rows = []
+    for row in corrected.to_dict("records"):
+        judged = _interval(row["value"], row["ci_low"], row["ci_high"])
+        fixed = _interval(row["corrected"], row["corrected_low"], row["corrected_high"])
+        if row.get("clipped"):
+            fixed += " (clipped)"
+        if fixed.startswith("—"):
+            fixed = "— (the judge has no card)" if row["card"] is None else "— (not correctable)"
+        rates = (
+            "—" if row["card"] is None else f"{row['sensitivity']:.2f} / {row['specificity']:.2f}"
+        )
+        rows.append(
+            f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['metric'])}</td>"
+            f'<td>{_e(row["judge"])}</td><td class="num">{judged}</td>'
+            f'<td class="num"><b>{fixed}</b></td><td class="num">{rates}</td></tr>'
+        )
+    return (
+        "<h3>Judged and corrected for the judge's error</h3>"
+        '<p class="muted">Corrected: the Rogan–Gladen estimate from the card\'s sensitivity '
+        "and specificity, applied to the units the judge decided, clipped; its 95% interval "
+        "resamples the cases and the card's sensitivity and specificity together (Beta "
+        "posteriors from its confusion counts), so a card made on few labels gives a wide "
+        "interval. It assumes the judge errs on these answers as on the card's labelled set "
+        "and independently of the answer. <i>clipped</i>: the judged value lies outside what the "
+        "card's rates can produce, so these answers are unlike the card's labelled set and "
+        "the corrected value only says so. See docs/corrected-metrics.md.</p>"
+        "<table><tr><th>variant · model</th><th>metric</th><th>judge</th><th>as judged</th>"
+        "<th>corrected</th><th>sensitivity / specificity</th></tr>"
+        f"{''.join(rows)}</table>"
+    )

@@ -1,0 +1,300 @@
+"""Gates: checks a run must pass, for CI (``[[gates]]`` in a suite, ``--non-inferior`` in
+``citelab compare``). A failed gate makes ``citelab eval`` and ``citelab compare`` exit 3.
+
+Two kinds:
+
+thresholds (``min`` / ``max``, or ``check = "citation_precision >= 0.9"``)
+    the metric of ``variant`` (``"*"``, the default: of every variant) on ``subset`` against
+    a number. ``by = "value"`` (the default) compares the value; ``by = "interval"`` asks for
+    95% confidence: the interval's worse end must pass (``ci_low >= min``, ``ci_high <=
+    max``).
+non-inferiority (``not_worse_than = "baseline"`` with ``margin``)
+    ``variant`` against another on the cases both scored, with the paired bootstrap interval of
+    their difference (the one the report's differences table shows, at ``confidence``): it
+    passes when the interval's worse end is no worse than ``margin`` (higher-is-better
+    metrics: ``ci_low >= -margin``; lower-is-better: ``ci_high <= margin``). "B is not worse
+    than A by more than 0.02 with 95% confidence."
+
+A gate is checked per model and passes only if it passes for each. A gate that has nothing to
+check (no value for a variant it names: no applicable turn, a subset not run) is *not testable
+here*, and fails the run too: a CI check that could not be made has not passed. Findings with
+``required = true`` are gates as well (see :mod:`citelab.evals.results._findings`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from citelab.evals.results._findings import FindingResult, Verdict, subset_words, worst
+from citelab.evals.results._results import EvalResult, select_turns
+
+__all__ = [
+    "Gate",
+    "GateResult",
+    "evaluate_gates",
+    "failed_gates",
+    "required_findings",
+]
+
+_CHECK = re.compile(r"^\s*(?P<metric>[A-Za-z_][\w.]*)\s*(?P<op>>=|<=|>|<|==|=)\s*(?P<num>\S+)\s*$")
+
+
+class Gate(BaseModel):
+    """A check the run must pass; see the module docs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: str = Field(default="", pattern=r"^[A-Za-z_][\w.]*$|^$")
+    """The metric column checked."""
+    check: str | None = None
+    """Shorthand for a threshold: ``"<metric> >= <number>"`` or ``"<metric> <= <number>"``."""
+    min: float | None = None
+    """Passes when the value (or the interval's lower end, ``by = "interval"``) is at least this."""
+    max: float | None = None
+    """Passes when the value (or the interval's upper end) is at most this."""
+    by: Literal["value", "interval"] = "value"
+    """What a threshold compares: the value, or the 95% interval's worse end."""
+    variant: str = Field(default="*", min_length=1)
+    """The variant checked (``"*"``: every variant; a non-inferiority gate names one)."""
+    not_worse_than: str | None = None
+    """The reference variant of a non-inferiority gate."""
+    margin: float | None = Field(default=None, ge=0)
+    """How much worse than the reference the variant may be (a non-inferiority gate)."""
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    """The confidence of the paired interval of a non-inferiority gate."""
+    subset: str = "all"
+    """Which turns: ``all``, ``multi_round``, ``single_round`` or ``tag:<name>``."""
+    title: str = ""
+    """How the report names it (default: the check written out)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_check(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or data.get("check") is None:
+            return data
+        text = data["check"]
+        match = _CHECK.match(text) if isinstance(text, str) else None
+        if match is None:
+            raise ValueError(
+                f'check {text!r}: write it as "<metric> >= <number>" or "<metric> <= <number>"'
+            )
+        op, metric = match["op"], match["metric"]
+        if op not in (">=", "<="):
+            raise ValueError(f"check {text!r}: use >= or <= (a bound is inclusive), not {op}")
+        try:
+            bound = float(match["num"])
+        except ValueError:
+            raise ValueError(f"check {text!r}: {match['num']!r} is not a number") from None
+        if data.get("metric") not in (None, "", metric):
+            raise ValueError(f"check {text!r} names {metric}, but metric = {data['metric']!r}")
+        key, other = ("min", "max") if op == ">=" else ("max", "min")
+        if data.get(other) is not None or data.get(key) not in (None, bound):
+            raise ValueError(f"check {text!r}: give the bound in check or in min/max, not both")
+        return {**data, "metric": metric, key: bound}
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Gate:
+        if not self.metric:
+            raise ValueError('a gate needs a metric (or check = "<metric> >= <number>")')
+        threshold = self.min is not None or self.max is not None
+        if self.not_worse_than is not None:
+            if threshold:
+                raise ValueError("a gate is a threshold (min/max) or not_worse_than, not both")
+            if self.margin is None:
+                raise ValueError("not_worse_than needs a margin (e.g. margin = 0.02)")
+            if self.variant in {"*", self.not_worse_than}:
+                raise ValueError("not_worse_than compares a named variant with another")
+        elif not threshold:
+            raise ValueError("a gate needs min, max, check, or not_worse_than with a margin")
+        elif self.margin is not None:
+            raise ValueError("margin belongs to a not_worse_than gate")
+        return self
+
+    @property
+    def kind(self) -> Literal["threshold", "non_inferiority"]:
+        return "threshold" if self.not_worse_than is None else "non_inferiority"
+
+    @property
+    def name(self) -> str:
+        """The title, else the check written out."""
+        if self.title:
+            return self.title
+        where = "" if self.subset == "all" else f" on {self.subset} turns"
+        if self.kind == "non_inferiority":
+            return (
+                f"{self.metric} of {self.variant} not worse than {self.not_worse_than} by more "
+                f"than {self.margin:g} ({self.confidence:.0%} confidence){where}"
+            )
+        bounds = []
+        if self.min is not None:
+            bounds.append(f">= {self.min:g}")
+        if self.max is not None:
+            bounds.append(f"<= {self.max:g}")
+        scope = "every variant" if self.variant == "*" else self.variant
+        by = " (95% interval)" if self.by == "interval" else ""
+        return f"{self.metric}{by} {' and '.join(bounds)} for {scope}{where}"
+
+
+class GateResult(BaseModel):
+    """A gate (or a required finding) checked against the results."""
+
+    name: str
+    """What was checked, in words."""
+    verdict: Verdict
+    """``holds`` (passed), ``fails`` or ``untestable`` (not testable here: it fails too)."""
+    passed: bool
+    sentence: str
+    """The figures it looked at and its verdict."""
+    gate: Gate | None = None
+    """The gate; None for a required finding."""
+
+
+def evaluate_gates(
+    result: EvalResult,
+    gates: Sequence[Gate],
+    *,
+    summaries: Mapping[str, pd.DataFrame] | None = None,
+    differences: Mapping[tuple[str, str, float], pd.DataFrame] | None = None,
+) -> list[GateResult]:
+    """Each gate checked. ``summaries`` maps a subset to ``result.summary(subset=...)`` and
+    ``differences`` maps ``(baseline, subset, confidence)`` to ``result.differences(...)``
+    already computed; the others are computed here, once each."""
+    known = dict(summaries or {})
+    paired = dict(differences or {})
+    checked = []
+    for gate in gates:
+        if gate.kind == "threshold":
+            if gate.subset not in known:
+                known[gate.subset] = result.summary(subset=gate.subset)
+            checked.append(_threshold(result, gate, known[gate.subset]))
+            continue
+        key = (str(gate.not_worse_than), gate.subset, gate.confidence)
+        if key not in paired:
+            paired[key] = result.differences(key[0], subset=gate.subset, confidence=gate.confidence)
+        checked.append(_non_inferior(result, gate, paired[key]))
+    return checked
+
+
+def required_findings(findings: Sequence[FindingResult]) -> list[GateResult]:
+    """The required findings as gates: passed only when the finding holds."""
+    return [
+        GateResult(
+            name=f"required finding: {checked.finding.title}",
+            verdict=checked.verdict,
+            passed=checked.verdict == "holds",
+            sentence=checked.sentence,
+        )
+        for checked in findings
+        if checked.finding.required
+    ]
+
+
+def failed_gates(gates: Sequence[GateResult]) -> list[GateResult]:
+    """The gates that did not pass (failed, or not testable here)."""
+    return [gate for gate in gates if not gate.passed]
+
+
+def _models(result: EvalResult) -> list[str]:
+    return sorted(result.turns["model"].unique()) if not result.turns.empty else []
+
+
+def _threshold(result: EvalResult, gate: Gate, summary: pd.DataFrame) -> GateResult:
+    rows = summary[summary["metric"] == gate.metric]
+    verdicts: list[Verdict] = []
+    parts: list[str] = []
+    models = _models(result)
+    for model in models:
+        mine = rows[rows["model"] == model]
+        points: dict[str, Mapping[Any, Any]] = {
+            str(r["variant"]): r for r in mine.to_dict("records")
+        }
+        names = sorted(points) if gate.variant == "*" else [gate.variant]
+        verdict: Verdict
+        if not points or any(name not in points for name in names):
+            verdict, text = "untestable", _why_untestable(result, gate, names, points)
+        else:
+            oks = [_within(gate, points[name]) for name in names]
+            verdict = "holds" if all(oks) else "fails"
+            text = ", ".join(_point_text(gate, name, points[name]) for name in names)
+        verdicts.append(verdict)
+        parts.append(text if len(models) == 1 else f"[{model}] {text}")
+    return _result(gate, verdicts, parts)
+
+
+def _within(gate: Gate, row: Mapping[Any, Any]) -> bool:
+    low = float(row["ci_low"] if gate.by == "interval" else row["value"])
+    high = float(row["ci_high"] if gate.by == "interval" else row["value"])
+    return (gate.min is None or low >= gate.min) and (gate.max is None or high <= gate.max)
+
+
+def _point_text(gate: Gate, name: str, row: Mapping[Any, Any]) -> str:
+    value, low, high = float(row["value"]), float(row["ci_low"]), float(row["ci_high"])
+    return f"{name} {value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _non_inferior(result: EvalResult, gate: Gate, differences: pd.DataFrame) -> GateResult:
+    rows = differences[
+        (differences["metric"] == gate.metric) & (differences["variant"] == gate.variant)
+    ]
+    verdicts: list[Verdict] = []
+    parts: list[str] = []
+    models = _models(result)
+    margin = float(gate.margin or 0.0)
+    for model in models:
+        mine = rows[rows["model"] == model].to_dict("records")
+        if not mine:
+            verdicts.append("untestable")
+            text = (
+                f"no {subset_words(gate.subset)} turns in these results"
+                if select_turns(result.turns, gate.subset).empty
+                else f"no case where both {gate.variant!r} and {gate.not_worse_than!r} have a "
+                f"{gate.metric} value (not run, or the metric applies to none)"
+            )
+        else:
+            row = mine[0]
+            low, high = float(row["ci_low"]), float(row["ci_high"])
+            higher = bool(row["higher_is_better"])
+            holds = low >= -margin if higher else high <= margin
+            verdicts.append("holds" if holds else "fails")
+            bound = f"lower end ≥ {-margin:+g}" if higher else f"upper end ≤ {margin:+g}"
+            text = (
+                f"{gate.variant} − {gate.not_worse_than} = {float(row['difference']):+.3f} "
+                f"[{low:+.3f}, {high:+.3f}] on {int(row['cases'])} paired cases, "
+                f"needed: {bound}"
+            )
+        parts.append(text if len(models) == 1 else f"[{model}] {text}")
+    return _result(gate, verdicts, parts)
+
+
+_WORDS: dict[str, str] = {
+    "holds": "passed",
+    "fails": "FAILED",
+    "untestable": "not testable here (a gate that cannot be checked fails)",
+}
+
+
+def _result(gate: Gate, verdicts: list[Verdict], parts: list[str]) -> GateResult:
+    verdict = worst(verdicts) if verdicts else "untestable"
+    text = "; ".join(parts) or "no results"
+    return GateResult(
+        name=gate.name,
+        verdict=verdict,
+        passed=verdict == "holds",
+        sentence=f"{text} — {_WORDS[verdict]}.",
+        gate=gate,
+    )
+
+
+def _why_untestable(
+    result: EvalResult, gate: Gate, names: Sequence[str], points: Mapping[str, Any]
+) -> str:
+    if select_turns(result.turns, gate.subset).empty:
+        return f"no {subset_words(gate.subset)} turns in these results"
+    missing = [name for name in names if name not in points] or ["any variant"]
+    listed = ", ".join(repr(name) for name in missing)
+    return f"no {gate.metric} value for {listed} (not run, or the metric applies to no turn)"

@@ -1,0 +1,225 @@
+"""Gates: thresholds (by value or by interval), non-inferiority on paired cases, required
+findings, the suite schema's errors, and what the report and ``run.json`` show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from citelab import ConfigError
+from citelab.evals import (
+    Case,
+    CaseRecord,
+    Finding,
+    Gate,
+    GoldTurn,
+    build_scorers,
+    evaluate_gates,
+    load_suite,
+    score_records,
+    write_outputs,
+)
+from citelab.evals.results import required_findings
+
+from .._builders import record
+
+GOOD = "Tuition fees are due in May [1]. Permits cost 30 euros per term [2]."
+HALF = "Tuition fees are due in May [1]. The library opens at noon [2]."
+
+
+def _result(other: str = HALF, cases: int = 8):  # type: ignore[no-untyped-def]
+    """``baseline`` answers every case with GOOD (recall 1); ``other`` with ``other``."""
+    gold = {("d", f"c{i}"): Case(id=f"c{i}", turns=[GoldTurn(question="q")]) for i in range(cases)}
+    records = [
+        CaseRecord(
+            key=f"{variant}{i}",
+            variant=variant,
+            model="m",
+            dataset="d",
+            case_id=f"c{i}",
+            turns=[record(text, ("fees", "parking"), question="q")],
+        )
+        for i in range(cases)
+        for variant, text in (("baseline", GOOD), ("other", other))
+    ]
+    scorers = build_scorers(["citation_recall", "dangling_markers"])
+    return score_records(records, gold, scorers, config={"suite": {"name": "g"}}, seed=3)
+
+
+def test_a_check_reads_as_a_threshold_and_bad_ones_say_why() -> None:
+    gate = Gate.model_validate({"check": "citation_recall >= 0.9", "variant": "baseline"})
+    assert (gate.metric, gate.min, gate.max, gate.kind) == (
+        "citation_recall",
+        0.9,
+        None,
+        "threshold",
+    )
+    assert Gate.model_validate(gate.model_dump()) == gate  # run.json rebuilds it
+    for bad, why in [
+        ({"check": "citation_recall > 0.9"}, "use >= or <="),
+        ({"check": "citation_recall >= high"}, "'high' is not a number"),
+        ({"check": "recall is high"}, 'write it as "<metric> >= <number>"'),
+        ({"check": "citation_recall >= 0.9", "min": 0.5}, "not both"),
+        ({"metric": "citation_recall"}, "needs min, max, check, or not_worse_than"),
+        ({"metric": "citation_recall", "not_worse_than": "baseline", "variant": "o"}, "margin"),
+        ({"metric": "citation_recall", "not_worse_than": "baseline", "margin": 0.1}, "named"),
+        ({"metric": "citation_recall", "min": 0.5, "margin": 0.1}, "margin belongs"),
+        ({"metric": "citation_recall", "min": 0.5, "wat": 1}, "Extra inputs"),
+    ]:
+        with pytest.raises(ValidationError, match=why):
+            Gate.model_validate(bad)
+
+
+def test_thresholds_by_value_and_by_interval() -> None:
+    result = _result()
+    gates = [
+        Gate(check="citation_recall >= 0.9", variant="baseline"),
+        Gate(check="citation_recall >= 0.9"),  # every variant: other has 0.5
+        Gate(check="citation_recall >= 0.5", variant="other", by="interval"),
+        Gate(check="dangling_markers <= 0"),
+    ]
+    checked = evaluate_gates(result, gates)
+    assert [g.verdict for g in checked] == ["holds", "fails", "holds", "holds"]
+    assert [g.passed for g in checked] == [True, False, True, True]
+    assert "baseline 1.000 [1.000, 1.000]" in checked[0].sentence
+    assert checked[1].sentence.endswith("— FAILED.")
+    assert checked[0].name == "citation_recall >= 0.9 for baseline"
+
+
+def test_a_threshold_by_interval_fails_where_the_value_passes() -> None:
+    # Half the cases recall 1, half 0.5: the value is 0.75, its interval reaches below 0.7.
+    by_value = Gate(check="citation_recall >= 0.7", variant="other")
+    spread = _mixed()
+    (value, interval) = evaluate_gates(
+        spread, [by_value, by_value.model_copy(update={"by": "interval"})]
+    )
+    assert value.passed
+    assert not interval.passed
+
+
+def _mixed():  # type: ignore[no-untyped-def]
+    gold = {("d", f"c{i}"): Case(id=f"c{i}", turns=[GoldTurn(question="q")]) for i in range(8)}
+    records = [
+        CaseRecord(
+            key=f"{variant}{i}",
+            variant=variant,
+            model="m",
+            dataset="d",
+            case_id=f"c{i}",
+            turns=[record(GOOD if variant == "baseline" or i % 2 else HALF, ("fees", "parking"))],
+        )
+        for i in range(8)
+        for variant in ("baseline", "other")
+    ]
+    scorers = build_scorers(["citation_recall"])
+    return score_records(records, gold, scorers, config={}, seed=3)
+
+
+def test_non_inferiority_reads_the_paired_interval() -> None:
+    worse = _result()  # other loses 0.5 recall on every case
+    same = _result(other=GOOD)
+    gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.02)
+    (failed,) = evaluate_gates(worse, [gate])
+    (passed,) = evaluate_gates(same, [gate])
+    assert (failed.verdict, passed.verdict) == ("fails", "holds")
+    assert "other − baseline = -0.500 [-0.500, -0.500] on 8 paired cases" in failed.sentence
+    assert "needed: lower end ≥ -0.02" in failed.sentence
+    generous = gate.model_copy(update={"margin": 0.6})
+    assert evaluate_gates(worse, [generous])[0].passed
+    # Lower is better: the interval's upper end must stay within the margin.
+    dangling = gate.model_copy(update={"metric": "dangling_markers"})
+    (lower,) = evaluate_gates(worse, [dangling])
+    assert lower.passed
+    assert "upper end ≤ +0.02" in lower.sentence
+
+
+def test_a_gate_with_nothing_to_check_is_not_testable_and_does_not_pass() -> None:
+    result = _result()
+    gates = [
+        Gate(check="citation_recall >= 0.5", subset="tag:multi_turn"),
+        Gate(check="claim_recall >= 0.5"),
+    ]
+    subset, metric = evaluate_gates(result, gates)
+    assert (subset.verdict, subset.passed) == ("untestable", False)
+    assert "no tag:multi_turn turns in these results" in subset.sentence
+    assert "not testable here" in subset.sentence
+    assert metric.verdict == "untestable"
+
+
+def test_required_findings_are_gates_and_everything_reaches_run_json_and_report(
+    tmp_path: Path,
+) -> None:
+    result = _result()
+    finding = Finding(
+        title="other recalls as much",
+        metric="citation_recall",
+        baseline="baseline",
+        variant="other",
+        expect="same",
+        required=True,
+    )
+    gates = [Gate(check="citation_recall >= 0.9", variant="baseline")]
+    written = write_outputs(result, tmp_path, [finding], gates=gates)
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert [g["verdict"] for g in run["gates"]] == ["holds", "fails"]
+    assert run["gates"][1]["name"] == "required finding: other recalls as much"
+    assert run["gates"][0]["gate"]["min"] == 0.9
+    assert result.config["gates"] == run["gates"]
+    page = written["report.html"].read_text(encoding="utf-8")
+    assert "<h2>Gates</h2>" in page
+    assert "1 of 2 gates did not pass" in page
+    assert page.index("<h2>Gates</h2>") < page.index("<h2>Findings</h2>")
+    # The notebook view shows the suite's gates too.
+    result.config["suite"] = {
+        "name": "g",
+        "gates": [g.model_dump(mode="json") for g in gates],
+        "findings": [finding.model_dump(mode="json")],
+    }
+    assert "1 of 2 gates did not pass" in result.report_html()
+    assert [g.passed for g in required_findings([])] == []
+
+
+def test_a_suite_states_gates_and_bad_ones_name_the_file_and_key(tmp_path: Path) -> None:
+    suite = tmp_path / "gated.toml"
+    suite.write_text(
+        'name = "gated"\ndatasets = ["university"]\nscorers = ["citation_recall"]\n'
+        '[[variants]]\nname = "baseline"\n'
+        '[[gates]]\ncheck = "citation_recall >= 0.8"\n',
+        encoding="utf-8",
+    )
+    (gate,) = load_suite(suite).gates
+    assert (gate.metric, gate.min, gate.variant, gate.by) == ("citation_recall", 0.8, "*", "value")
+    suite.write_text(
+        'name = "gated"\ndatasets = ["university"]\n[[gates]]\ncheck = "citation_recall > 1"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match=r"gated\.toml: key gates\.0: .*use >= or <="):
+        load_suite(suite)
+    yaml_suite = tmp_path / "gated.yaml"
+    yaml_suite.write_text(
+        "name: gated\ndatasets: [university]\ngates:\n  - metric: citation_recall\n    max: x\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match=r"gated\.yaml: key gates\.0\.max"):
+        load_suite(yaml_suite)
+
+
+def test_gates_naming_what_the_suite_does_not_run_fail_before_any_case(tmp_path: Path) -> None:
+    from citelab.evals import plan_run
+
+    suite = tmp_path / "gated.toml"
+    head = 'name = "gated"\ndatasets = ["university"]\nscorers = ["citation_recall"]\n'
+    suite.write_text(head + '[[gates]]\ncheck = "claim_recall >= 0.8"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"gates\.0\.metric: no scorer of the suite writes"):
+        plan_run(load_suite(suite))
+    suite.write_text(
+        head
+        + '[[gates]]\nmetric = "citation_recall"\nvariant = "nope"\n'
+        + 'not_worse_than = "baseline"\nmargin = 0.1\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match=r"gates\.0\.variant: no variant named 'nope'"):
+        plan_run(load_suite(suite))
