@@ -97,6 +97,41 @@
  * @typedef {{model: WidgetModel, el: HTMLElement}} RenderProps
  */
 
+// The labelling widget (citelab.Labeller): one (claim, passages) pair at a time.
+/**
+ * @typedef {object} LabelPassage         One cited passage of a pair.
+ * @property {number|null} [number]       The citation number the answer used.
+ * @property {string} [title]             Untrusted label.
+ * @property {string} [uri]               Untrusted; linked only when an allowed URL.
+ * @property {string} text                The passage (untrusted plain text).
+ * @property {CitedSpan[]} [cited_spans]  The sentence(s) the claim rests on (marked).
+ *
+ * @typedef {{judge: string, verdict: boolean}} JudgeVerdict
+ *
+ * @typedef {object} LabelPair            The pair to label (trait `item`).
+ * @property {string} id                  Stable pair id (sent back with the label).
+ * @property {string} claim               Untrusted plain text.
+ * @property {LabelPassage[]} passages
+ * @property {string[][]} [context]       [name, value] lines: where the pair comes from.
+ * @property {JudgeVerdict[]} [verdicts]  Shown with the pair (only when asked: anchoring).
+ *
+ * @typedef {object} LabelProgress        Trait `progress`.
+ * @property {number} decided             Labels other than skip, of these pairs.
+ * @property {number} wanted              Decisions wanted (the sample).
+ * @property {number} skipped
+ * @property {Record<string, number>} [counts]  Labels per value.
+ * @property {number} [pairs]             Pairs to choose from.
+ * @property {string[]} [judges]
+ * @property {string[]} [disagree]        Judges whose disagreements come first.
+ * @property {number} [disagreements]
+ *
+ * @typedef {object} LastLabel            Trait `last`: the last label saved (Undo takes it).
+ * @property {string} id
+ * @property {string} label
+ * @property {string} claim
+ * @property {JudgeVerdict[]} [verdicts]
+ */
+
 // The page's conversations in the server's store (GET /api/conversations[/{id}]).
 /**
  * One turn as the server gives it back (citelab.answers.HistoryTurn): GET /api/conversations/{id}.
@@ -171,6 +206,25 @@ export const MESSAGE_TRAITS = Object.freeze({
   violations: [], // {path, code, message}[]: contract violations the kernel found
 });
 
+/** Labeller traits (citelab.Labeller). */
+export const LABEL_TRAITS = Object.freeze({
+  item: null, // LabelPair|null: the pair to label; null once the sample is done
+  progress: {}, // LabelProgress
+  last: null, // LastLabel|null: the last label saved for these pairs (Undo takes it back)
+  notices: [], // string[]: a repaired file, pairs left out, labels taken in another session
+  file_name: "", // string: the labels file, as given
+  show_verdicts: "after", // "after"|"before"|"never": when the judges' verdicts show
+  _kernel_session: "", // string: as the chat's (kernel_watch.js)
+});
+
+/** The labels a pair can get, in the order of their buttons. */
+export const LABELS = Object.freeze([
+  "supported",
+  "partially_supported",
+  "not_supported",
+  "skip",
+]);
+
 /** Every widget model (citelab.Chat, SourcesPanel, MessageView) carries this trait. */
 export const COMMON_TRAITS = Object.freeze({
   _model_key: null, // string: unique hex id of the model; keys the front-end state per model
@@ -186,7 +240,7 @@ export const KERNEL_MESSAGES = Object.freeze([
   "done",
   "error", // {turn_id, code, message}; code "cancelled": a new question replaced this one
   "reset", // {}: New conversation; every view clears
-  "ack", // {request_id, error?, document?}
+  "ack", // {request_id, error?, document?}; the labeller's label and undo get one too
 ]);
 
 /** Front end → kernel custom messages (`type` values). */
@@ -197,6 +251,8 @@ export const FRONTEND_MESSAGES = Object.freeze([
   "new_conversation", // {request_id}: cancel and forget the conversation
   "document", // {request_id, uri}: an entity: document for the local document view
   "reply", // message view only: {text} when a suggested-reply chip is clicked
+  "label", // labeller only: {request_id, id, label}: the pair shown, labelled
+  "undo", // labeller only: {request_id}: take the last label back
 ]);
 
 /**

@@ -1,13 +1,14 @@
 // The local document view of an `entity:` source: the document's own text, with the sentence(s)
 // the answer's claims rest on marked (the reference's cited spans; the retrieved passage when
-// it has none, as older answers do), shown inside the chat instead of a link to a page that
-// may not exist (the demo corpora's `.example` URLs). A non-modal dialog: it takes the
-// focus when it opens, Escape or Close shuts it and gives the focus back to what opened it.
+// it has none, as older answers do: render/marked_text.js), shown inside the chat instead of
+// a link to a page that may not exist (the demo corpora's `.example` URLs). A non-modal
+// dialog: it takes the focus when it opens, Escape or Close shuts it and gives the focus back
+// to what opened it.
 // The document comes from the host (the kernel, or the page's API); every part is text.
-import { passageOf, referenceHref } from "../contract/reference.js";
-import { citedSpansOf, spanRanges } from "../contract/spans.js";
+import { referenceHref } from "../contract/reference.js";
 import { iconButton } from "../dom/icons.js";
 import { element, show, uniqueId } from "../dom/nodes.js";
+import { markedText } from "../render/marked_text.js";
 
 /** @typedef {import("../contract/model.js").Reference} Reference */
 /** @typedef {import("./chat_view.js").SourceDocument} SourceDocument */
@@ -110,33 +111,4 @@ export class DocumentView {
     this.opener = null;
     if (opener?.isConnected) /** @type {HTMLElement} */ (opener).focus({ preventScroll: true });
   }
-}
-
-/**
- * The document's text with the reference's cited spans marked where they can be placed
- * (spans.js), else its passage where it occurs, else unmarked.
- * @param {Document} doc
- * @param {string} content
- * @param {Reference} reference
- * @returns {(string|HTMLElement)[]}
- */
-function markedText(doc, content, reference) {
-  let ranges = spanRanges(content, citedSpansOf(reference));
-  let className = "citelab-cited citelab-document-span";
-  if (!ranges.length) {
-    const passage = passageOf(reference);
-    const at = passage ? content.indexOf(passage) : -1;
-    ranges = at >= 0 ? [{ start: at, end: at + passage.length }] : [];
-    className = "citelab-cited citelab-document-passage";
-  }
-  /** @type {(string|HTMLElement)[]} */
-  const parts = [];
-  let done = 0;
-  for (const { start, end } of ranges) {
-    if (start > done) parts.push(content.slice(done, start));
-    parts.push(element(doc, "mark", className, content.slice(start, end)));
-    done = end;
-  }
-  if (done < content.length) parts.push(content.slice(done));
-  return parts;
 }

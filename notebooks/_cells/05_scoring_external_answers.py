@@ -222,3 +222,40 @@ print(calibration_table(metrics)[columns].round(3).to_string(index=False))
 # citelab judges card my_labels.csv --claim-column sentence --evidence-column passage --label-column gold
 # citelab judges calibrate --judge lexical_trained --judge lexical --by-category
 # ```
+
+# %% [markdown]
+# ## 6. Label pairs yourself
+#
+# A judge is only as trustworthy as its agreement with people, and the people can be you.
+# `citelab.Labeller` shows one claim at a time with the passage it cites (the cited sentence
+# marked) and takes **1** supported, **2** partly, **3** not supported, **S** skip and **U**
+# undo, from the keyboard or its buttons. Each label is appended to a JSON Lines file and
+# synced to disk before the next pair shows: a kernel restart loses nothing, and the same cell
+# run again resumes where you stopped. Here the pairs are the citations scored in section 1,
+# in an order fixed by the seed, the ones `lexical_trained` and `lexical` disagree on first.
+
+# %%
+import tempfile
+from pathlib import Path
+
+from citelab import Labeller
+
+labels_file = Path(tempfile.mkdtemp()) / "labels.jsonl"  # a file of your own in real use
+labeller = Labeller(result, labels_file, sample=20, seed=0, disagree=["lexical_trained", "lexical"])
+labeller
+
+# %% [markdown]
+# The buttons call the same methods a cell can; each line keeps the pair, the label and the
+# judges' verdicts (shown to the person only after the label, so they cannot anchor it).
+
+# %%
+labeller.label("supported")
+labeller.label("not_supported")
+for line in labels_file.read_text(encoding="utf-8").splitlines():
+    row = json.loads(line)
+    print(f"{row['label']:<14} {row['claim']}")
+print(labeller.progress["decided"], "of", labeller.progress["wanted"], "decided")
+
+# %% [markdown]
+# The file has the named columns a labelled set needs (`id`, `claim`, `evidence`, `label`), so
+# a judge card reads it as it is: `citelab judges card labels.jsonl`.

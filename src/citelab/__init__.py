@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         merge_round,
         parse_markers,
     )
-    from citelab.widget import Chat, MessageView, SourcesPanel, TemplateLab
+    from citelab.widget import Chat, Labeller, MessageView, SourcesPanel, TemplateLab
 
 
 _LAZY: dict[str, str] = {
@@ -72,6 +72,7 @@ _LAZY: dict[str, str] = {
     "Document": "citelab.corpus",
     "ExtractiveModel": "citelab.models",
     "FeedbackLogger": "citelab.answers",
+    "Labeller": "citelab.widget",
     "MessageView": "citelab.widget",
     "MetaRegistry": "citelab.contract",
     "OpenAIModel": "citelab.models",
@@ -113,6 +114,7 @@ __all__ = [
     "ExtractiveModel",
     "FeedbackLogger",
     "InvalidInput",
+    "Labeller",
     "MessageView",
     "MetaRegistry",
     "MissingDependency",

@@ -18,6 +18,7 @@ def test_bundle_files_are_committed() -> None:
         "widget_chat.js",
         "widget_sources.js",
         "widget_message.js",
+        "widget_label.js",
         "page.js",
         "report.js",
         "citelab.css",
@@ -25,7 +26,7 @@ def test_bundle_files_are_committed() -> None:
 
 
 def test_widget_bundles_export_initialize_and_render() -> None:
-    for name in ("widget_chat.js", "widget_sources.js", "widget_message.js"):
+    for name in ("widget_chat.js", "widget_sources.js", "widget_message.js", "widget_label.js"):
         text = (STATIC / name).read_text(encoding="utf-8")
         assert "export{" in text.replace(" ", ""), name
     assert "mountPage" in (STATIC / "page.js").read_text(encoding="utf-8")

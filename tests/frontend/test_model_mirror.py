@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 import citelab.answers
 import citelab.events
-from citelab.widget import Chat, MessageView, SourcesPanel
+from citelab.widget import Chat, Labeller, MessageView, SourcesPanel
 from citelab.widget._display import StaticFallbackWidget
 
 MODEL_JS = Path(__file__).resolve().parents[2] / "js" / "contract" / "model.js"
@@ -33,6 +33,7 @@ def declared(name: str) -> set[str]:
         ("CHAT_TRAITS", Chat),
         ("SOURCES_TRAITS", SourcesPanel),
         ("MESSAGE_TRAITS", MessageView),
+        ("LABEL_TRAITS", Labeller),
         ("COMMON_TRAITS", StaticFallbackWidget),
     ],
 )
@@ -80,3 +81,18 @@ def test_protocol_lists_every_field_of_a_reference() -> None:
     assert shape is not None, "PROTOCOL.md no longer describes a reference's shape"
     listed = {part.strip().rstrip("?") for part in shape.group(1).split(",")}
     assert listed == set(citelab.events.Reference.model_fields)
+
+
+def test_the_labellers_payloads_are_mirrored_in_the_js_types(tmp_path: Path) -> None:
+    """Every field the labeller's traits carry is named in model.js, and no other."""
+    from citelab.evals import LabelItem, LexicalJudge
+
+    item = LabelItem.of("Fees are due in May.", "Fees are due in May. Rent is due monthly.")
+    labeller = Labeller([item], tmp_path / "labels.jsonl", judges=[LexicalJudge()])
+    assert labeller.item is not None
+    assert set(labeller.item) == typedef_properties("LabelPair")
+    assert set(labeller.item["passages"][0]) == typedef_properties("LabelPassage")
+    assert set(labeller.progress) == typedef_properties("LabelProgress")
+    labeller.label("supported")
+    assert labeller.last is not None
+    assert set(labeller.last) == typedef_properties("LastLabel")

@@ -382,6 +382,9 @@ def test_scoring_external_answers_shows_alce_figures_and_judge_cards(
     assert "ALCE NLI (TRUE T5-11B), citation recall" in out
     assert re.search(r"lexical_trained \(threshold=0\.\d+\)\s+209\s", out)
     assert re.search(r"lexical \(threshold=0\.75\)\s+209\s", out)
+    # The labelling section: two labels saved, read back from the file, progress counted.
+    assert re.search(r"^supported\s+\S.*\nnot_supported\s+\S", out, re.MULTILINE)
+    assert re.search(r"^2 of \d+ decided$", out, re.MULTILINE)
     assert "On 209 claims of citelab's own set, lexical (threshold=0.75) agrees" in out
     tables = run.data("text/html")
     assert any("paraphrase" in table for table in tables)  # the categories table

@@ -10,13 +10,16 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
   (an entailment model run here); :func:`judge_card`
   measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
-  :func:`calibrate` tabulates several judges.
+  :func:`calibrate` tabulates several judges; people's own labels go to a
+  :class:`LabelFile`, pairs ordered by :func:`label_queue` (a seed, judges' disagreements first).
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
   numbering stability, dangling markers, no-answer behaviour and restricted-source leakage.
 * ``results`` — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
-  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
+  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s;
+  :func:`label_pairs` makes a run's citations pairs to label (``citelab.Labeller`` shows
+  them in a notebook).
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
 * ``execution`` — where the work runs: this process, worker processes or a Ray cluster
@@ -58,11 +61,18 @@ from citelab.evals.judges import (
     DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
     JUDGES,
+    LABELS,
     FunctionJudge,
     Judge,
     JudgeCard,
+    Label,
     LabelColumns,
+    LabelFile,
+    LabelItem,
     LabelledPair,
+    LabelLine,
+    LabelPassage,
+    LabelQueue,
     LabelSet,
     LexicalJudge,
     LLMJudge,
@@ -76,8 +86,11 @@ from citelab.evals.judges import (
     content_terms,
     judge_card,
     judge_names,
+    label_queue,
     load_label_set,
     load_labels,
+    pending,
+    read_label_file,
     register_judge,
 )
 from citelab.evals.records import (
@@ -97,15 +110,19 @@ from citelab.evals.report import (
     write_outputs,
 )
 from citelab.evals.results import (
+    PAIR_UNITS,
     EvalResult,
     Finding,
     FindingResult,
     Gate,
     GateResult,
+    LabelPairs,
     Level,
+    PairUnit,
     bootstrap_interval,
     evaluate_findings,
     evaluate_gates,
+    label_pairs,
     score_records,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
@@ -194,6 +211,8 @@ __all__ = [
     "DEFAULT_JUDGE",
     "DEFAULT_JUDGE_PROMPT",
     "JUDGES",
+    "LABELS",
+    "PAIR_UNITS",
     "SCORERS",
     "AnchorValidity",
     "AnswerFormat",
@@ -223,7 +242,14 @@ __all__ = [
     "Judge",
     "JudgeCard",
     "LLMJudge",
+    "Label",
     "LabelColumns",
+    "LabelFile",
+    "LabelItem",
+    "LabelLine",
+    "LabelPairs",
+    "LabelPassage",
+    "LabelQueue",
     "LabelSet",
     "LabelledPair",
     "Level",
@@ -233,6 +259,7 @@ __all__ = [
     "NLIJudge",
     "NoAnswer",
     "NumberingStability",
+    "PairUnit",
     "ReaderSpec",
     "Reference",
     "ReportView",
@@ -279,6 +306,8 @@ __all__ = [
     "gold_sources",
     "judge_card",
     "judge_names",
+    "label_pairs",
+    "label_queue",
     "load_dataset",
     "load_label_set",
     "load_labels",
@@ -286,8 +315,10 @@ __all__ = [
     "load_suite",
     "no_answer",
     "numbering_stability",
+    "pending",
     "plan_run",
     "read_answers",
+    "read_label_file",
     "register_judge",
     "register_scorer",
     "render_html",

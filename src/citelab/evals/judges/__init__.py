@@ -13,6 +13,8 @@ categories, reference judges' published outputs side by side: :class:`Reference`
 citelab ships cards for its offline judges (:func:`shipped_card`; :func:`card_for` picks a
 judge's card among the user's and the shipped ones);
 :func:`calibrate` is its table view for several judges.
+People's own labels are saved, one line at a time, to a labels file (:class:`LabelFile`),
+from pairs ordered for labelling (:func:`label_queue`).
 
 A judge that asks a model can defer (:class:`DeferringJudge`): scored inside
 :func:`score_deferring`, an unknown verdict raises :class:`VerdictPending`, so many
@@ -60,6 +62,21 @@ from citelab.evals.judges._judges import (
     judge_names,
     register_judge,
 )
+from citelab.evals.judges._label_file import (
+    LABELS,
+    Label,
+    LabelFile,
+    LabelLine,
+    read_label_file,
+)
+from citelab.evals.judges._label_queue import (
+    JudgeSpec,
+    LabelItem,
+    LabelPassage,
+    LabelQueue,
+    label_queue,
+    pending,
+)
 from citelab.evals.judges._labels import (
     LABEL_FORMATS,
     PARTIAL_AS,
@@ -96,6 +113,7 @@ __all__ = [
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_LABELS",
     "JUDGES",
+    "LABELS",
     "LABEL_FORMATS",
     "MINICHECK_PROMPT",
     "MINICHECK_SYSTEM",
@@ -106,8 +124,15 @@ __all__ = [
     "Judge",
     "JudgeCard",
     "JudgeModel",
+    "JudgeSpec",
     "LLMJudge",
+    "Label",
     "LabelColumns",
+    "LabelFile",
+    "LabelItem",
+    "LabelLine",
+    "LabelPassage",
+    "LabelQueue",
     "LabelSet",
     "LabelSource",
     "LabelledPair",
@@ -127,11 +152,14 @@ __all__ = [
     "judge_card",
     "judge_label",
     "judge_names",
+    "label_queue",
     "load_cards",
     "load_label_set",
     "load_labels",
     "metrics_row",
+    "pending",
     "read_judge_prompt",
+    "read_label_file",
     "register_judge",
     "same_judge",
     "score_deferring",
