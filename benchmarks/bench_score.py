@@ -97,7 +97,7 @@ def _load() -> float:
 
 
 def throughput(path: Path, count: int, before: Path | None = None, rounds: int = 1) -> None:
-    print(f"1. citelab score on {count:,} ALCE-format examples, lexical judge")
+    print(f"1. citelab score on {count:,} ALCE-format examples (in-process lines: lexical judge)")
     lines = []
     began = time.perf_counter()
     score_answers(path, "alce", judge=LexicalJudge())
@@ -111,6 +111,8 @@ def throughput(path: Path, count: int, before: Path | None = None, rounds: int =
     # The command in one process (--processes 1) beside it: what scoring in several adds.
     trees: list[tuple[str, Path | None, tuple[str, ...]]] = [
         ("  the same, --processes 1", None, ("--processes", "1")),
+        # The lexical judge, as the baseline's default was; then today's default judge.
+        ("  the same, --judge lexical", None, ("--judge", "lexical")),
         ("citelab score --json (a process, no --out)", None, ()),
     ]
     if before is not None:

@@ -99,3 +99,14 @@ def test_the_message_counts_what_the_records_file_holds(tmp_path: Path, content:
         assert message.startswith("citelab eval: interrupted; 1 finished case run(s) are kept")
     else:
         assert "nothing is kept" in message
+
+
+def test_building_the_command_line_imports_no_registry_it_lists() -> None:
+    """Options whose choices come from a registry (eval --executor, score --format) read it
+    only when a value or --help needs it: `citelab ask` does not import the evaluations."""
+    code = (
+        "import sys; from citelab.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in sys.modules if m.startswith('citelab.evals')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

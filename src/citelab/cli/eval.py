@@ -86,6 +86,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--executor",
         choices=RegisteredNames("citelab.evals.execution", "EXECUTORS"),
+        metavar="NAME",
         default="local",
         help="where the work runs: a registered executor (%(choices)s; citelab list "
         "executors) or a module:attr factory; local (the default) is this process, processes "

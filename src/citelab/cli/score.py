@@ -60,6 +60,7 @@ def register(subparsers: Any) -> None:
         "--format",
         dest="answer_format",
         choices=RegisteredNames("citelab.evals", "ANSWER_FORMATS"),
+        metavar="FORMAT",
         default="alce",
         help="a registered format (%(choices)s; default: alce) or a module:attr reader",
     )

@@ -107,13 +107,18 @@ class ProcessExecutor:
         if self._pool is None:
             context = multiprocessing.get_context(start_method())
             if start_method() == "forkserver":
-                # The server imports the scoring code once; each worker is a copy of it.
-                context.set_forkserver_preload([__name__])
+                # The server imports the scoring code once, NLTK's punkt splitter included
+                # (most of a worker's start-up); each worker is a copy of it.
+                context.set_forkserver_preload([__name__, *_PRELOAD])
             self._pool = ProcessPoolExecutor(
                 self.workers, mp_context=context, initializer=_set_up, initargs=(portable,)
             )
             self._scorers = portable
         return self._pool
+
+
+_PRELOAD = ("nltk.tokenize.punkt", "punkt.data.english")
+"""Modules every scoring worker needs that the scoring code imports only when first used."""
 
 
 def refuse_model_judges(scoring: ScoringJob) -> None:
