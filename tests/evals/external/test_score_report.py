@@ -28,7 +28,7 @@ def test_the_score_report_says_what_was_scored_and_nothing_empty(tmp_path: Path)
     assert "<h1>citelab score: asqa_results</h1>" in page
     assert "<li><b>file</b>: asqa_results.json</li>" in page
     assert "<li><b>format</b>: alce</li>" in page
-    assert "<li><b>judge</b>: lexical_trained (threshold=0.41" in page
+    assert "<li><b>judge</b>: lexical_trained (threshold=0.412513, digest=" in page
     assert "<li><b>statements</b>: each sentence of the answer, with its markers</li>" in page
     for absent in ("<h2>Variants</h2>", "Numbering stability", "models</b>: alce", "Differences"):
         assert absent not in page, absent

@@ -423,11 +423,12 @@ def _score_sections(result: EvalResult, title: str, parts: _Parts) -> list[str]:
 def _scored_facts(result: EvalResult) -> str:
     config = result.config
     judge = config.get("judge") or {}
-    judge_text = str(judge.get("name", "")) + (
-        " (" + ", ".join(f"{k}={v}" for k, v in judge.items() if k != "name") + ")"
-        if len(judge) > 1
-        else ""
-    )
+    settings = [
+        f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+        for key, value in judge.items()
+        if key != "name" and value is not None
+    ]
+    judge_text = str(judge.get("name", "")) + (f" ({', '.join(settings)})" if settings else "")
     granularity = {str(scorer.get("granularity")) for scorer in config.get("scorers") or []} - {
         "None"
     }
