@@ -199,11 +199,11 @@ class LabelSet:
 
     pairs: tuple[LabelledPair, ...]
     source: LabelSource
-    units: tuple[str, ...] = field(init=False)
-    """The claims, in order of their first pair."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "units", tuple(dict.fromkeys(p.unit for p in self.pairs)))
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The claims, in order of their first pair."""
+        return tuple(dict.fromkeys(p.unit for p in self.pairs))
 
     @classmethod
     def of(cls, pairs: Sequence[LabelledPair], name: str = "labelled pairs") -> LabelSet:
