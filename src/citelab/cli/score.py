@@ -121,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
             for warning in judge.warnings:
                 print(f"WARNING: {warning}", file=sys.stderr)
     else:
-        _print_table(summary_json(result, args.scale)["metrics"])
-        print_judges(result, result.corrected())
+        corrected = result.corrected()  # computed once: the table and the judges' lines
+        _print_table(summary_json(result, args.scale, corrected=corrected)["metrics"])
+        print_judges(result, corrected)
     for note in result.config.get("notes", []):
         print(f"note: {note}", file=sys.stderr)  # what a converter left out, what had no passage
     if args.out:

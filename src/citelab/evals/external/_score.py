@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions
@@ -36,6 +36,9 @@ from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "SPAN_FORMATS",
@@ -153,14 +156,18 @@ def _scored(records: list[CaseRecord], scoring: ScoringJob, processes: int | Non
         executor.close()
 
 
-def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
+def summary_json(
+    result: EvalResult, scale: float = 1.0, *, corrected: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """Each metric's value and 95% interval (times ``scale``), for scripts (``--json``).
 
     Every scorer's metric is there: one with no judgeable unit has ``value`` (and its
     interval) ``null``; ``unjudgeable`` counts the units left out for want of a passage,
-    and ``without_passage`` lists those sources (see :func:`score_answers`)."""
+    and ``without_passage`` lists those sources (see :func:`score_answers`).
+    ``corrected``: :meth:`EvalResult.corrected`, when the caller has it already."""
     summary = result.summary(scale=scale)
-    plain = summary if scale == 1 else result.summary()
+    if corrected is None:
+        corrected = result.corrected(summary=summary if scale == 1 else result.summary())
     unjudgeable = result.config.get("unjudgeable") or unjudgeable_counts(result)
     metrics: dict[str, dict[str, Any]] = {
         scorer.metric: {
@@ -194,7 +201,7 @@ def summary_json(result: EvalResult, scale: float = 1.0) -> dict[str, Any]:
         "without_passage": result.config.get("without_passage", []),
         "metrics": metrics,
         "judges": [judge.model_dump(mode="json") for judge in result.judges()],
-        "corrected": _corrected_json(result.corrected(summary=plain), scale),
+        "corrected": _corrected_json(corrected, scale),
     }
 
 
