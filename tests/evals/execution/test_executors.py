@@ -33,6 +33,7 @@ from citelab.evals.execution import (
     LocalExecutor,
     ProcessExecutor,
     ScoringJob,
+    _processes,
     get_executor,
     scoring_executor,
     start_method,
@@ -82,6 +83,29 @@ def test_worker_processes_score_the_rows_this_process_scores(processes: ProcessE
     for few in (records[:1], []):
         scored = processes.score(job, few)
         assert scored.keys == [record.key for record in few]
+
+
+def test_this_process_scores_the_chunks_no_worker_holds(
+    processes: ProcessExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 30 records in chunks of 2: the two workers hold four chunks at a time, this process
+    # scores from the back meanwhile; the rows come back in the records' order.
+    monkeypatch.setattr(_processes, "CHUNK", 2)
+    here_scored: list[str] = []
+    real = _processes.score_rows
+
+    def counted(records: Any, *args: Any) -> Any:
+        here_scored.extend(record.key for record in records)
+        return real(records, *args)
+
+    monkeypatch.setattr(_processes, "score_rows", counted)
+    job, records = _job(30)
+    here = _frames(job, records, LocalExecutor())
+    for mine, theirs in zip(here, _frames(job, records, processes), strict=True):
+        pd.testing.assert_frame_equal(theirs, mine)
+    assert here_scored  # this process took part ...
+    assert len(here_scored) < len(records)  # ... and so did the workers
+    assert here_scored[:2] == [record.key for record in records[-2:]]  # from the back
 
 
 def test_workers_start_from_a_server_never_forked_from_this_process(
@@ -192,7 +216,7 @@ def test_scoring_executor_chooses_processes_for_many_answers_of_our_own_scorers(
     assert scoring_executor(job, 2000, 1).name == "local"
     assert scoring_executor(job, 3, 8).config() == {
         "name": "processes",
-        "workers": 3,  # never more workers than records
+        "workers": 2,  # never more processes than records: two beside this one
         "start_method": start_method(),
     }
     with pytest.raises(ConfigError, match="processes must be at least 1, got 0"):

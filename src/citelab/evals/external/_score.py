@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from citelab._collector import bulk_scoring
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
@@ -108,15 +109,52 @@ def score_answers(
     switches ALCE's list mode on; None infers it from a file name containing ``qampari``, as
     ALCE does. With a model judge (the LLM judge) ``workers`` answers are scored at once in
     one event loop (default: the judge's own ``concurrency``); offline judges score one
-    answer after the other, in ``processes`` worker processes (None: one per CPU, at most one
-    per 500 answers, when every scorer is citelab's own and every judge citelab's offline
-    one; 1: this process only). With ``out_dir`` the tables, ``run.json`` and
+    answer after the other, in ``processes`` processes, this one among them (None: one per
+    CPU, at most one per 500 answers, when every scorer is citelab's own and every judge
+    citelab's offline one; 1: this process only). With ``out_dir`` the tables, ``run.json`` and
     ``report.html`` are written there. ``judge_cards``: cards (or card files) for the
     judges, beside citelab's shipped ones; a card that describes none of the judges is an
     error.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
+    with bulk_scoring():  # see citelab._collector
+        result = _score(
+            path or answers,
+            answer_format,
+            judge=judge,
+            scorers=scorers,
+            qampari=qampari,
+            name=name,
+            seed=seed,
+            resamples=resamples,
+            workers=workers,
+            processes=processes,
+            judge_cards=judge_cards,
+            began=began,
+        )
+    if out_dir is not None:
+        title = f"citelab score: {_dataset_name(path, name)}"
+        _write_atomically(result, Path(out_dir), title=title)
+    return result
+
+
+def _score(
+    answers: Path | Any,
+    answer_format: AnswerFormat | str,
+    *,
+    judge: str | Mapping[str, Any] | Judge,
+    scorers: Sequence[str | Mapping[str, Any] | Scorer] | None,
+    qampari: bool | None,
+    name: str | None,
+    seed: int,
+    resamples: int,
+    workers: int | None,
+    processes: int | None,
+    judge_cards: Sequence[str | Path | JudgeCard],
+    began: float,
+) -> EvalResult:
+    path = answers if isinstance(answers, Path) else None
     items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
     if qampari is None:
         qampari = answer_format == "alce" and path is not None and "qampari" in path.name
@@ -143,8 +181,6 @@ def score_answers(
     )
     result.config["unjudgeable"] = unjudgeable_counts(result)
     result.config["notes"] = _notes(result.config)
-    if out_dir is not None:
-        _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
     return result
 
 

@@ -95,7 +95,11 @@ _ASCII_NON_WORD = str.maketrans(
 )
 
 
-@lru_cache(maxsize=65_536)
+# The memos below hold the texts of the last few hundred answers: the scorers ask about the
+# same statements and passages within an answer, rarely across answers. Bigger memos win
+# nothing and cost time at the end, when the interpreter takes apart what they keep
+# (docs/performance.md, "Memo sizes").
+@lru_cache(maxsize=8192)
 def _content_terms(text: str) -> frozenset[str]:
     # Shortcuts that change nothing: no "[" means no marker; ASCII is its own NFKC form, its
     # case folding stays ASCII, and its \w+ words are found by str.translate and str.split
@@ -108,7 +112,7 @@ def _content_terms(text: str) -> frozenset[str]:
     return frozenset(words).difference(_STOPWORDS, ("_",))
 
 
-@lru_cache(maxsize=16_384)  # a turn asks about the same passages again and again
+@lru_cache(maxsize=2048)  # a turn asks about the same passages again and again
 def _evidence_terms(evidence: str) -> frozenset[str]:
     # Evidence is several passages joined by line breaks, in ever new combinations; words never
     # span a line break, so the union of the (cached) lines' terms is the text's terms.

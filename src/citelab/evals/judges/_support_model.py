@@ -222,7 +222,10 @@ class _Statement(NamedTuple):
     log_terms: float  # log(1 + number of distinct terms)
 
 
-@lru_cache(maxsize=16_384)
+# The per-text memos hold the last few hundred answers' statements and passages (see
+# _judges._content_terms: bigger ones win nothing and cost time at the interpreter's exit);
+# the per-token ones hold a vocabulary.
+@lru_cache(maxsize=4096)
 def _statement(text: str) -> _Statement:
     keys: list[str] = []
     names: set[str] = set()
@@ -278,7 +281,7 @@ class _Line(NamedTuple):
     negated: bool
 
 
-@lru_cache(maxsize=16_384)
+@lru_cache(maxsize=4096)
 def _line(text: str) -> _Line:
     keys = frozenset(map(_key, _tokens(text)))
     return _Line(text, keys.difference(("", _NEGATED)), _NEGATED in keys)
@@ -293,7 +296,7 @@ class _Passage(NamedTuple):
     negated: bool  # some line holds a negation word
 
 
-@lru_cache(maxsize=16_384)  # passages recur in ever new combinations: each one read once
+@lru_cache(maxsize=4096)  # passages recur in ever new combinations: each one read once
 def _passage(text: str) -> _Passage:
     if "\n" not in text:
         line = _line(text)
@@ -355,7 +358,7 @@ class _Detail:
     where: dict[str, tuple[int, ...]]  # term → its positions
 
 
-@lru_cache(maxsize=16_384)
+@lru_cache(maxsize=4096)
 def _detail(text: str) -> _Detail:
     read = _read(text)
     where: dict[str, list[int]] = {}

@@ -110,7 +110,8 @@ class RunOptions(BaseModel):
     """The Ray cluster's address (``executor="ray"``; default: the cluster this process is
     connected to, else a local one started for the run)."""
     workers: int | None = Field(default=None, ge=1)
-    """Ray actors or worker processes (default: one per CPU)."""
+    """Ray actors (default: one per CPU), or worker processes beside this one (default: one
+    per CPU but one)."""
     judge_cards: tuple[str | Path | JudgeCard, ...] = ()
     """Cards (or card files) that describe the run's judges, beside the suite's
     ``judge_cards`` and citelab's shipped cards."""
