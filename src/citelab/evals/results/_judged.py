@@ -223,6 +223,10 @@ def rogan_gladen(
     return min(max(corrected, 0.0), judged_share)
 
 
+_BLOCK = 100
+"""Resamples drawn at once in :func:`corrected_interval` (even: see there)."""
+
+
 def corrected_interval(
     per_case: tuple[np.ndarray, np.ndarray, np.ndarray],
     confusion: tuple[int, int, int, int],
@@ -236,13 +240,21 @@ def corrected_interval(
     ``per_case``: per case, the numerator, the denominator and the judged units (numerators
     over the same denominators as the metric); ``confusion``: the card's (true_yes,
     false_yes, false_no, true_no). NaN when over half of the draws are not correctable."""
-    numerators, denominators, judged = per_case
     true_yes, false_yes, false_no, true_no = confusion
-    draws = rng.integers(0, len(numerators), size=(resamples, len(numerators)))
-    totals = np.take(denominators, draws).sum(axis=1)
+    stacked = np.stack(per_case)  # numerators, denominators, judged units: one row each
+    cases = stacked.shape[1]
+    sums = np.empty((3, resamples))
+    # The resamples' sums, _BLOCK resamples at a time: the same draws as all at once (an even
+    # block leaves the generator where one call would), a block's indices fit in the cache.
+    for start in range(0, resamples, _BLOCK):
+        size = min(_BLOCK, resamples - start)
+        draws = rng.integers(0, cases, size=(size, cases))
+        for row in range(3):
+            sums[row, start : start + size] = np.take(stacked[row], draws).sum(axis=1)
+    totals = sums[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        values = np.take(numerators, draws).sum(axis=1) / totals
-        shares = np.take(judged, draws).sum(axis=1) / totals
+        values = sums[0] / totals
+        shares = sums[2] / totals
     sensitivity = rng.beta(true_yes + 1, false_no + 1, size=resamples)
     specificity = rng.beta(true_no + 1, false_yes + 1, size=resamples)
     youden = sensitivity + specificity - 1.0
