@@ -106,8 +106,22 @@ def _tables(out: Path) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def _differences(mine: Any, theirs: Any, path: str = "") -> list[str]:
+    """Where two records differ, field by field (a failure names the fields, not the record)."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        keys = sorted(set(mine) | set(theirs))
+        return [d for k in keys for d in _differences(mine.get(k), theirs.get(k), f"{path}.{k}")]
+    if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+        pairs = enumerate(zip(mine, theirs, strict=True))
+        return [d for i, (a, b) in pairs for d in _differences(a, b, f"{path}[{i}]")]
+    return [] if mine == theirs else [f"{path}: {mine!r:.200} != {theirs!r:.200}"]
+
+
 def _assert_same_outputs(local: Path, ray: Path) -> None:
-    assert _records(ray) == _records(local)
+    mine, theirs = _records(local), _records(ray)
+    assert [row["key"] for row in theirs] == [row["key"] for row in mine]
+    for here, there in zip(mine, theirs, strict=True):
+        assert there == here, (here["key"], _differences(here, there))
     local_tables, ray_tables = _tables(local), _tables(ray)
     assert sorted(ray_tables) == sorted(local_tables)
     assert local_tables, "the run wrote no tables"
