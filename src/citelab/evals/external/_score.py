@@ -119,68 +119,34 @@ def score_answers(
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
     with bulk_scoring():  # see citelab._collector
-        result = _score(
-            path or answers,
-            answer_format,
-            judge=judge,
-            scorers=scorers,
-            qampari=qampari,
-            name=name,
+        items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
+        if qampari is None:
+            qampari = answer_format == "alce" and path is not None and "qampari" in path.name
+        if qampari and answer_format != "alce":
+            raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
+        built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
+        chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+        cards = load_cards(judge_cards)
+        check_cards(chosen, cards)
+        dataset = _dataset_name(path, name)
+        variant = name or "answers"
+        records, cases = _records(items, dataset, variant=variant, model=answer_format)
+        scored = _scored(records, ScoringJob(cases, chosen, concurrency=workers), processes)
+        config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
+        result = result_of(
+            scored,
+            records,
+            cases,
+            chosen,
+            config=config,
             seed=seed,
             resamples=resamples,
-            workers=workers,
-            processes=processes,
-            judge_cards=judge_cards,
-            began=began,
+            judge_cards=cards,
         )
+        result.config["unjudgeable"] = unjudgeable_counts(result)
+        result.config["notes"] = _notes(result.config)
     if out_dir is not None:
-        title = f"citelab score: {_dataset_name(path, name)}"
-        _write_atomically(result, Path(out_dir), title=title)
-    return result
-
-
-def _score(
-    answers: Path | Any,
-    answer_format: AnswerFormat | str,
-    *,
-    judge: str | Mapping[str, Any] | Judge,
-    scorers: Sequence[str | Mapping[str, Any] | Scorer] | None,
-    qampari: bool | None,
-    name: str | None,
-    seed: int,
-    resamples: int,
-    workers: int | None,
-    processes: int | None,
-    judge_cards: Sequence[str | Path | JudgeCard],
-    began: float,
-) -> EvalResult:
-    path = answers if isinstance(answers, Path) else None
-    items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
-    if qampari is None:
-        qampari = answer_format == "alce" and path is not None and "qampari" in path.name
-    if qampari and answer_format != "alce":
-        raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
-    built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
-    chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
-    cards = load_cards(judge_cards)
-    check_cards(chosen, cards)
-    dataset = _dataset_name(path, name)
-    variant = name or "answers"
-    records, cases = _records(items, dataset, variant=variant, model=answer_format)
-    scored = _scored(records, ScoringJob(cases, chosen, concurrency=workers), processes)
-    config = _config(path, answer_format, qampari, built_judge, chosen, items, began, variant)
-    result = result_of(
-        scored,
-        records,
-        cases,
-        chosen,
-        config=config,
-        seed=seed,
-        resamples=resamples,
-        judge_cards=cards,
-    )
-    result.config["unjudgeable"] = unjudgeable_counts(result)
-    result.config["notes"] = _notes(result.config)
+        _write_atomically(result, Path(out_dir), title=f"citelab score: {dataset}")
     return result
 
 
