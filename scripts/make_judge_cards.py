@@ -2,7 +2,7 @@
 
 Reads WiCE's **dev** split (oracle chunks; never the test split) from
 ``../shared/testdata/wice/oracle_claim_dev.jsonl`` (WiCE's annotations are ODC-BY: the card
-names its source) and writes ``src/citelab/evals/judges/data/cards/<judge name>.json`` for
+names its source) and writes ``src/citelab/evals/cards/data/cards/<judge name>.json`` for
 each judge, with WiCE's published T5-3B (ANLI) outputs side by side where they are present.
 A judge trained on WiCE dev (``lexical_trained``, the default) would be flattered by a card on
 the data it was trained on: its card is made from out-of-fold scores instead (each claim scored
@@ -24,14 +24,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from citelab.evals.judges import (
-    DEFAULT_JUDGE,
-    Reference,
-    build_judge,
-    judge_card,
-    load_label_set,
-)
-from citelab.evals.judges._shipped import CARDS_DIR
+from citelab.evals.cards import Reference, judge_card
+from citelab.evals.cards._shipped import CARDS_DIR
+from citelab.evals.judges import DEFAULT_JUDGE, build_judge
+from citelab.evals.labels import load_label_set
 
 WICE = Path("../shared/testdata/wice")
 UNTRAINED = ("lexical",)

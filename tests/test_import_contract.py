@@ -15,7 +15,7 @@ import pytest
 from tests._import_contracts import owner
 
 ROOT = Path(__file__).resolve().parents[1]
-_PASSED = "Contracts: 4 kept, 0 broken."
+_PASSED = "Contracts: 5 kept, 0 broken."
 
 
 def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
@@ -83,6 +83,40 @@ def test_citelab_keeps_the_contract(project: Path) -> None:
                 "No cycle between the modules and subpackages of any package BROKEN",
             ],
         ),
+        # Judges sit below labels and cards: a judge that reads labels is in the wrong room.
+        (
+            "citelab.evals.judges._judges",
+            "from citelab.evals.labels import LabelSet  # noqa",
+            [
+                "citelab.evals' rooms import only the rooms below them BROKEN",
+                "citelab.evals.judges._judges -> citelab.evals.labels",
+            ],
+        ),
+        # Cards hold figures; the report draws them, so a card must not import the report.
+        (
+            "citelab.evals.cards._card",
+            "from citelab.evals.report import render_html  # noqa",
+            [
+                "citelab.evals' rooms import only the rooms below them BROKEN",
+                "citelab.evals.cards._card -> citelab.evals.report",
+            ],
+        ),
+        # The adapters and the offline models are independent; serve-model sits over both.
+        (
+            "citelab.models.adapters._openai",
+            "from citelab.models.offline import ExtractiveModel  # noqa",
+            [
+                "citelab.models' parts: the registry on top, serve-model over the adapters",
+                "citelab.models.adapters._openai -> citelab.models.offline",
+            ],
+        ),
+        (
+            "citelab.models.offline._extractive",
+            "from citelab.models.serve import build_app  # noqa",
+            [
+                "citelab.models.offline._extractive -> citelab.models.serve",
+            ],
+        ),
         # Inside one room, where no layer is declared: the plan must not import the run.
         (
             "citelab.evals.runner._plan",
@@ -103,7 +137,16 @@ def test_citelab_keeps_the_contract(project: Path) -> None:
             ],
         ),
     ],
-    ids=["cycle-between-rooms", "upward-between-parts", "cycle-in-a-room", "private-import"],
+    ids=[
+        "cycle-between-rooms",
+        "upward-between-parts",
+        "judges-below-labels",
+        "cards-below-report",
+        "adapters-beside-offline",
+        "offline-below-serve",
+        "cycle-in-a-room",
+        "private-import",
+    ],
 )
 def test_one_bad_import_breaks_the_contract(
     project: Path, module: str, line: str, broken: list[str]
@@ -121,7 +164,8 @@ def test_one_bad_import_breaks_the_contract(
         ("citelab.evals.report._report", "citelab.evals.report"),
         ("citelab.evals._versions", "citelab.evals"),
         ("citelab._errors", "citelab"),
-        ("citelab.models._server", "citelab.models"),
+        ("citelab.models._types", "citelab.models"),
+        ("citelab.models.serve._server", "citelab.models.serve"),
         ("citelab._private.public", "citelab"),
         ("citelab.evals.report", None),
         ("citelab.__main__", None),

@@ -12,7 +12,7 @@ from citelab._paths import fixtures_dir
 from citelab.agent import AgentConfig
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore, _runtime
 from citelab.models import MODELS, register_model
-from citelab.models._extractive import ExtractiveModel
+from citelab.models.offline._extractive import ExtractiveModel
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from citelab.cli import main
-from citelab.evals.judges import judge_card
+from citelab.evals.cards import judge_card
 
 FEES = "Tuition fees are due in May. A late payment costs 50 euros."
 ANSWERS = {

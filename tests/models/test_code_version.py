@@ -14,17 +14,20 @@ from citelab.models import ExtractiveModel, PerturbedModel, ScriptedModel, sourc
 
 
 def test_a_version_names_the_module_and_its_packages_release() -> None:
-    assert source_version("citelab.models._extractive") == (
-        f"citelab.models._extractive (citelab {citelab.__version__})"
+    assert source_version("citelab.models.offline._extractive") == (
+        f"citelab.models.offline._extractive (citelab {citelab.__version__})"
     )
 
 
 def test_citelab_models_declare_their_module_at_citelabs_release() -> None:
     release = f"(citelab {citelab.__version__})"
-    assert ExtractiveModel().code_version == f"citelab.models._extractive {release}"
-    assert ScriptedModel([{"text": "Hi."}]).code_version == f"citelab.models._scripted {release}"
+    assert ExtractiveModel().code_version == f"citelab.models.offline._extractive {release}"
+    assert (
+        ScriptedModel([{"text": "Hi."}]).code_version
+        == f"citelab.models.offline._scripted {release}"
+    )
     assert PerturbedModel(ExtractiveModel(), {}).code_version == (
-        f"citelab.models._perturbed {release}+citelab.models._extractive {release}"
+        f"citelab.models.offline._perturbed {release}+citelab.models.offline._extractive {release}"
     )
 
 

@@ -23,7 +23,7 @@ from citelab.models import (
     ToolCallDelta,
     collect,
 )
-from citelab.models._pieces import tool_call_deltas, word_pieces
+from citelab.models.offline._pieces import tool_call_deltas, word_pieces
 
 
 async def _stream(*deltas: ModelDelta) -> AsyncIterator[ModelDelta]:

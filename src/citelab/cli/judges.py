@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from citelab.evals.judges import JudgeCard, LabelSet, Reference
+    from citelab.evals.cards import JudgeCard, Reference
+    from citelab.evals.labels import LabelSet
 
 __all__ = ["register"]
 
@@ -152,7 +153,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _label_set(args: argparse.Namespace) -> LabelSet:
-    from citelab.evals.judges import LabelColumns, load_label_set
+    from citelab.evals.labels import LabelColumns, load_label_set
 
     columns = LabelColumns(
         claim=args.claim_column,
@@ -188,7 +189,7 @@ def _labels_header(label_set: LabelSet) -> list[str]:
 
 
 def _card(args: argparse.Namespace) -> int:
-    from citelab.evals.judges import DEFAULT_CARD_JUDGE, judge_card
+    from citelab.evals.cards import DEFAULT_CARD_JUDGE, judge_card
 
     label_set = _label_set(args)
     references = _references(args.reference, args.reference_threshold)
@@ -217,7 +218,7 @@ def _card(args: argparse.Namespace) -> int:
 
 def _references(given: list[str], thresholds: list[str]) -> list[Reference]:
     from citelab._errors import ConfigError
-    from citelab.evals.judges import Reference
+    from citelab.evals.cards import Reference
 
     named = dict(_pair(text, "--reference") for text in given)
     limits: dict[str, float] = {}
@@ -347,13 +348,9 @@ def _confusion_text(card: JudgeCard) -> str:
 def _calibrate(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from citelab.evals.judges import (
-        DEFAULT_JUDGE,
-        calibrate_cards,
-        calibration_table,
-        category_accuracy,
-    )
-    from citelab.evals.judges import metrics_row as row_of
+    from citelab.evals.cards import calibrate_cards, calibration_table, category_accuracy
+    from citelab.evals.cards import metrics_row as row_of
+    from citelab.evals.judges import DEFAULT_JUDGE
 
     label_set = _label_set(args)
     _, cards, verdicts = calibrate_cards(

@@ -6,20 +6,22 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
 * ``dataset`` and ``records`` — :func:`load_dataset` reads JSONL :class:`Case` lines (readers,
   turns, gold claims and their supporting entities, expected no-answers, multi-round
   scenarios); a :class:`CaseRecord` is what a run recorded of a case (``records.jsonl``).
-* ``judges`` — every support decision goes through a :class:`Judge`: :class:`LexicalJudge`
-  (offline, default), :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge`
-  (an entailment model run here); :func:`judge_card`
-  measures a judge against people's labels (WiCE, ALCE's human evaluation, your own) and
-  :func:`calibrate` tabulates several judges; people's own labels go to a
-  :class:`LabelFile`, pairs ordered by :func:`label_queue` (a seed, judges' disagreements first).
+* ``judges`` — every support decision goes through a :class:`Judge`:
+  :class:`TrainedLexicalJudge` (offline, the default), :class:`LexicalJudge` (offline),
+  :class:`LLMJudge` (any OpenAI-compatible model) or :class:`NLIJudge` (an entailment model
+  run here).
+* ``labels`` — what people said: :func:`load_label_set` reads labelled sets (WiCE, ALCE's
+  human evaluation, your own), :func:`label_pairs` makes a run's citations pairs to label,
+  :func:`label_queue` orders them and a :class:`LabelFile` keeps each label as it is given
+  (``citelab.Labeller`` shows them in a notebook).
+* ``cards`` — :func:`judge_card` measures a judge against labels (a :class:`JudgeCard`: figures
+  only; the report draws it) and :func:`calibrate` tabulates several judges.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
   numbering stability, dangling markers, no-answer behaviour and restricted-source leakage.
 * ``results`` — :func:`score_records` and :class:`EvalResult` (pandas tables at citation,
-  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s;
-  :func:`label_pairs` makes a run's citations pairs to label (``citelab.Labeller`` shows
-  them in a notebook).
+  statement, case and variant level, bootstrap intervals), checked :class:`Finding` s.
 * ``report`` — :func:`write_outputs` (CSV, Parquet, ``run.json`` and a self-contained HTML
   report with plots and a case browser) and :func:`compare_runs`.
 * ``execution`` — where the work runs: this process, worker processes or a Ray cluster
@@ -36,6 +38,16 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
 from typing import TYPE_CHECKING
 
 from citelab._lazy import lazy_attributes
+from citelab.evals.cards import (
+    ALCE_PUBLISHED_AGREEMENT,
+    JudgeCard,
+    Reference,
+    calibrate,
+    calibration_table,
+    category_accuracy,
+    judge_card,
+    load_labels,
+)
 from citelab.evals.dataset import (
     Case,
     Dataset,
@@ -57,41 +69,39 @@ from citelab.evals.external import (
     to_answers,
 )
 from citelab.evals.judges import (
-    ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE,
     DEFAULT_JUDGE_PROMPT,
     JUDGES,
-    LABELS,
     FunctionJudge,
     Judge,
-    JudgeCard,
+    LexicalJudge,
+    LLMJudge,
+    NLIJudge,
+    TrainedLexicalJudge,
+    build_judge,
+    content_terms,
+    judge_names,
+    register_judge,
+)
+from citelab.evals.labels import (
+    LABELS,
+    PAIR_UNITS,
     Label,
     LabelColumns,
     LabelFile,
     LabelItem,
     LabelledPair,
     LabelLine,
+    LabelPairs,
     LabelPassage,
     LabelQueue,
     LabelSet,
-    LexicalJudge,
-    LLMJudge,
-    NLIJudge,
-    Reference,
-    TrainedLexicalJudge,
-    build_judge,
-    calibrate,
-    calibration_table,
-    category_accuracy,
-    content_terms,
-    judge_card,
-    judge_names,
+    PairUnit,
+    label_pairs,
     label_queue,
     load_label_set,
-    load_labels,
     pending,
     read_label_file,
-    register_judge,
 )
 from citelab.evals.records import (
     CaseRecord,
@@ -110,19 +120,15 @@ from citelab.evals.report import (
     write_outputs,
 )
 from citelab.evals.results import (
-    PAIR_UNITS,
     EvalResult,
     Finding,
     FindingResult,
     Gate,
     GateResult,
-    LabelPairs,
     Level,
-    PairUnit,
     bootstrap_interval,
     evaluate_findings,
     evaluate_gates,
-    label_pairs,
     score_records,
 )
 from citelab.evals.runner import ModelSpec, Suite, Variant, load_suite, resolve_suite_path

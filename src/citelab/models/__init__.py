@@ -15,17 +15,6 @@
   (``citelab serve-model``).
 """
 
-from citelab.models._anthropic import AnthropicModel
-from citelab.models._extractive import ExtractiveModel
-from citelab.models._openai import OpenAIModel
-from citelab.models._perturbed import (
-    FaultKind,
-    FaultRates,
-    Injection,
-    Perturbation,
-    PerturbedModel,
-    inject_faults,
-)
 from citelab.models._registry import (
     MODELS,
     ModelFactory,
@@ -34,9 +23,7 @@ from citelab.models._registry import (
     get_model,
     register_model,
 )
-from citelab.models._scripted import ScriptedModel, ScriptedRound, ScriptedToolCall
 from citelab.models._seen import SeenSource, View, current_view, round_views, sources_in_message
-from citelab.models._server import RunningServer, build_app, run_server, serve_in_thread
 from citelab.models._types import (
     AssistantMessage,
     FinishDelta,
@@ -62,6 +49,20 @@ from citelab.models._types import (
     message_text,
 )
 from citelab.models._version import code_version_of, source_version
+from citelab.models.adapters import AnthropicModel, OpenAIModel
+from citelab.models.offline import (
+    ExtractiveModel,
+    FaultKind,
+    FaultRates,
+    Injection,
+    Perturbation,
+    PerturbedModel,
+    ScriptedModel,
+    ScriptedRound,
+    ScriptedToolCall,
+    inject_faults,
+)
+from citelab.models.serve import RunningServer, build_app, run_server, serve_in_thread
 
 __all__ = [
     "MODELS",

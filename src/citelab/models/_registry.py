@@ -17,12 +17,9 @@ from typing import Any
 
 from citelab._errors import ConfigError
 from citelab._registry import Registry
-from citelab.models._anthropic import AnthropicModel
-from citelab.models._extractive import ExtractiveModel
-from citelab.models._openai import OpenAIModel
-from citelab.models._perturbed import FaultRates, PerturbedModel
-from citelab.models._scripted import ScriptedModel
 from citelab.models._types import Model
+from citelab.models.adapters import AnthropicModel, OpenAIModel
+from citelab.models.offline import ExtractiveModel, FaultRates, PerturbedModel, ScriptedModel
 
 __all__ = [
     "MODELS",

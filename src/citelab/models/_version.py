@@ -7,7 +7,7 @@ its code says. It declares a ``code_version``, and :class:`~citelab.evals.Cached
 that into its keys, so answers recorded by another release are not replayed.
 
 citelab's models declare :func:`source_version` of their module: the module's name and the
-version of the installed package it comes from, e.g. ``citelab.models._extractive (citelab
+version of the installed package it comes from, e.g. ``citelab.models.offline._extractive (citelab
 0.1.0)``. Plain on purpose: a new release changes it, and nothing else does. Code edited in
 place without a new version (a checkout under development) keeps its version: clear the
 cache then (see :class:`~citelab.evals.CachedModel`).
@@ -47,7 +47,8 @@ def code_version_of(model: Any) -> str | None:
 
 def source_version(*modules: str) -> str:
     """``modules`` (names, as in ``__name__``), each with the installed version of the package
-    it comes from: ``"citelab.models._extractive (citelab 0.1.0)"``, several joined by ``", "``.
+    it comes from: ``"citelab.models.offline._extractive (citelab 0.1.0)"``, several joined
+    by ``", "``.
     A user model in an installed package may declare ``code_version = source_version(__name__)``.
 
     An :class:`~citelab.InvalidInput` says when no installed package provides a module (a

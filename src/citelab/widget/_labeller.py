@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citelab._errors import CitelabError, InvalidInput
 from citelab.contract import sanitize_html
-from citelab.evals.judges import (
+from citelab.evals.labels import (
     LABELS,
     JudgeSpec,
     Label,
@@ -40,12 +40,15 @@ from citelab.evals.judges import (
     LabelItem,
     LabelledPair,
     LabelLine,
+    LabelPairs,
     LabelPassage,
     LabelQueue,
+    PairSource,
+    PairUnit,
+    label_pairs,
     label_queue,
     pending,
 )
-from citelab.evals.results import LabelPairs, PairSource, PairUnit, label_pairs
 from citelab.widget._chat import kernel_session
 from citelab.widget._display import StaticFallbackWidget
 from citelab.widget._static import bundle

@@ -28,7 +28,7 @@ from citelab.evals.judges import JudgeModel
 from citelab.evals.records import read_records
 from citelab.evals.results import result_of
 from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_thread
-from citelab.models._server import serve_app_in_thread
+from citelab.models.serve._server import serve_app_in_thread
 
 from .._judge_models import YesNoModel
 

@@ -12,7 +12,7 @@ import pytest
 
 from citelab import InvalidInput
 from citelab.evals import score_answers
-from citelab.evals.judges import JudgeCard, judge_card, shipped_card
+from citelab.evals.cards import JudgeCard, judge_card, shipped_card
 from citelab.evals.results import LOW_KAPPA, rogan_gladen
 from citelab.evals.results._judged import corrected_interval
 

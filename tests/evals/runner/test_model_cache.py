@@ -114,7 +114,7 @@ def test_a_user_model_without_a_version_keeps_the_key_of_before() -> None:
         "9cabb81fb292f126f65e2814b7c1e8806a0aa69d3bd72345edb36a8883352be2"
     )
     versioned = CachedModel(ExtractiveModel(), "unused")
-    assert versioned.code_version == source_version("citelab.models._extractive")
+    assert versioned.code_version == source_version("citelab.models.offline._extractive")
     assert versioned.key(MESSAGES, TOOLS, "auto", 7) != cached.key(MESSAGES, TOOLS, "auto", 7)
 
 
@@ -166,7 +166,7 @@ def test_a_bad_declared_version_is_refused_naming_the_model(
 def test_citelab_offline_models_declare_versions_and_the_perturbed_one_adds_its_inner() -> None:
     extractive = ExtractiveModel().code_version
     scripted = ScriptedModel([{"text": "Hi."}]).code_version
-    own = source_version("citelab.models._perturbed")
+    own = source_version("citelab.models.offline._perturbed")
     assert len({extractive, scripted, own}) == 3
     assert PerturbedModel(ExtractiveModel(), {}).code_version == f"{own}+{extractive}"
     # Over a model without a version (a vendor), the faults are still citelab's code.

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from citelab.cli import main
 from citelab.evals import run
 from citelab.models import ExtractiveModel, RunningServer, build_app
-from citelab.models._server import serve_app_in_thread
+from citelab.models.serve._server import serve_app_in_thread
 
 CASES = [
     {"id": "fee", "agent": "university", "turns": [{"question": "How much is the semester fee?"}]},

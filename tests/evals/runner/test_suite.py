@@ -147,7 +147,7 @@ def test_a_suites_judge_cards_are_read_beside_it_and_checked_before_a_case_runs(
 ) -> None:
     from citelab import InvalidInput
     from citelab.evals import run
-    from citelab.evals.judges import judge_card
+    from citelab.evals.cards import judge_card
 
     judge_card(None, {"name": "lexical", "threshold": 0.9}, resamples=50).save(
         tmp_path / "cards" / "other.json"

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 from citelab._collector import bulk_scoring
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions
+from citelab.evals.cards import JudgeCard, load_cards
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
-from citelab.evals.judges import DEFAULT_JUDGE, Judge, JudgeCard, build_judge, load_cards
+from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of

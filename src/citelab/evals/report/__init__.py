@@ -7,12 +7,16 @@ Importing this package sets how an :class:`~citelab.evals.EvalResult` shows itse
 ``plot``, ``report_html`` and ``show``): results sit below the report and do not import it.
 """
 
+from citelab.evals.cards import CardDisplay, set_card_display
+from citelab.evals.report._card_html import card_fragment, card_page
+from citelab.evals.report._card_plot import card_figure
 from citelab.evals.report._compare import Comparison, compare_runs, load_run, write_comparison
 from citelab.evals.report._plots import plot
 from citelab.evals.report._report import ReportView, render_html, write_outputs
 from citelab.evals.results import ResultDisplay, set_display
 
 set_display(ResultDisplay(plot=plot, html=render_html, view=ReportView))
+set_card_display(CardDisplay(plot=card_figure, page=card_page, fragment=card_fragment))
 
 __all__ = [
     "Comparison",

@@ -1,8 +1,7 @@
 """Results: the scoring loop (every scorer on every recorded turn), its tables as an
 :class:`EvalResult` (citation, statement, case and variant level, bootstrap intervals, paired
-differences), findings and gates checked against them, and a run's citations as pairs for
-people to label (:func:`label_pairs`). Where records are scored (this process, worker
-processes, Ray) is ``citelab.evals.execution``'s business.
+differences) and findings and gates checked against them. Where records are scored (this
+process, worker processes, Ray) is ``citelab.evals.execution``'s business.
 
 An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.report``, which
 registers how (:func:`set_display`) when it is imported.
@@ -17,14 +16,6 @@ from citelab.evals.results._gates import (
     required_findings,
 )
 from citelab.evals.results._judged import LOW_KAPPA, JudgedMetric, check_cards, rogan_gladen
-from citelab.evals.results._label_pairs import (
-    PAIR_UNITS,
-    LabelPairs,
-    PairSource,
-    PairUnit,
-    label_pairs,
-    run_name,
-)
 from citelab.evals.results._results import (
     TURN_FACTS,
     EvalResult,
@@ -41,7 +32,6 @@ from citelab.evals.results._results import (
 
 __all__ = [
     "LOW_KAPPA",
-    "PAIR_UNITS",
     "TURN_FACTS",
     "EvalResult",
     "Finding",
@@ -49,10 +39,7 @@ __all__ = [
     "Gate",
     "GateResult",
     "JudgedMetric",
-    "LabelPairs",
     "Level",
-    "PairSource",
-    "PairUnit",
     "ResultDisplay",
     "ScoredRows",
     "Verdict",
@@ -61,11 +48,9 @@ __all__ = [
     "evaluate_findings",
     "evaluate_gates",
     "failed_gates",
-    "label_pairs",
     "required_findings",
     "result_of",
     "rogan_gladen",
-    "run_name",
     "score_record",
     "score_records",
     "score_rows",

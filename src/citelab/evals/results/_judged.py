@@ -1,7 +1,7 @@
 """The judge on every judged number: which judge made each metric, its card, and the metric
 corrected for the judge's error.
 
-A card (:class:`~citelab.evals.judges.JudgeCard`) measures a judge's sensitivity (``se``: of
+A card (:class:`~citelab.evals.cards.JudgeCard`) measures a judge's sensitivity (``se``: of
 the units people call supported, the share it calls supported) and specificity (``sp``).
 When the judge errs independently of the answer, a share ``p`` of judge yeses among units the
 judge decided estimates the true share ``π`` through ``p = se·π + (1 − sp)(1 − π)``; solving
@@ -32,7 +32,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from citelab._errors import InvalidInput
-from citelab.evals.judges import Judge, JudgeCard, card_for, judge_label, same_judge
+from citelab.evals.cards import JudgeCard, card_for, judge_label, same_judge
+from citelab.evals.judges import Judge
 from citelab.evals.scorers import CitationPrecision, CitationRecall, Scorer
 
 __all__ = [

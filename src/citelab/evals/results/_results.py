@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
+from citelab.evals.cards import JudgeCard
 from citelab.evals.dataset import Case
-from citelab.evals.judges import JudgeCard
 from citelab.evals.records import CaseRecord
 from citelab.evals.results._judged import (
     JudgedMetric,

@@ -35,8 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from citelab._async import run_blocking
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions as _versions
+from citelab.evals.cards import JudgeCard, load_cards
 from citelab.evals.execution import AnswerFigures, Executor, ScoringJob, get_executor
-from citelab.evals.judges import JudgeCard, load_cards
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, check_cards, result_of

@@ -1,0 +1,64 @@
+"""Cards: a judge measured against people's labels, and the cards citelab ships.
+
+:func:`judge_card` makes a :class:`JudgeCard` from a judge and a labelled set (accuracy,
+macro-F1, κ, AUC, confusion, sensitivity and specificity with bootstrap intervals over
+claims, a threshold sweep, categories, reference judges' published outputs side by side:
+:class:`Reference`); :func:`calibrate` is its table view for several judges. citelab ships
+cards for its offline judges (:func:`shipped_card`); :func:`card_for` picks a judge's card
+among the user's and the shipped ones. A card holds figures only: the report
+(``citelab.evals.report``) draws and writes it.
+"""
+
+from citelab.evals.cards._calibrate import (
+    ALCE_PUBLISHED_AGREEMENT,
+    calibrate,
+    calibrate_cards,
+    calibration_table,
+    category_accuracy,
+    load_labels,
+    metrics_row,
+)
+from citelab.evals.cards._card import (
+    DEFAULT_CARD_JUDGE,
+    CardDisplay,
+    JudgeCard,
+    Reference,
+    judge_card,
+    judge_label,
+    set_card_display,
+)
+from citelab.evals.cards._card_schema import AgreementFigures, CardData, Estimate
+from citelab.evals.cards._shipped import (
+    CARDS_DIR,
+    card_for,
+    load_cards,
+    same_judge,
+    shipped_card,
+    shipped_cards,
+)
+
+__all__ = [
+    "ALCE_PUBLISHED_AGREEMENT",
+    "CARDS_DIR",
+    "DEFAULT_CARD_JUDGE",
+    "AgreementFigures",
+    "CardData",
+    "CardDisplay",
+    "Estimate",
+    "JudgeCard",
+    "Reference",
+    "calibrate",
+    "calibrate_cards",
+    "calibration_table",
+    "card_for",
+    "category_accuracy",
+    "judge_card",
+    "judge_label",
+    "load_cards",
+    "load_labels",
+    "metrics_row",
+    "same_judge",
+    "set_card_display",
+    "shipped_card",
+    "shipped_cards",
+]

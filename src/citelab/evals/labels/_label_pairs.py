@@ -1,0 +1,240 @@
+"""A run's citations as pairs to label: each cited passage beside the statement citing it.
+
+:func:`label_pairs` reads what a run recorded — an :class:`EvalResult` in memory (from
+``run``, ``rescore``, ``score_answers`` or ``load_run``), a run folder written by ``citelab
+eval`` (its ``run.json`` and ``records.jsonl``), a ``records.jsonl`` file, or
+:class:`~citelab.evals.CaseRecord` s — and makes one :class:`~citelab.evals.LabelItem` per
+citation (``unit="citation"``: the statement and the one passage it cites, the question
+citation precision asks of each citation) or per cited statement (``unit="statement"``: the
+statement and all its cited passages together, the question citation recall asks).
+
+Statements are split as citelab's citation scorers split them
+(:func:`~citelab.evals.split_statements`: the claim is the sentence without its markers);
+a passage is the source's text as the run's judge read it (``Title: …`` and the content);
+the span marked in it is the sentence(s) the claim rests on
+(:func:`citelab.sources.supporting_span`). Failed turns and substituted no-answers have
+nothing to label; a citation of a number with no source, or of a source without a passage,
+is left out and counted (:attr:`LabelPairs.left_out`). Pairs come sorted by variant, model,
+dataset and case, then in the answers' order, however the run was read.
+
+Ids are derived from where the pair sits, so they are the same in every session and from
+every way of reading the run: ``<run>/<variant>/<model>/<dataset>/<case>/turn-<t>/
+statement-<s>/citation-<n>`` (``citations-<n>+<m>`` for a statement). ``<run>`` is the
+suite's name (``citelab eval``), the scored file's name (``citelab score``), else the
+folder's name; give ``run`` to choose it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from citelab._errors import InvalidInput
+from citelab.evals.labels._label_queue import LabelItem, LabelPassage
+from citelab.evals.records import CaseRecord, SourceRecord, TurnRecord, read_records
+from citelab.evals.scorers import Statement, split_statements
+
+__all__ = ["PAIR_UNITS", "LabelPairs", "PairSource", "PairUnit", "label_pairs", "run_name"]
+
+PairUnit = Literal["citation", "statement"]
+PAIR_UNITS: tuple[PairUnit, ...] = ("citation", "statement")
+
+
+@runtime_checkable
+class RunResult(Protocol):
+    """What pairs read of a result (an :class:`~citelab.evals.EvalResult`): its records and
+    the configuration that names the run. Labels sit below results, so the type is structural."""
+
+    @property
+    def records(self) -> Sequence[CaseRecord]: ...
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+
+
+PairSource = RunResult | str | os.PathLike[str] | Iterable[CaseRecord]
+"""What pairs are read from: a result, a run folder or ``records.jsonl``, or records."""
+
+_NO_SOURCE = "citations of a number with no source"
+_NO_PASSAGE = "citations of a source without a passage"
+
+
+@dataclass(frozen=True)
+class LabelPairs:
+    """The pairs of a run."""
+
+    run: str
+    """The run's name, the first part of every id."""
+    items: list[LabelItem]
+    unit: PairUnit = "citation"
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Citations (or statements) that could not become a pair, by reason."""
+
+
+def label_pairs(
+    source: PairSource, *, unit: PairUnit = "citation", run: str | None = None
+) -> LabelPairs:
+    """The pairs to label of ``source`` (see the module docs)."""
+    if unit not in PAIR_UNITS:
+        raise InvalidInput(f"unknown unit {unit!r}; choose one of {', '.join(PAIR_UNITS)}")
+    name, records = _records(source)
+    chosen = run if run is not None else name
+    if not chosen:
+        raise InvalidInput("run names the pairs' ids: give a non-empty name")
+    left: Counter[str] = Counter()
+    # In the records' order of variant, model, dataset and case: the same however read.
+    records.sort(key=lambda r: (r.variant, r.model, r.dataset, r.case_id))
+    items = [item for record in records for item in _record_pairs(record, chosen, unit, left)]
+    return LabelPairs(chosen, items, unit, dict(left))
+
+
+def _records(source: PairSource) -> tuple[str, list[CaseRecord]]:
+    """The run's name and its records."""
+    if isinstance(source, RunResult):
+        if not source.records:
+            raise InvalidInput(
+                "this result holds no records (answers and sources): label from the run's "
+                "folder, or a result of run, rescore, score_answers or load_run"
+            )
+        return run_name(source.config, "run"), list(source.records)
+    if isinstance(source, str | os.PathLike):
+        return _read_run(Path(source))
+    records = list(source)
+    wrong = [type(r).__name__ for r in records if not isinstance(r, CaseRecord)]
+    if wrong:
+        raise InvalidInput(
+            f"expected a result, a run folder or CaseRecords, got {', '.join(sorted(set(wrong)))}"
+        )
+    return "run", records
+
+
+def _read_run(path: Path) -> tuple[str, list[CaseRecord]]:
+    folder, records_file = (path, path / "records.jsonl") if path.is_dir() else (path.parent, path)
+    if not path.exists():
+        raise InvalidInput(f"{path}: no such run folder or records file")
+    config = _run_json(folder)
+    if not records_file.is_file():
+        why = (
+            "citelab score keeps no answers in its folder: pass the result of score_answers(...) "
+            "instead"
+            if config.get("command") == "score"
+            else "a run folder written by citelab eval has one"
+        )
+        raise InvalidInput(f"{folder}: no records.jsonl (the answers and their sources); {why}")
+    records = list(read_records(records_file).values())
+    if not records:
+        raise InvalidInput(f"{records_file}: no records (an empty or unfinished run?)")
+    return run_name(config, folder.resolve().name), records
+
+
+def _run_json(folder: Path) -> dict[str, Any]:
+    path = folder / "run.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{path}: not readable as JSON ({exc})") from exc
+    return data if isinstance(data, dict) else {}
+
+
+def run_name(config: Mapping[str, Any], fallback: str) -> str:
+    """A run's name from its ``run.json`` configuration: the suite's name (``citelab
+    eval``), the scored file's stem (``citelab score``), else ``fallback``."""
+    suite = config.get("suite")
+    if isinstance(suite, Mapping) and isinstance(suite.get("name"), str) and suite["name"]:
+        return str(suite["name"])
+    scored = config.get("input")
+    if config.get("command") == "score" and isinstance(scored, str) and scored:
+        return Path(scored).stem
+    return fallback
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """A turn being read into pairs: where it sits, and its sources by number."""
+
+    run: str
+    record: CaseRecord
+    turn: TurnRecord
+    sources: Mapping[int, SourceRecord]
+
+    def head(self, statement: Statement) -> str:
+        """The id of ``statement``'s pairs, up to the citation part."""
+        record = self.record
+        parts = (self.run, record.variant, record.model, record.dataset, record.case_id)
+        return "/".join([*parts, f"turn-{self.turn.turn}", f"statement-{statement.index}"])
+
+    def item(self, pair_id: str, statement: Statement, cited: list[SourceRecord]) -> LabelItem:
+        passages = tuple(
+            LabelPassage(
+                text=source.content,
+                evidence=source.evidence,
+                title=source.title,
+                uri=source.uri,
+                number=source.number,
+            )
+            for source in cited
+        )
+        origin = {
+            "run": self.run,
+            "variant": self.record.variant,
+            "model": self.record.model,
+            "dataset": self.record.dataset,
+            "case": self.record.case_id,
+            "turn": self.turn.turn,
+            "statement": statement.index,
+            "citations": [source.number for source in cited],
+            "uris": [source.uri for source in cited],
+            "question": self.turn.question,
+        }
+        return LabelItem(id=pair_id, claim=statement.claim, passages=passages, origin=origin)
+
+
+def _record_pairs(
+    record: CaseRecord, run: str, unit: PairUnit, left: Counter[str]
+) -> Iterator[LabelItem]:
+    for turn in record.turns:
+        if turn.error is not None or turn.no_answer:
+            continue
+        where = _Turn(run, record, turn, {source.number: source for source in turn.sources})
+        for statement in split_statements(turn.text):
+            if statement.citations:
+                yield from _statement_pairs(where, statement, unit, left)
+
+
+def _statement_pairs(
+    where: _Turn, statement: Statement, unit: PairUnit, left: Counter[str]
+) -> Iterator[LabelItem]:
+    head = where.head(statement)
+    if unit == "statement":
+        cited = _cited(where.sources, statement.citations, left)
+        if len(cited) == len(statement.citations):
+            numbers = "+".join(str(n) for n in statement.citations)
+            yield where.item(f"{head}/citations-{numbers}", statement, cited)
+        return
+    for number in statement.citations:
+        cited = _cited(where.sources, (number,), left)
+        if cited:
+            yield where.item(f"{head}/citation-{number}", statement, cited)
+
+
+def _cited(
+    sources: Mapping[int, SourceRecord], numbers: tuple[int, ...], left: Counter[str]
+) -> list[SourceRecord]:
+    """The sources of ``numbers`` that can be shown; the others counted in ``left``."""
+    found = []
+    for number in numbers:
+        source = sources.get(number)
+        if source is None:
+            left[_NO_SOURCE] += 1
+        elif not source.content.strip():
+            left[_NO_PASSAGE] += 1
+        else:
+            found.append(source)
+    return found
