@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from anthropic.types import TextBlock, TextBlockParam
 from google.genai import types as genai
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from citelab.contract import Anchor, build_message
@@ -23,8 +25,10 @@ from citelab.contract.convert import (
     file_search_uri,
     from_anthropic,
     from_gemini,
+    from_openai_responses,
     to_anthropic,
     to_gemini,
+    to_openai_responses,
 )
 
 STORE = "fileSearchStores/notes-4f1c2a"
@@ -196,3 +200,98 @@ def test_to_anthropic_writes_no_empty_text_block(
     assert "zero-width anchors" in " ".join(ANTHROPIC_LOSSES.to_target)
     read = from_anthropic(blocks)
     assert {a.source_uri for a in read.anchors} <= {"document:0", "document:1"}
+
+
+# --- to_anthropic: every source keeps its coverage ------------------------------------------
+
+FILE = "openai-file:file-notes"
+_SOURCES = [{"uri": "https://a.example/"}, {"uri": "https://b.example/"}, {"uri": FILE}]
+
+
+def _coverage(message: Any) -> dict[str, set[object]]:
+    """What each source covers: the characters of its spans that are not white space, and
+    each position it is cited at (counted in words' characters, so white space around a
+    position does not move it)."""
+    text, covered = message.text, {}
+    for anchor in message.anchors:
+        mine = covered.setdefault(anchor.source_uri, set())
+        if anchor.start_index == anchor.end_index:
+            mine.add(("at", len("".join(text[: anchor.start_index].split()))))
+        mine.update(i for i in range(anchor.start_index, anchor.end_index) if not text[i].isspace())
+    return {uri: cover for uri, cover in covered.items() if cover}
+
+
+def _round_trip(message: Any) -> Any:
+    return from_anthropic(to_anthropic(message), sources=message.sources)
+
+
+def test_overlapping_anchors_keep_their_coverage() -> None:
+    """Before, the white space two anchors share joined the block before it with both
+    citations, so the second source covered the first claim too."""
+    text = "Fees are due in May. Rooms open at 8."
+    message = _message(text, [(0, 21, "https://a.example/"), (20, 37, "https://b.example/")])
+    back = _round_trip(message)
+    assert _coverage(back) == _coverage(message)
+    assert [(a.source_uri, back.text[a.start_index : a.end_index]) for a in back.anchors] == [
+        ("https://a.example/", "Fees are due in May. "),
+        ("https://b.example/", "Rooms open at 8."),
+    ]
+
+
+def test_a_position_cited_on_an_openai_file_comes_back_as_that_position() -> None:
+    """An OpenAI file citation is a position; before, it came back spanning the claim before
+    it, and written back to OpenAI it moved to that claim's start."""
+    part = {
+        "type": "output_text",
+        "text": "Fees are due in May. Rooms open at 8.",
+        "annotations": [
+            {"type": "file_citation", "file_id": "file-notes", "filename": "n.md", "index": 20},
+            {"type": "file_citation", "file_id": "file-notes", "filename": "n.md", "index": 37},
+        ],
+    }
+    message = from_openai_responses(part)
+    blocks = to_anthropic(message)
+    _BLOCK_PARAMS.validate_python(blocks)
+    back = from_anthropic(blocks, sources=message.sources)
+    assert [(a.source_uri, a.start_index, a.end_index) for a in back.anchors] == [
+        (FILE, 20, 20),
+        (FILE, 37, 37),
+    ]
+    assert to_openai_responses(back)["annotations"] == part["annotations"]
+
+
+_WORDS = st.text(alphabet="ab .", min_size=1, max_size=12).filter(str.strip)
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> Any:
+    """Overlapping spans on two web sources and positions (after some word) on a file."""
+    text = draw(_WORDS)
+    anchors: list[tuple[int, int, str]] = []
+    for _ in range(draw(st.integers(1, 4))):
+        start = draw(st.integers(0, len(text) - 1))
+        if draw(st.booleans()):
+            end = draw(st.integers(start + 1, len(text)))
+            anchors.append(
+                (start, end, draw(st.sampled_from(["https://a.example/", "https://b.example/"])))
+            )
+        else:
+            at = draw(st.integers(start, len(text)).filter(lambda i: bool(text[:i].strip())))
+            anchors.append((at, at, FILE))
+    return build_message(
+        text,
+        _SOURCES,
+        anchors=[
+            Anchor(source_uri=uri, cited_text=text[s:e], start_index=s, end_index=e)
+            for s, e, uri in anchors
+        ],
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(_messages())
+def test_to_anthropic_round_trips_every_sources_coverage(message: Any) -> None:
+    blocks = to_anthropic(message)
+    _BLOCK_PARAMS.validate_python(blocks)
+    assert all(block["text"].strip() for block in blocks)
+    assert _coverage(_round_trip(message)) == _coverage(message)

@@ -19,6 +19,11 @@ Document order is the request's: pass the request's documents as ``sources`` to
 ``document:<index>``; the title is the block's). :func:`to_anthropic` writes
 ``document_index`` as the position in the message's source list, so giving
 ``message.sources`` back as ``sources`` round-trips.
+
+Coverage round-trips: every source covers the same characters (white space aside) after
+``from_anthropic(to_anthropic(message), sources=message.sources)``, and a position cited on
+an OpenAI file (a ``file_citation`` carries a position, not a span) comes back as that
+position.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from citelab.contract.convert._common import (
     plain_data,
     source_index,
 )
+from citelab.contract.convert._openai import OPENAI_FILE_SCHEME
 
 __all__ = ["ANTHROPIC_LOSSES", "anthropic_document_source", "from_anthropic", "to_anthropic"]
 
@@ -51,12 +57,15 @@ ANTHROPIC_LOSSES = Losses(
         "uncited sources",
         "suggested replies",
         "overlapping anchors: the text is split at every anchor boundary, so an anchor that "
-        "overlaps another comes back as one anchor per piece",
+        "overlaps another comes back as one anchor per piece (each source covers the same "
+        "characters as before)",
         "zero-width anchors and white space alone: the Messages API takes no empty or "
         "white-space-only text block, so a zero-width anchor's citation goes on the block "
         "before it (after it at the start of the text) and comes back spanning that block, "
-        "and white space joins the block before it; an answer with no text but white space "
-        "is no block",
+        "except on an OpenAI file source (openai-file:), which comes back as the position "
+        "after that block's last word; white space joins the block before it without its "
+        "own citations, so a source's coverage is kept on every character but white space; "
+        "an answer with no text but white space is no block",
         "the source-side passage of anchors without a citelab/source_quotes entry: cited_text "
         "is then written empty and the char_location indices as 0–0",
     ),
@@ -123,12 +132,17 @@ def to_anthropic(message: AnswerMessage) -> list[dict[str, Any]]:
 
 def _joined_pieces(text: str, anchors: Sequence[Anchor]) -> list[tuple[str, list[int]]]:
     """:func:`_pieces` as block texts: a piece that is empty or white space only joins the
-    piece before it (or, at the start, the next one), its anchors with it."""
+    piece before it (or, at the start, the next one).
+
+    A zero-width anchor's citation goes with it; a white-space piece's span citations do not
+    (a block's citation covers the whole block, so they would spread over its words).
+    """
     joined: list[tuple[str, list[int]]] = []
     pending: tuple[str, list[int]] = ("", [])
     for start, end, numbers in _pieces(text, anchors):
         piece = pending[0] + text[start:end]
-        cited = _one_per_uri(anchors, [*pending[1], *numbers])
+        kept = numbers if piece.strip() or start == end else []  # see the docstring
+        cited = _one_per_uri(anchors, [*pending[1], *kept])
         pending = ("", [])
         if piece.strip():
             joined.append((piece, cited))
@@ -213,10 +227,20 @@ def from_anthropic(data: object, *, sources: Sequence[object] | None = None) -> 
         start, text = len(text), text + block.text
         for citation in block.citations or []:
             uri = _citation_uri(book, citation, index)
-            anchors.append(anchor_for(text, uri, start, len(text), f"content[{index}]"))
+            left, right = _cited_span(text, start, uri)
+            anchors.append(anchor_for(text, uri, left, right, f"content[{index}]"))
             if citation.cited_text:
                 quotes.append(_quote(citation, len(anchors) - 1, uri))
     return build_message(text, book.items, anchors=anchors, source_quotes=quotes)
+
+
+def _cited_span(text: str, start: int, uri: str) -> tuple[int, int]:
+    """The span a citation on the block ``text[start:]`` covers: the block, or for an OpenAI
+    file (cited at a position) the position after the block's last word."""
+    if not uri.startswith(OPENAI_FILE_SCHEME):
+        return start, len(text)
+    position = max(start, len(text.rstrip()))
+    return position, position
 
 
 def _quote(citation: _Citation, anchor: int, uri: str) -> SourceQuote:
