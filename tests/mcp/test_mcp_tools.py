@@ -107,7 +107,12 @@ async def test_ask_returns_the_contract_blocks_and_the_done_payload(index_dir: P
     assert validate_message(wire(result)) == []
     done = DoneEvent.model_validate(result.structured_content)
     assert done.text == text.text
-    assert done.message["content"] == wire(result)["content"]
+    # The contract's blocks, but each link titled with its [n] for clients that skip _meta.
+    titled = [
+        {**block, "title": f"[1] {block['name']}"} if block["type"] == "resource_link" else block
+        for block in done.message["content"]
+    ]
+    assert titled == wire(result)["content"]
     assert note.text.startswith(f"conversation_id: {done.conversation_id} ")
     assert result.meta is not None
     assert "drupal.org/ai.suggested_replies" in result.meta

@@ -67,6 +67,20 @@ class CorpusSearch:
                 return document
         raise NotFound(f"entity:{entity_type}/{entity_id} not found")
 
+    async def readable(self, reader: Reader, agents: list[str]) -> list[Document]:
+        """Every entity ``reader`` may read, in the order :meth:`document` looks (``agents``'
+        corpora in turn, each corpus once), an entity held by two corpora once: the one
+        :meth:`document` serves."""
+        seen: set[str] = set()
+        found: list[Document] = []
+        for name in dict.fromkeys(self._agents[a].corpus for a in agents if a in self._agents):
+            corpus = await asyncio.to_thread(self._corpus_of, name)
+            for document in corpus:
+                if document.uri not in seen and document.readable_by(reader):
+                    seen.add(document.uri)
+                    found.append(document)
+        return found
+
     def _corpus_of(self, name: str) -> Corpus:
         with self._lock:
             return self._corpus(name)

@@ -9,7 +9,9 @@ the result's ``_meta``; the structured content is the ``done`` payload every tra
 ``search`` returns the matching passages as JSON text and structured content, and one
 ``resource_link`` per entity found. Every ``entity:<type>/<id>`` uri these links name can be
 read (``resources/read``, the template ``entity:{entity_type}/{entity_id}``): the document as
-Markdown, if the server's reader may read it, from the default agent's corpus first.
+Markdown, if the server's reader may read it, from the default agent's corpus first; and
+``resources/list`` lists those entities, in pages (MCP cursors). Each ``resource_link`` of an
+answer is titled with the ``[n]`` its text uses, for clients that ignore ``_meta``.
 Errors become tool errors (``isError``): the caller's mistakes say what was wrong, anything
 else is logged and answered with a generic message.
 """
@@ -18,28 +20,43 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ContentBlock,
+    ListResourcesResult,
+    Resource,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field
 
 from citelab._errors import ConfigError, NotFound
 from citelab._text import snippet
 from citelab._version import __version__
 from citelab.answers import Answer, AnswerService
-from citelab.corpus import Reader
+from citelab.contract import AnswerMessage
+from citelab.corpus import Document, Reader
 from citelab.events import DoneEvent
 from citelab.mcp_server._search import CorpusSearch, SearchResults, entity_markdown
 from citelab.server import problem
 
 __all__ = [
+    "RESOURCE_PAGE_SIZE",
     "AgentInfo",
     "AgentList",
+    "EntityPages",
     "agent_list",
     "answer_result",
     "create_server",
+    "numbered_links",
     "search_links",
     "tool_error",
 ]
@@ -67,17 +84,32 @@ MaxResults = Annotated[
 ]
 
 
+RESOURCE_PAGE_SIZE = 100
+"""How many entities one ``resources/list`` page holds."""
+
+
 def create_server(
-    service: AnswerService, *, reader: Reader | None = None, default_agent: str = "default"
+    service: AnswerService,
+    *,
+    reader: Reader | None = None,
+    default_agent: str = "default",
+    page_size: int = RESOURCE_PAGE_SIZE,
 ) -> MCPServer:
-    """An MCP server answering with ``service`` as ``reader`` (default: anonymous)."""
+    """An MCP server answering with ``service`` as ``reader`` (default: anonymous);
+    ``resources/list`` pages the entities ``reader`` may read, ``page_size`` at a time."""
     if default_agent not in service.agents:
         known = sorted(service.agents)
         raise ConfigError(f"default agent {default_agent!r} is not configured (known: {known})")
     who = reader or Reader.anonymous()
     corpus_search = CorpusSearch(service.agents)
+    order = [default_agent, *(name for name in service.agents if name != default_agent)]
+    pages = EntityPages(corpus_search, who, order, page_size)
     server: MCPServer = MCPServer(
-        "citelab", instructions=_INSTRUCTIONS, version=__version__, log_level="WARNING"
+        "citelab",
+        instructions=_INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        middleware=[pages],
     )
 
     @server.tool(
@@ -120,7 +152,6 @@ def create_server(
         mime_type="text/markdown",
     )
     async def entity(entity_type: str, entity_id: str) -> str:
-        order = [default_agent, *(name for name in service.agents if name != default_agent)]
         try:
             document = await corpus_search.document(entity_type, entity_id, who, order)
         except NotFound as exc:
@@ -148,6 +179,65 @@ def create_server(
         )
 
     return server
+
+
+class EntityPages:
+    """``resources/list`` as pages of the entities the server's reader may read.
+
+    The SDK's own listing holds only registered resources and has no pages; this answers the
+    method itself (a server middleware), with MCP's cursor pagination: ``nextCursor`` names
+    the next page, and a cursor this server did not hand out is an invalid-params error.
+    """
+
+    def __init__(
+        self, search: CorpusSearch, reader: Reader, agents: list[str], page_size: int
+    ) -> None:
+        if page_size < 1:
+            raise ConfigError(f"page_size must be at least 1, not {page_size}")
+        self._search, self._reader, self._agents = search, reader, agents
+        self._page_size = page_size
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method != "resources/list" or ctx.request_id is None:
+            return await call_next(ctx)
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        return await self.page(params.get("cursor"))
+
+    async def page(self, cursor: object) -> ListResourcesResult:
+        """The page ``cursor`` names (``None``: the first)."""
+        start = _cursor_offset(cursor)
+        documents = await self._search.readable(self._reader, self._agents)
+        end = start + self._page_size
+        return ListResourcesResult(
+            resources=[_entity_resource(d, self._reader.langcode) for d in documents[start:end]],
+            next_cursor=_cursor(end) if end < len(documents) else None,
+        )
+
+
+def _cursor(offset: int) -> str:
+    return f"entities:{offset}"
+
+
+def _cursor_offset(cursor: object) -> int:
+    if cursor is None:
+        return 0
+    text = cursor if isinstance(cursor, str) else ""
+    offset = text.removeprefix("entities:")
+    if text.startswith("entities:") and offset.isdigit() and _cursor(int(offset)) == text:
+        return int(offset)
+    raise MCPError(code=INVALID_PARAMS, message=f"unknown cursor {cursor!r}")
+
+
+def _entity_resource(document: Document, langcode: str) -> Resource:
+    _, translation = document.translation(langcode)
+    return Resource(
+        uri=document.uri,
+        name=translation.title or document.uri,
+        description=snippet(translation.content),
+        mime_type="text/markdown",
+    )
 
 
 class AgentInfo(BaseModel):
@@ -196,15 +286,32 @@ def search_links(found: SearchResults) -> list[ResourceLink]:
 
 def answer_result(answer: Answer) -> CallToolResult:
     """An answer as a tool result: the contract blocks, their ``_meta``, the ``done`` payload,
-    and a last text block naming the conversation (for clients that read only the content)."""
-    result = answer.message.to_call_tool_result()
+    and a last text block naming the conversation (for clients that read only the content).
+
+    Each ``resource_link``'s ``title`` says the ``[n]`` the text uses for it (``"[2] Fees"``):
+    a client that ignores ``_meta`` shows the title, and would otherwise number the list
+    1..k beside a follow-up's text that says [2]. The ``done`` payload keeps the contract's
+    own blocks."""
+    message = answer.message
+    result = message.to_call_tool_result()
     note = (
         f"conversation_id: {answer.conversation_id} (pass it to ask for a follow-up; "
         f"turn {answer.turn})"
     )
-    result.content = [*result.content, TextContent(text=note)]
+    result.content = [*numbered_links(message), TextContent(text=note)]
     result.structured_content = answer.to_done_event().model_dump(mode="json")
     return result
+
+
+def numbered_links(message: AnswerMessage) -> list[ContentBlock]:
+    """The message's blocks, each ``resource_link`` titled with its ``[n]``."""
+    numbers = {link.uri: number for number, link in message.numbered_sources}
+    return [
+        block.model_copy(update={"title": f"[{numbers[block.uri]}] {block.title or block.name}"})
+        if isinstance(block, ResourceLink) and block.uri in numbers
+        else block
+        for block in message.content
+    ]
 
 
 def tool_error(exc: BaseException, tool: str) -> CallToolResult:
