@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from citelab._errors import CitelabError, InvalidInput, ModelError
+from citelab._tracing import Span, span
 from citelab.agent._context import RoundRecord, RunContext, ToolCallRecord, run_scope
 from citelab.agent._hooks import (
     AgentHook,
@@ -52,6 +53,7 @@ from citelab.models import (
     ToolSpec,
     collect,
     current_view,
+    usage_of,
 )
 from citelab.retrieval import SourceTool
 from citelab.sources import Source
@@ -179,8 +181,11 @@ class _Loop:
         record = ToolCallRecord(
             call_id="forced", name=tool.name, arguments=raw_message(arguments), forced=True
         )
-        output = await self._call_tool(tool, arguments)
-        absorb_tool_output(self.context, tool, arguments, output, record)
+        with span(f"retrieval {tool.name}", _tool_attributes("retrieval", tool.name)) as traced:
+            output = await self._call_tool(tool, arguments)
+            absorb_tool_output(self.context, tool, arguments, output, record)
+            traced.set("citelab.retrieval.results", len(output.get("results") or []))
+            traced.set("citelab.sources.held", len(self.context.sources))
         self.context.forced.append(record)
 
     # --- one round -----------------------------------------------------------------------------
@@ -196,10 +201,30 @@ class _Loop:
             visible_numbering={n: seen.uri for n, seen in current_view(shown).items()},
         )
         self.context.rounds.append(record)
-        turn = await self._stream(shown, last=last)
+        with span(
+            f"chat {self._model_name()}", self._chat_attributes(index), client=True
+        ) as traced:
+            turn = await self._stream(shown, last=last)
+            if traced.recording:
+                _record_response(traced, turn, usage_of(shown, self._specs(), turn))
         record.text = turn.text
         record.finish_reason = turn.finish_reason
         return turn
+
+    def _model_name(self) -> str:
+        return str(getattr(self.model, "name", None) or type(self.model).__name__)
+
+    def _chat_attributes(self, index: int) -> dict[str, Any]:
+        return {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": self._model_name(),
+            "gen_ai.request.seed": self.seed,
+            "gen_ai.agent.name": self.context.agent_id,
+            "citelab.round": index,
+        }
+
+    def _specs(self) -> list[ToolSpec]:
+        return [cast(ToolSpec, tool.spec) for tool in self.context.tools.values()]
 
     def _build_system_prompt(self) -> str:
         event = SystemPromptEvent(self.context.agent_id, self.context.base_prompt)
@@ -208,7 +233,7 @@ class _Loop:
         return event.prompt
 
     async def _stream(self, shown: list[Message], *, last: bool) -> ModelTurn:
-        specs = [cast(ToolSpec, tool.spec) for tool in self.context.tools.values()]
+        specs = self._specs()
         choice: ToolChoice | None = "none" if last and specs else None
         with self._model_errors():
             stream = self.model.stream(shown, specs or None, tool_choice=choice, seed=self.seed)
@@ -251,14 +276,18 @@ class _Loop:
     async def _tool_call(self, call: ToolCall) -> ToolMessage:
         record = ToolCallRecord(call_id=call.id, name=call.name, arguments=call.arguments)
         self.context.rounds[-1].tool_calls.append(record)
-        tool = self.context.tools.get(call.name)
-        if tool is None:
-            known = ", ".join(self.context.tools) or "none"
-            record.error = f"unknown tool {call.name!r} (available: {known})"
-        else:
-            await self._run_tool(tool, call, record)
-        if record.error is not None:
-            record.message = f"Error: {record.error}"
+        attributes = {**_tool_attributes("execute_tool", call.name), "gen_ai.tool.call.id": call.id}
+        with span(f"execute_tool {call.name}", attributes) as traced:
+            tool = self.context.tools.get(call.name)
+            if tool is None:
+                known = ", ".join(self.context.tools) or "none"
+                record.error = f"unknown tool {call.name!r} (available: {known})"
+            else:
+                await self._run_tool(tool, call, record)
+            if record.error is not None:
+                record.message = f"Error: {record.error}"
+                traced.set("error.type", "tool_error")
+            traced.set("citelab.sources.held", len(self.context.sources))
         return {"role": "tool", "tool_call_id": call.id, "content": record.message}
 
     async def _run_tool(self, tool: SourceTool, call: ToolCall, record: ToolCallRecord) -> None:
@@ -289,6 +318,28 @@ class _Loop:
             suggested_replies=list(self.context.suggested_replies),
             system_prompt=self.system_prompt,
         )
+
+
+def _tool_attributes(operation: str, name: str) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": operation,
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.type": "function",
+    }
+
+
+def _record_response(traced: Span, turn: ModelTurn, estimate: Any) -> None:
+    """The response's GenAI attributes: why it finished and its tokens (the model's own
+    ``usage`` when the turn carries one, else citelab's estimate, marked as such)."""
+    traced.set("gen_ai.response.finish_reasons", [turn.finish_reason])
+    reported = getattr(turn, "usage", None)
+    usage = reported if reported is not None else estimate
+    traced.set("gen_ai.usage.input_tokens", usage.input_tokens)
+    traced.set("gen_ai.usage.output_tokens", usage.output_tokens)
+    traced.set(
+        "citelab.usage.estimated", reported is None or bool(getattr(reported, "estimated", False))
+    )
+    traced.set("citelab.tool_calls", len(turn.tool_calls))
 
 
 async def _call(callback: Callable[[Any], Awaitable[None] | None], value: Any) -> None:

@@ -56,6 +56,7 @@ from citelab._errors import (
     NotFound,
 )
 from citelab._paths import cache_dir
+from citelab._tracing import span, tracer_from, tracing
 from citelab.agent import (
     AgentConfig,
     AgentRun,
@@ -133,6 +134,8 @@ class _Turn:
     reader: Reader
     runner_id: str
     streaming: bool
+    trace_id: str | None = None
+    """The turn's trace, when it is traced (else its log entry mints an id)."""
     history_drew_on: set[tuple[str, str]] = field(default_factory=set)
     """What the history given to the model drew on (an answer may repeat its history)."""
 
@@ -140,20 +143,22 @@ class _Turn:
 class AnswerService:
     """Answers questions with citations, keeping conversations, logs and feedback.
 
-    ``agents`` defaults to the bundled ones (:func:`citelab.agent.default_agents`). ``store``
-    and ``logs`` default to SQLite in ``database`` (default: :func:`default_database_path`).
-    ``models`` overrides model names (an agent whose ``model`` is a key gets that instance);
-    ``corpora`` gives loaded corpora by the name agents use. ``clock`` returns Unix time.
-    ``index_dir`` is where search indexes go (default: next to each corpus file, or the cache
-    folder when that is read-only). A conversation expires ``ttl_seconds`` after its last
-    turn. ``scorer`` scores traces on feedback (default: Langfuse when configured in the
-    environment). ``tool_threads=False`` runs searches in the event loop instead of a worker
-    thread (see :func:`~citelab.agent.run_agent`; evaluation runs use it). An answer must be
-    done within ``answer_deadline_seconds`` and every model call must send its first piece
-    within ``first_token_seconds`` (an agent's own ``answer_deadline_seconds`` and
-    ``first_token_seconds`` win), else :class:`~citelab.ModelTimeout`. Use ``async with``
-    (or :meth:`aclose`) to close what the service opened; :meth:`prepare` loads what the
-    agents need before the first question does.
+        ``agents`` defaults to the bundled ones (:func:`citelab.agent.default_agents`). ``store``
+        and ``logs`` default to SQLite in ``database`` (default: :func:`default_database_path`).
+        ``models`` overrides model names (an agent whose ``model`` is a key gets that instance);
+        ``corpora`` gives loaded corpora by the name agents use. ``clock`` returns Unix time.
+        ``index_dir`` is where search indexes go (default: next to each corpus file, or the cache
+        folder when that is read-only). A conversation expires ``ttl_seconds`` after its last
+        turn. ``scorer`` scores traces on feedback (default: Langfuse when configured in the
+        environment). ``tool_threads=False`` runs searches in the event loop instead of a worker
+        thread (see :func:`~citelab.agent.run_agent`; evaluation runs use it). An answer must be
+        done within ``answer_deadline_seconds`` and every model call must send its first piece
+        within ``first_token_seconds`` (an agent's own ``answer_deadline_seconds`` and
+        ``first_token_seconds`` win), else :class:`~citelab.ModelTimeout`. Each turn is traced
+    (OpenTelemetry spans, the log entry naming the trace) with ``tracer_provider``, or when the
+    standard ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` variables are set. Use ``async with``
+        (or :meth:`aclose`) to close what the service opened; :meth:`prepare` loads what the
+        agents need before the first question does.
     """
 
     def __init__(
@@ -173,6 +178,7 @@ class AnswerService:
         tool_threads: bool = True,
         answer_deadline_seconds: float = DEFAULT_ANSWER_DEADLINE_SECONDS,
         first_token_seconds: float = DEFAULT_FIRST_TOKEN_SECONDS,
+        tracer_provider: Any | None = None,
     ) -> None:
         if answer_deadline_seconds <= 0 or first_token_seconds <= 0:
             raise InvalidInput("answer_deadline_seconds and first_token_seconds must be positive")
@@ -196,6 +202,7 @@ class AnswerService:
         self.answer_deadline_seconds = answer_deadline_seconds
         self.first_token_seconds = first_token_seconds
         self._claims: set[str] = set()
+        self._tracer = tracer_from(tracer_provider)
         self._runtimes = Runtimes(models=models, corpora=corpora, index_dir=index_dir)
         self.feedback = FeedbackLogger(
             self.agents, self.store, self.logs, clock=self.clock, scorer=scorer
@@ -222,13 +229,21 @@ class AnswerService:
         this the streaming path). Follow-ups ignore ``agent``: they run the conversation's.
         """
         turn = await self._prepare(agent, question, conversation_id, user, on_token is not None)
-        with await self._claim(turn):
+        name = f"invoke_agent {turn.config.name}"
+        with (
+            await self._claim(turn),
+            tracing(self._tracer),
+            span(name, _turn_attributes(turn)) as traced,
+        ):
+            turn.trace_id = traced.trace_id
             try:
                 run = await self._run(turn, on_references, on_token, seed)
             except Exception as exc:
                 await self._log_failure(turn, exc)
                 raise
-            return await self._finish(turn, run)
+            answer = await self._finish(turn, run)
+            traced.update(_answer_attributes(answer))
+            return answer
 
     async def _run(
         self,
@@ -489,16 +504,26 @@ class AnswerService:
         return messages
 
     async def _finish(self, turn: _Turn, run: AgentRun) -> Answer:
-        outcome = _outcome(turn, run)
-        finalized = outcome.finalized
-        anchors = build_anchors(finalized)
-        message = build_message(
-            outcome.text,
-            list(finalized.sources),
-            anchors,
-            run.suggested_replies,
-            source_quotes=source_quotes(anchors, finalized.sources),
-        )
+        with span("finalize_citations") as traced:
+            outcome = _outcome(turn, run)
+            finalized = outcome.finalized
+            anchors = build_anchors(finalized)
+            message = build_message(
+                outcome.text,
+                list(finalized.sources),
+                anchors,
+                run.suggested_replies,
+                source_quotes=source_quotes(anchors, finalized.sources),
+            )
+            traced.update(
+                {
+                    "citelab.sources.cited": len(finalized.sources),
+                    "citelab.sources.dropped": len(finalized.dropped),
+                    "citelab.markers.dangling": len(finalized.dangling),
+                    "citelab.anchors": len(anchors),
+                    "citelab.no_answer": outcome.no_answer,
+                }
+            )
         log_id, trace_id = await self._log_turn(turn, outcome)
         answer = Answer(
             text=outcome.text,
@@ -609,7 +634,7 @@ class AnswerService:
     ) -> LogEntry:
         return LogEntry(
             runner_id=turn.runner_id,
-            trace_id=new_trace_id(),
+            trace_id=turn.trace_id or new_trace_id(),
             agent=turn.config.name,
             conversation_id=turn.record.conversation_id,
             turn=len(turn.record.turns) + 1,
@@ -666,6 +691,27 @@ class _Outcome:
     text: str
     no_answer: bool
     number: int
+
+
+def _turn_attributes(turn: _Turn) -> dict[str, Any]:
+    """The turn span's GenAI attributes (no question or answer text: those stay in the log)."""
+    return {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": turn.config.name,
+        "gen_ai.conversation.id": turn.record.conversation_id,
+        "gen_ai.request.model": turn.config.model,
+        "citelab.turn": len(turn.record.turns) + 1,
+        "citelab.runner_id": turn.runner_id,
+        "citelab.streaming": turn.streaming,
+    }
+
+
+def _answer_attributes(answer: Answer) -> dict[str, Any]:
+    return {
+        "citelab.log_id": answer.log_id,
+        "citelab.rounds": len(answer.rounds),
+        "citelab.no_answer": answer.no_answer,
+    }
 
 
 def _outcome(turn: _Turn, run: AgentRun) -> _Outcome:

@@ -48,6 +48,7 @@ from citelab.models._types import (
     collect,
     message_text,
 )
+from citelab.models._usage import usage_of
 from citelab.models._version import code_version_of, source_version
 from citelab.models.adapters import AnthropicModel, OpenAIModel
 from citelab.models.offline import (
@@ -116,4 +117,5 @@ __all__ = [
     "serve_in_thread",
     "source_version",
     "sources_in_message",
+    "usage_of",
 ]
