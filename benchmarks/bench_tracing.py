@@ -24,12 +24,12 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bench_pipeline import CORPORA, InstantModel, agents, questions
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from bench_pipeline import CORPORA, InstantModel, agents, questions
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore
 
 
