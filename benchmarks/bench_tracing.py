@@ -42,9 +42,7 @@ def receiver() -> Iterator[tuple[str, list[int]]]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             request = ExportTraceServiceRequest.FromString(body)
-            counts.append(
-                sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans)
-            )
+            counts.append(sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans))
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
