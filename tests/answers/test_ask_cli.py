@@ -147,3 +147,29 @@ def test_a_corpus_folder_with_a_bad_file_says_what_to_run_and_that_works(
     assert main(["ask", question, "--corpus", corpus.group(1), "--db", db]) == 0
     out = capsys.readouterr().out
     assert "9 am" in out
+
+
+def test_ask_gives_no_answer_to_a_question_about_something_the_notes_do_not_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ferry.md").write_text(
+        "# Ferry to the island\n\nThe ferry to the island leaves the harbour at 7:30 and "
+        "returns at 18:00. A return ticket costs 12 euros.\n",
+        encoding="utf-8",
+    )
+    (notes / "car-park.md").write_text(
+        "# Car park\n\nThe harbour car park is open from 6:00 to 23:00. Parking costs 1.50 "
+        "euros per hour.\n",
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "ask.sqlite3")
+    assert main(["ask", "When is the harbour museum open?", "--corpus", str(notes), "--json",
+                 "--db", db]) == 0  # fmt: skip
+    done = DoneEvent.model_validate_json(capsys.readouterr().out)
+    assert done.text == "I could not find an answer to that in the sources I have."
+    assert done.references == []
+    assert main(["ask", "When is the harbour car park open?", "--corpus", str(notes), "--db",
+                 db]) == 0  # fmt: skip
+    assert "open from 6:00 to 23:00 [1]" in capsys.readouterr().out
