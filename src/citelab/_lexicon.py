@@ -16,7 +16,9 @@ from functools import lru_cache
 
 __all__ = [
     "Term",
+    "content_runs",
     "content_terms",
+    "is_question_wording",
     "related_stems",
     "related_words",
     "sentences",
@@ -112,6 +114,23 @@ def _content_words(text: str) -> list[str]:
     return [w for w in (_fold(t) for t in _TOKEN.findall(text)) if w not in _STOPWORDS]
 
 
+# Content words that say how a question is asked, not what it is about ("exactly how long
+# does it take"), and function words the stopword list lacks (German "zum"): a source need
+# not hold them to answer it.
+_QUESTION_WORDING_TEXT = """
+    exactly exact actually currently usually typically generally normally roughly approximately
+    precisely specifically possible possibly take takes taking happen happens work works
+    mean means say says said happen anyone someone something anything thing things way ways
+    zum zur beim vom ins ans aus einer einem eines
+"""
+_QUESTION_WORDING = frozenset(stem(_fold(w)) for w in _QUESTION_WORDING_TEXT.split())
+
+
+def is_question_wording(stem_: str) -> bool:
+    """Whether a question term's stem says how the question is asked, not what about."""
+    return stem_ in _QUESTION_WORDING
+
+
 def stems_of(text: str) -> set[str]:
     """The stems of every content word of ``text``."""
     return {stem(word) for word in _content_words(text)}
@@ -126,6 +145,26 @@ def content_terms(question: str) -> list[Term]:
             continue
         seen.setdefault(stem(folded), Term(stem(folded), token))
     return list(seen.values())
+
+
+def content_runs(question: str) -> list[list[Term]]:
+    """The question's runs of adjacent content words (a stopword, a one-letter word or a
+    punctuation mark ends a run): "harbour museum open" in "When is the harbour museum
+    open?"."""
+    runs: list[list[Term]] = [[]]
+    for match in re.finditer(r"\w+|[^\w\s]", question):
+        token = match.group()
+        folded = _fold(token)
+        if (
+            not token[0].isalnum()
+            or folded in _STOPWORDS
+            or (len(folded) < 2 and not folded.isdigit())
+        ):
+            if runs[-1]:
+                runs.append([])
+            continue
+        runs[-1].append(Term(stem(folded), token))
+    return [run for run in runs if run]
 
 
 def sentences(text: str) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +119,57 @@ def test_ask_answers_from_a_users_notes_only_what_they_hold(tmp_path: Path) -> N
     assert "Sources:\n  [1] Parking at the harbour (harbour-parking.md) <harbour-parking.md>" in (
         done.stdout
     )
+
+
+def test_a_corpus_folder_with_a_bad_file_says_what_to_run_and_that_works(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ferry.md").write_text(
+        "# Ferry\n\nThe ferry leaves pier 3 at 9 am every day.\n", encoding="utf-8"
+    )
+    (notes / "old.md").write_bytes("Caf\xe9 menu".encode("latin-1"))  # not UTF-8
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "ask.sqlite3")
+    question = "When does the ferry leave?"
+    assert main(["ask", question, "--corpus", str(notes), "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert "old.md: not UTF-8 text" in err
+    hinted = re.search(r"`citelab (corpus import [^`]+)`", err)
+    assert hinted is not None, err
+    assert "--skip-bad" in hinted.group(1)
+    assert "pass --skip-bad" not in err  # which ask does not accept
+    assert main(shlex.split(hinted.group(1))) == 0
+    corpus = re.search(r"\(--corpus ([^)\s]+)\)", err)
+    assert corpus is not None, err
+    capsys.readouterr()
+    assert main(["ask", question, "--corpus", corpus.group(1), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "9 am" in out
+
+
+def test_ask_gives_no_answer_to_a_question_about_something_the_notes_do_not_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ferry.md").write_text(
+        "# Ferry to the island\n\nThe ferry to the island leaves the harbour at 7:30 and "
+        "returns at 18:00. A return ticket costs 12 euros.\n",
+        encoding="utf-8",
+    )
+    (notes / "car-park.md").write_text(
+        "# Car park\n\nThe harbour car park is open from 6:00 to 23:00. Parking costs 1.50 "
+        "euros per hour.\n",
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "ask.sqlite3")
+    assert main(["ask", "When is the harbour museum open?", "--corpus", str(notes), "--json",
+                 "--db", db]) == 0  # fmt: skip
+    done = DoneEvent.model_validate_json(capsys.readouterr().out)
+    assert done.text == "I could not find an answer to that in the sources I have."
+    assert done.references == []
+    assert main(["ask", "When is the harbour car park open?", "--corpus", str(notes), "--db",
+                 db]) == 0  # fmt: skip
+    assert "open from 6:00 to 23:00 [1]" in capsys.readouterr().out

@@ -46,15 +46,37 @@ name = "baseline"
 """
 
 
-def _eval(tmp_path: Path) -> subprocess.Popen[str]:
+def _eval(tmp_path: Path, *options: str, session: bool = False) -> subprocess.Popen[str]:
     suite = tmp_path / "suite.toml"
     suite.write_text(SUITE, encoding="utf-8")
     env = {**os.environ, "CITELAB_CACHE_DIR": str(tmp_path / "cache")}
     command = [sys.executable, "-m", "citelab", "eval", "--suite", str(suite)]
     command += ["--out", str(tmp_path / "out"), "--quiet", "--no-cache", "--limit", "6"]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [*command, *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=session,
     )
+
+
+def _descendants(pid: int) -> int:
+    """How many processes descend from ``pid`` (read from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = 0, [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += len(children)
+        frontier = children
+    return found
 
 
 def _records(tmp_path: Path) -> list[str]:
@@ -100,6 +122,35 @@ def test_an_interrupted_eval_says_what_is_kept_and_that_it_resumes(tmp_path: Pat
     _out, err = finished.communicate(timeout=300)
     assert finished.returncode == 0, err
     assert len(_records(tmp_path)) > kept
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
+@pytest.mark.usefixtures("ctrl_c_reaches_the_command")
+def test_ctrl_c_in_a_terminal_prints_the_message_alone_with_worker_processes(
+    tmp_path: Path,
+) -> None:
+    """A terminal sends Ctrl-C to every process of the command (its process group): the
+    scoring workers of ``--executor processes`` must not print a traceback each."""
+    process = _eval(tmp_path, "--executor", "processes", "--workers", "1", session=True)
+    try:
+        waited = 0.0
+        # a finished case, and the worker started (the process server and its worker)
+        while len(_records(tmp_path)) < 1 or _descendants(process.pid) < 2:
+            assert process.poll() is None, process.communicate()
+            assert waited < 120, "no case finished, or no worker started"
+            time.sleep(0.05)  # waiting for the run to get there, not timing it
+            waited += 0.05
+        time.sleep(0.5)  # the worker waits for work (its initializer has run)
+        os.killpg(process.pid, signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert "KeyboardInterrupt" not in err, err
+    assert err.strip().startswith("citelab eval: interrupted; "), err
 
 
 @pytest.mark.parametrize("content", ["", '{"key": "a", "turns": [{"error": null}]}\n{"torn'])

@@ -214,3 +214,28 @@ def test_a_suite_with_the_llm_judge_without_a_model_says_how_to_give_one(
     err = capsys.readouterr().err
     assert "judge llm needs a model" in err
     assert 'judge = {name = "llm", model = "gpt-4o-mini"}' in err
+
+
+@pytest.mark.parametrize("action", ["card", "calibrate"])
+def test_label_map_reads_a_files_own_spellings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, action: str
+) -> None:
+    path = tmp_path / "attribution.csv"
+    path.write_text(  # AttributionBench's spelling, text of our own
+        "claim,evidence,attribution_label\n"
+        "The ferry leaves at 9 am.,The ferry leaves at 9 am from pier 3.,attributable\n"
+        "The ferry leaves at noon.,The ferry leaves at 9 am from pier 3.,not attributable\n",
+        encoding="utf-8",
+    )
+    args = ["judges", action, str(path), "--label-column", "attribution_label", "--judge",
+            "lexical", "--resamples", "50"]  # fmt: skip
+    assert main(args) == 2
+    assert "--label-map 'attributable=supported'" in capsys.readouterr().err
+    mapped = ["--label-map", "attributable=supported", "--label-map",
+              "not attributable=not_supported"]  # fmt: skip
+    assert main([*args, *mapped]) == 0
+    out = capsys.readouterr().out
+    assert "read 'attributable' as supported · 'not attributable' as not_supported" in out
+    assert "2 pairs, 2 claims" in out
+    assert main([*args, "--label-map", "attributable"]) == 2
+    assert "'attributable' is not SPELLING=GRADE" in capsys.readouterr().err

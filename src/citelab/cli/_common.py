@@ -22,6 +22,7 @@ __all__ = [
     "add_address_arguments",
     "add_agents_arguments",
     "add_judge_card_argument",
+    "add_label_map_argument",
     "add_model_arguments",
     "add_reader_arguments",
     "agents_and_corpora",
@@ -234,6 +235,20 @@ def add_judge_card_argument(parser: argparse.ArgumentParser) -> None:
         help="a judge card (citelab judges card --out) describing a judge of the run; its "
         "sensitivity and specificity correct the judged metrics (repeatable; default: "
         "citelab's shipped card of the judge, if any)",
+    )
+
+
+def add_label_map_argument(parser: argparse.ArgumentParser) -> None:
+    """``--label-map SPELLING=GRADE,...`` (repeatable) for every command that reads labels;
+    read with :func:`citelab.evals.labels.parse_label_map`."""
+    parser.add_argument(
+        "--label-map",
+        action="append",
+        default=[],
+        metavar="SPELLING=GRADE,...",
+        help="read the file's own label spellings as grades (supported, partially_supported, "
+        "not_supported or skip), e.g. 'attributable=supported,not attributable=not_supported' "
+        "(repeatable)",
     )
 
 

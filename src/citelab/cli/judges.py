@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from citelab.cli._common import add_label_map_argument
+
 if TYPE_CHECKING:
     from citelab.evals.cards import JudgeCard, Reference
     from citelab.evals.labels import LabelSet
@@ -137,6 +139,7 @@ def _label_arguments(parser: argparse.ArgumentParser) -> None:
             help=f"the column (CSV) or field (JSON Lines; a dotted path) of the {role} "
             f"(default: {default})",
         )
+    add_label_map_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="of the bootstrap (default: 0)")
     parser.add_argument(
         "--resamples", type=int, default=1000, help="bootstrap resamples (default: 1000)"
@@ -153,7 +156,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _label_set(args: argparse.Namespace) -> LabelSet:
-    from citelab.evals.labels import LabelColumns, load_label_set
+    from citelab.evals.labels import LabelColumns, load_label_set, parse_label_map
 
     columns = LabelColumns(
         claim=args.claim_column,
@@ -163,7 +166,11 @@ def _label_set(args: argparse.Namespace) -> LabelSet:
         category=args.category_column,
     )
     return load_label_set(
-        args.labels, args.label_format, partial_as=args.partial_as, columns=columns
+        args.labels,
+        args.label_format,
+        partial_as=args.partial_as,
+        columns=columns,
+        label_map=parse_label_map(args.label_map),
     )
 
 

@@ -37,7 +37,12 @@ cited span (citation_recall_span), the others per sentence.
 example:
   citelab score answers.jsonl --format openai-chat --json
 
-exit codes: 0 scored; 2 bad input or configuration (the message says where).
+A cited URL matches a given "uri" after tracking parameters (utm_*, gclid, fbclid…), the
+fragment, a trailing slash, a default port and the host's case are set aside; an answer none
+of whose citations can be judged is listed with the URLs it cites and the sources it gave.
+
+exit codes: 0 scored; 2 bad input or configuration (the message says where), or no citation
+in INPUT can be judged (no cited source has a passage: the message lists what did not match).
 """
 
 __all__ = ["register", "run"]
@@ -101,6 +106,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
     from citelab.evals import DEFAULT_JUDGE, score_answers, summary_json
+    from citelab.evals.external import nothing_judged_message
 
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}")
@@ -128,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)  # what a converter left out, what had no passage
     if args.out:
         print(f"report: {args.out}/report.html", file=sys.stderr)
+    nothing = nothing_judged_message(result.config)
+    if nothing:
+        print(f"citelab score: {nothing}", file=sys.stderr)
+        return 2
     return 0
 
 

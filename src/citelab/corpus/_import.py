@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -99,6 +100,25 @@ def import_folder(
     skip_bad: bool = False,
 ) -> FolderImport:
     """Read every supported file under ``folder``; see the module docs for the rules."""
+    return _import_folder(
+        folder,
+        entity_type=entity_type,
+        default_langcode=default_langcode,
+        base_url=base_url,
+        skip_bad=skip_bad,
+        remedy="remove them or pass --skip-bad",
+    )
+
+
+def _import_folder(
+    folder: str | Path,
+    *,
+    entity_type: str = "document",
+    default_langcode: str = "en",
+    base_url: str | None = None,
+    skip_bad: bool = False,
+    remedy: str,
+) -> FolderImport:
     root = Path(folder).expanduser()
     if not root.is_dir():
         raise InvalidInput(f"corpus import: {root} is not a folder")
@@ -139,7 +159,7 @@ def import_folder(
         lines = "\n".join(f"  {item.path}: {item.reason}" for item in bad)
         raise InvalidInput(
             f"corpus import: {len(bad)} file(s) in {root} cannot be read (nothing written; "
-            f"remove them or pass --skip-bad):\n{lines}"
+            f"{remedy}):\n{lines}"
         )
     if not result.documents:
         why = (
@@ -183,8 +203,19 @@ def imported_corpus(folder: str | Path, *, cache: Path | None = None) -> Path:
     name = _ID_UNSAFE.sub("-", root.name).strip("-") or "folder"
     target = (cache or cache_dir() / "imports") / f"{name}-{fingerprint[:16]}.jsonl"
     if not target.is_file():
-        write_corpus(import_folder(root).documents, target)
+        write_corpus(_import_folder(root, remedy=_on_the_fly_remedy(root)).documents, target)
     return target
+
+
+def _on_the_fly_remedy(root: Path) -> str:
+    """What to do when a folder given as a corpus (``--corpus DIR``) has bad files: the
+    commands that take it have no --skip-bad, so the import command that has one."""
+    out = shlex.quote(f"{root.name or 'corpus'}.jsonl")
+    return (
+        f"remove them, or import the others once with `citelab corpus import "
+        f"{shlex.quote(str(root))} -o {out} --skip-bad` and give that file as the corpus "
+        f"(--corpus {out})"
+    )
 
 
 def folder_fingerprint(folder: str | Path, **options: Any) -> str:

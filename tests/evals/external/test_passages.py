@@ -116,7 +116,8 @@ def test_citelab_score_says_which_sources_lack_a_passage(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, "chat.json", CHAT)
-    assert main(["score", str(path), "--format", "openai-chat", "--json"]) == 0
+    # Nothing in the file can be judged: the figures are printed, and the command fails.
+    assert main(["score", str(path), "--format", "openai-chat", "--json"]) == 2
     captured = capsys.readouterr()
     payload = json.loads(captured.out)
     assert payload["without_passage"][0]["uri"] == URL
@@ -126,7 +127,7 @@ def test_citelab_score_says_which_sources_lack_a_passage(
     assert "1 source(s) in 1 answer(s) have no passage" in captured.err
     assert URL in captured.err
     assert "not judgeable" in captured.err
-    assert main(["score", str(path), "--format", "openai-chat"]) == 0
+    assert main(["score", str(path), "--format", "openai-chat"]) == 2
     table = capsys.readouterr().out
     assert "citation_recall" in table
     assert "not judgeable" in table

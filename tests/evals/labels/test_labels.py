@@ -8,6 +8,7 @@ test is about that shape, with text of our own.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from citelab import InvalidInput
 from citelab.evals import LabelColumns, LabelSet, load_label_set, load_labels
-from citelab.evals.labels import LabelledPair
+from citelab.evals.labels import LabelledPair, parse_label_map
 
 ROOT = Path(__file__).resolve().parents[3]
 WICE = ROOT.parent / "shared" / "testdata" / "wice"
@@ -353,3 +354,98 @@ def test_pairs_in_memory_may_name_their_claim() -> None:
     assert labelled.units == ("x", "y")
     assert labelled.source.best_over_chunks
     assert labelled.source.claims == 2
+
+
+# --- labels as their authors wrote them ------------------------------------------------------
+
+# AttributionBench's shape (question, claim, evidence, attribution_label, src_dataset, id),
+# with text of our own.
+ATTRIBUTION_ROWS = [
+    {"question": "When does the ferry leave?", "claim": "The ferry leaves at 9 am.",
+     "evidence": "The ferry leaves at 9 am from pier 3.", "attribution_label": "attributable",
+     "src_dataset": "ours", "id": "a1"},
+    {"question": "When does the ferry leave?", "claim": "The ferry leaves at noon.",
+     "evidence": "The ferry leaves at 9 am from pier 3.",
+     "attribution_label": "not attributable", "src_dataset": "ours", "id": "a2"},
+    {"question": "Where is the car park?", "claim": "The car park is on Quay Street.",
+     "evidence": "Parking is on Quay Street.", "attribution_label": "Attributable",
+     "src_dataset": "ours", "id": "a3"},
+]  # fmt: skip
+ATTRIBUTION_MAP = {"attributable": "supported", "not attributable": "not_supported"}
+
+
+def write_attribution_file(tmp_path: Path) -> Path:
+    path = tmp_path / "attribution.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ATTRIBUTION_ROWS), encoding="utf-8")
+    return path
+
+
+def test_a_files_own_label_spellings_are_read_through_a_label_map(tmp_path: Path) -> None:
+    path = write_attribution_file(tmp_path)
+    columns = LabelColumns(label="attribution_label")
+    with pytest.raises(InvalidInput, match="--label-map 'not attributable=supported'"):
+        load_label_set(path, columns=columns)
+    labelled = load_label_set(path, columns=columns, label_map=ATTRIBUTION_MAP)
+    assert [(p.id, p.label, p.grade) for p in labelled.pairs] == [
+        ("a1", True, "supported"),
+        ("a2", False, "not_supported"),
+        ("a3", True, "supported"),
+    ]
+    assert labelled.source.label_map == ATTRIBUTION_MAP
+    assert "read 'attributable' as supported" in labelled.source.mapping_text()
+
+
+@pytest.mark.parametrize(
+    ("label_map", "problem"),
+    [
+        ({"attributable": "maybe"}, "'maybe' is not a grade"),
+        ({" ": "supported"}, "is not a label spelling"),
+        ({"attributable": "supported", "Attributable": "not_supported"}, "mapped to both"),
+    ],
+)
+def test_a_bad_label_map_is_refused_with_the_entry(
+    tmp_path: Path, label_map: dict[str, str], problem: str
+) -> None:
+    path = write_attribution_file(tmp_path)
+    with pytest.raises(InvalidInput, match=problem):
+        load_label_set(path, columns=LabelColumns(label="attribution_label"), label_map=label_map)
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (["attributable=supported,not attributable=not_supported"], ATTRIBUTION_MAP),
+        (["attributable=supported", "not attributable=not_supported"], ATTRIBUTION_MAP),
+        (["dunno = skip"], {"dunno": "skip"}),
+    ],
+)
+def test_label_map_options_are_parsed(entries: list[str], expected: dict[str, str]) -> None:
+    assert parse_label_map(entries) == expected
+
+
+@pytest.mark.parametrize(
+    ("entries", "problem"),
+    [
+        (["attributable"], "'attributable' is not SPELLING=GRADE"),
+        (["attributable=supported,"], "'' is not SPELLING=GRADE"),
+        (["=supported"], "is not SPELLING=GRADE"),
+        (["attributable=yes please"], "is not a grade"),
+    ],
+)
+def test_bad_label_map_options_say_which_entry(entries: list[str], problem: str) -> None:
+    with pytest.raises(InvalidInput, match=problem):
+        parse_label_map(entries)
+
+
+def test_csv_cells_of_any_size_are_read(tmp_path: Path) -> None:
+    page = "The museum opens at ten. " * 8000  # 200,000 characters: a whole web page
+    assert len(page) == 200_000
+    path = tmp_path / "big.csv"
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["claim", "evidence", "label"])
+        writer.writerow(["The museum opens at ten.", page, "supported"])
+        writer.writerow(["The museum opens at nine.", "It opens at ten.", "not_supported"])
+    labelled = load_label_set(path)
+    assert [len(p.evidence[0]) for p in labelled.pairs] == [200_000, 16]
+    assert [p.label for p in labelled.pairs] == [True, False]

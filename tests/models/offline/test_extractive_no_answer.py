@@ -158,3 +158,45 @@ async def test_when_nothing_new_is_left_there_is_no_tell_me_more() -> None:
     ]
     again = await _turn(messages)
     assert again.text == ExtractiveModel().no_answer_text
+
+
+# A second user's two notes (our own text): a ferry and a car park that says "open".
+ISLAND_FERRY = BlockSource(
+    1,
+    "entity:document/ferry.md",
+    "Ferry to the island",
+    "The ferry to the island leaves the harbour at 7:30 and returns at 18:00. A return "
+    "ticket costs 12 euros.",
+)
+CAR_PARK = BlockSource(
+    2,
+    "entity:document/car-park.md",
+    "Car park",
+    "The harbour car park is open from 6:00 to 23:00. Parking costs 1.50 euros per hour.",
+)
+
+
+@pytest.mark.anyio
+async def test_a_question_about_a_thing_no_source_names_gets_no_answer() -> None:
+    """The car park holds "harbour" and "open", two words of three: the museum itself is in
+    no source, so the car park's hours are no answer."""
+    model = ExtractiveModel()
+    question = "When is the harbour museum open?"
+    turn = await collect(model.stream([system(ISLAND_FERRY, CAR_PARK), user(question)]))
+    assert turn.text == model.no_answer_text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (
+            "When is the harbour car park open?",
+            "The harbour car park is open from 6:00 to 23:00 [2].",
+        ),
+        ("When exactly does the island ferry leave?", "The ferry to the island leaves the harbour"),
+    ],
+)
+async def test_the_same_notes_still_answer_what_they_hold(question: str, answer: str) -> None:
+    turn = await collect(ExtractiveModel().stream([system(ISLAND_FERRY, CAR_PARK), user(question)]))
+    assert turn.text.startswith(answer)

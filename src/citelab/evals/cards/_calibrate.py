@@ -65,10 +65,15 @@ def load_labels(
     *,
     partial_as: PartialAs = "no",
     columns: LabelColumns | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> list[LabelledPair]:
     """The pairs of a labels file (citelab's own set when ``path`` is None); see
     :func:`~citelab.evals.labels._labels.load_label_set` for the formats and options."""
-    return list(labels_of(path, label_format, partial_as=partial_as, columns=columns).pairs)
+    return list(
+        labels_of(
+            path, label_format, partial_as=partial_as, columns=columns, label_map=label_map
+        ).pairs
+    )
 
 
 def calibrate_cards(
@@ -80,10 +85,13 @@ def calibrate_cards(
     label_format: LabelFormat = "auto",
     partial_as: PartialAs = "no",
     columns: LabelColumns | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> tuple[LabelSet, list[JudgeCard], pd.DataFrame]:
     """The label set, one card per judge, and every pair's verdicts (one row per judge ×
     pair: ``judge``, ``id``, ``claim_id``, ``category``, ``label``, ``verdict``)."""
-    label_set = labels_of(labels, label_format, partial_as=partial_as, columns=columns)
+    label_set = labels_of(
+        labels, label_format, partial_as=partial_as, columns=columns, label_map=label_map
+    )
     cards: list[JudgeCard] = []
     rows: list[dict[str, Any]] = []
     for spec in judges:
@@ -108,6 +116,7 @@ def calibrate(
     label_format: LabelFormat = "auto",
     partial_as: PartialAs = "no",
     columns: LabelColumns | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Ask every judge every pair: ``(verdicts, metrics)``.
 
@@ -117,7 +126,7 @@ def calibrate(
     """
     _, cards, verdicts = calibrate_cards(
         labels, judges, seed=seed, resamples=resamples, label_format=label_format,
-        partial_as=partial_as, columns=columns,
+        partial_as=partial_as, columns=columns, label_map=label_map,
     )  # fmt: skip
     return verdicts, pd.DataFrame([metrics_row(card) for card in cards])
 

@@ -313,13 +313,16 @@ def labels_of(
     *,
     partial_as: PartialAs = "no",
     columns: LabelColumns | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> LabelSet:
     """A label set from a set, pairs in memory, a file, or None (citelab's own set)."""
     if isinstance(labels, LabelSet):
         return labels
     if isinstance(labels, Sequence) and not isinstance(labels, str):
         return LabelSet.of(list(labels))
-    return load_label_set(labels, label_format, partial_as=partial_as, columns=columns)
+    return load_label_set(
+        labels, label_format, partial_as=partial_as, columns=columns, label_map=label_map
+    )
 
 
 @dataclass(frozen=True)
@@ -363,10 +366,13 @@ def judge_card(
     label_format: LabelFormat = "auto",
     partial_as: PartialAs = "no",
     columns: LabelColumns | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> JudgeCard:
     """The card of ``judge`` on ``labels`` (a :class:`LabelSet`, pairs, a file read with
     :func:`load_label_set`, or None: citelab's own set); see the module docs."""
-    label_set = labels_of(labels, label_format, partial_as=partial_as, columns=columns)
+    label_set = labels_of(
+        labels, label_format, partial_as=partial_as, columns=columns, label_map=label_map
+    )
     built = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
     judged = ask_judge(built, label_set.pairs)
     return card_of(label_set, built, judged, references=references, seed=seed, resamples=resamples)

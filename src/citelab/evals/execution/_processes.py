@@ -23,6 +23,7 @@ import collections
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -244,7 +245,10 @@ _FAILED: list[CitelabError] = []
 
 
 def _set_up(portable: PortableScoring) -> None:
-    """Build the scorers once per worker (a failure is raised by the first slice)."""
+    """Build the scorers once per worker (a failure is raised by the first slice). A worker
+    ignores Ctrl-C: a terminal sends it to every process of the command, and this process
+    answers it (stops the pool, says what is kept) without a traceback from each worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _SCORERS[:] = portable.build()
     except CitelabError as exc:

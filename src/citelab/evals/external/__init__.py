@@ -13,7 +13,7 @@ from citelab.evals.external._formats import (
     read_answers,
     to_answers,
 )
-from citelab.evals.external._score import score_answers, summary_json
+from citelab.evals.external._score import nothing_judged_message, score_answers, summary_json
 
 __all__ = [
     "ANSWER_FORMATS",
@@ -21,6 +21,7 @@ __all__ = [
     "AnswerReader",
     "ExternalAnswer",
     "MessageReader",
+    "nothing_judged_message",
     "read_answers",
     "score_answers",
     "summary_json",

@@ -27,7 +27,9 @@ source quotes (``_meta["citelab/source_quotes"]`` of an AnswerMessage; Anthropic
 ``cited_text``), else nothing: a resource_link's ``description`` says what the resource is,
 not what it says, and is not read as its passage. A source without a passage cannot be
 judged: the scorers leave its citations out of recall and precision (see
-:mod:`citelab.evals.scorers`), and ``score_answers`` lists it (``without_passage``).
+:mod:`citelab.evals.scorers`), and ``score_answers`` lists it (``without_passage``). A cited
+URL finds its given source's passage after tracking parameters (``utm_source=openai``…) and
+trivial differences are removed (:mod:`citelab.evals.external._urls`).
 
 Bad input is an ``InvalidInput`` naming the file, the record and the field.
 
@@ -53,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from citelab._errors import CitelabError, ConfigError, InvalidInput
 from citelab._registry import Registry, import_attr
+from citelab.evals.external._urls import PagePassages
 from citelab.evals.records import SourceRecord
 
 if TYPE_CHECKING:  # imported where a vendor or citelab answer is read (ALCE files need none)
@@ -93,6 +96,9 @@ class ExternalAnswer:
     dropped: tuple[str, ...] = ()
     """What the format's converter left out of this answer, one line each (Gemini: chunks
     without uri, supports inside thought parts, citationMetadata)."""
+    given: tuple[str, ...] = ()
+    """The URIs of the sources the record's envelope gave (``sources``, or Anthropic's
+    request ``documents``), as written."""
 
 
 class AnswerReader(Protocol):
@@ -269,7 +275,9 @@ class MessageReader:
         position: int,
     ) -> ExternalAnswer:
         quoted = _quoted_passages(message)
-        passages = {**quoted, **_response_passages(_plain(envelope.response)), **_passages(given)}
+        passages = PagePassages(
+            {**quoted, **_response_passages(_plain(envelope.response)), **_passages(given)}
+        )
         text = message.text
         if not self.keeps_markers or not _MARKER.search(text):
             text = _with_markers(message)
@@ -291,6 +299,7 @@ class MessageReader:
             message.to_wire(),
             raw_text=message.text,
             dropped=tuple(dropped),
+            given=tuple(_given_uris(given)),
         )
 
 
@@ -300,6 +309,18 @@ def _given_sources(envelope: _Envelope, reads_documents: bool) -> list[dict[str,
     if envelope.documents is not None and reads_documents:
         return list(envelope.documents)
     return []
+
+
+def _given_uris(given: Sequence[Mapping[str, Any]]) -> list[str]:
+    from citelab.contract.convert import anthropic_document_source
+
+    uris = [
+        anthropic_document_source(item, index)["uri"]
+        if item.get("type") == "document"
+        else item.get("uri")
+        for index, item in enumerate(given)
+    ]
+    return [uri for uri in uris if isinstance(uri, str)]
 
 
 def _passages(given: Sequence[Mapping[str, Any]]) -> dict[str, str]:

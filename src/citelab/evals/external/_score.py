@@ -34,10 +34,11 @@ from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
 from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
-from citelab.evals.records import CaseRecord, TurnRecord
+from citelab.evals.records import CaseRecord, SourceRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
+from citelab.sources import parse_markers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,9 +46,11 @@ if TYPE_CHECKING:
 __all__ = [
     "SPAN_FORMATS",
     "default_answer_scorers",
+    "nothing_judged_message",
     "score_answers",
     "summary_json",
     "unjudgeable_counts",
+    "unjudged_answers_note",
     "without_passage_note",
 ]
 
@@ -364,7 +367,73 @@ def _notes(config: Mapping[str, Any]) -> list[str]:
     dropped = config.get("dropped") or []
     notes = [_dropped_note(str(config.get("format")), dropped)] if dropped else []
     missing = without_passage_note(config)
-    return [*notes, missing] if missing else notes
+    unjudged = unjudged_answers_note(config)
+    return [*notes, *(note for note in (missing, unjudged) if note)]
+
+
+def _cited(item: ExternalAnswer) -> list[SourceRecord]:
+    """The sources the answer's markers cite, in order."""
+    numbers = dict.fromkeys(n for marker in parse_markers(item.text) for n in marker.numbers)
+    by_number = {source.number: source for source in item.sources}
+    return [by_number[n] for n in numbers if n in by_number]
+
+
+def _unjudged_answers(items: Sequence[ExternalAnswer]) -> list[dict[str, Any]]:
+    """The answers none of whose citations can be judged: per answer, the cited URIs (none
+    has a passage) and the URIs of the sources its envelope gave."""
+    out = []
+    for item in items:
+        cited = _cited(item)
+        if cited and not any(source.has_passage for source in cited):
+            uris = list(dict.fromkeys(source.uri for source in cited))
+            out.append({"answer": item.id, "cited": uris, "given": list(item.given)})
+    return out
+
+
+def _nothing_judged(items: Sequence[ExternalAnswer]) -> bool:
+    """The answers cite sources, and not one cited source has a passage."""
+    cited = [source for item in items for source in _cited(item)]
+    return bool(cited) and not any(source.has_passage for source in cited)
+
+
+def unjudged_answers_note(config: Mapping[str, Any]) -> str:
+    """One sentence per answer (at most five) none of whose citations can be judged: which
+    cited URLs matched which given sources ("" if every answer has a judgeable citation)."""
+    unjudged = list(config.get("unjudged_answers") or [])
+    if not unjudged:
+        return ""
+    lines = [_unjudged_line(entry) for entry in unjudged[:5]]
+    more = len(unjudged) - len(lines)
+    if more > 0:
+        lines.append(f"and {more} more (run.json: unjudged_answers)")
+    return (
+        f"{len(unjudged)} answer(s) have no citation that can be judged (URLs are compared "
+        "without tracking parameters such as utm_source, fragments or a trailing slash): "
+        + "; ".join(lines)
+    )
+
+
+def _unjudged_line(entry: Mapping[str, Any]) -> str:
+    cited = ", ".join(entry["cited"])
+    given = list(entry["given"])
+    if not given:
+        return f"answer {entry['answer']} cites {cited}, and its record gives no sources"
+    return (
+        f"answer {entry['answer']} cites {cited}, which match none of the sources its "
+        f"envelope gives ({', '.join(given)})"
+    )
+
+
+def nothing_judged_message(config: Mapping[str, Any]) -> str:
+    """Why the answers' citations cannot be judged at all ("" when some can)."""
+    if not config.get("nothing_judged"):
+        return ""
+    detail = (unjudged_answers_note(config) or without_passage_note(config)).rstrip(".")
+    return (
+        f"no citation in the answers can be judged: no cited source has a passage. {detail}. "
+        "Give each cited source's text as sources[].content under the URL the answer cites "
+        "(see citelab score --help)."
+    )
 
 
 def _without_passage(items: Sequence[ExternalAnswer]) -> list[dict[str, Any]]:
@@ -409,6 +478,8 @@ def _config(  # noqa: PLR0917 - one private call site
         "scorers": [scorer.config() for scorer in scorers],
         "dropped": dropped,
         "without_passage": _without_passage(items),
+        "unjudged_answers": _unjudged_answers(items),
+        "nothing_judged": _nothing_judged(items),
         "variant_notes": {variant: _dropped_note(answer_format, dropped)} if dropped else {},
         "started_at": datetime.fromtimestamp(began, UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - began, 3),

@@ -2,7 +2,8 @@
 
 :func:`load_label_set` reads a labelled set (WiCE's claim and oracle-chunk files, ALCE's
 human-eval citation file, JSON Lines or CSV with named columns: :class:`LabelColumns`,
-citelab's own set) into a :class:`LabelSet`. :func:`label_pairs` turns a run's citations into
+citelab's own set) into a :class:`LabelSet`, a file's own label spellings read through a label
+map (:func:`parse_label_map`). :func:`label_pairs` turns a run's citations into
 pairs to label, with ids derived from where each pair sits; :func:`label_queue` orders pairs
 for labelling (a seed, judges' disagreements first); a :class:`LabelFile` saves each label as
 it is given. Cards (``citelab.evals.cards``) measure judges against these labels.
@@ -36,6 +37,7 @@ from citelab.evals.labels._labels import (
     LabelSource,
     PartialAs,
     load_label_set,
+    parse_label_map,
 )
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "label_pairs",
     "label_queue",
     "load_label_set",
+    "parse_label_map",
     "pending",
     "read_label_file",
     "run_name",

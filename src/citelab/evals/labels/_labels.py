@@ -26,8 +26,11 @@ Labels are booleans, 0/1, or three-way (``supported`` / ``partially_supported`` 
 The question asked is "fully supported?": ``supported`` is yes, ``not_supported`` no, and
 ``partially_supported`` no by default (``partial_as``: ``yes``, ``no`` or ``skip``); the
 mapping travels with the set (:class:`LabelSource`) so every figure says how it was made.
-Rows labelled ``skip`` are left out and counted. A bad row is an :class:`InvalidInput`
-naming the file, the line and the field (every problem at once).
+Rows labelled ``skip`` are left out and counted. Other spellings are read through a
+``label_map`` (``{"attributable": "supported", "not attributable": "not_supported"}``, the
+CLI's ``--label-map``; :func:`parse_label_map`), so a file is read as its authors wrote it.
+CSV cells may be of any size. A bad row is an :class:`InvalidInput` naming the file, the line
+and the field (every problem at once).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import csv
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +63,7 @@ __all__ = [
     "PartialAs",
     "grade_of",
     "load_label_set",
+    "parse_label_map",
 ]
 
 LabelFormat = Literal["auto", "jsonl", "csv", "wice", "alce"]
@@ -173,12 +177,16 @@ class LabelSource(BaseModel):
     """Claims per written grade (after skips)."""
     skipped: dict[str, int] = {}
     """Rows left out, by reason: ``skip`` (labelled skip), ``partially_supported``."""
+    label_map: dict[str, str] = {}
+    """Spellings of the file read as grades (the ``label_map`` given), written → grade."""
 
     def mapping_text(self) -> str:
         """The mapping and the rows it left out, in one line."""
         rules = " · ".join(f"{grade} → {to}" for grade, to in self.mapping.items())
         left = ", ".join(f"{count} {why}" for why, count in self.skipped.items() if count)
-        return f"{rules} (partial as {self.partial_as}); rows left out: {left or 'none'}"
+        spelled = " · ".join(f"{written!r} as {grade}" for written, grade in self.label_map.items())
+        read = f"read {spelled}; " if spelled else ""
+        return f"{read}{rules} (partial as {self.partial_as}); rows left out: {left or 'none'}"
 
 
 @dataclass(frozen=True)
@@ -218,16 +226,68 @@ class LabelSet:
         )
 
 
-def grade_of(value: Any) -> Grade | Literal["skip"] | None:
-    """The grade a label value means (None: not a label citelab knows)."""
+def grade_of(
+    value: Any, label_map: Mapping[str, Grade | Literal["skip"]] | None = None
+) -> Grade | Literal["skip"] | None:
+    """The grade a label value means (None: not a label citelab knows). ``label_map``: a
+    checked map (:func:`_checked_map`) of spelling keys, read before citelab's own."""
+    if label_map and isinstance(value, str | int) and not isinstance(value, bool):
+        mapped = label_map.get(_spelling_key(str(value)))
+        if mapped is not None:
+            return mapped
     if isinstance(value, bool):
         return "supported" if value else "not_supported"
     if isinstance(value, int | float) and value in (0, 1):
         return "supported" if value == 1 else "not_supported"
     if isinstance(value, str):
-        key = value.strip().casefold().replace("-", "_").replace(" ", "_")
-        return _SPELLINGS.get(key)
+        return _SPELLINGS.get(_spelling_key(value))
     return None
+
+
+def _spelling_key(text: str) -> str:
+    return text.strip().casefold().replace("-", "_").replace(" ", "_")
+
+
+def parse_label_map(entries: Iterable[str]) -> dict[str, str]:
+    """A label map from ``--label-map`` values: each ``SPELLING=GRADE`` pairs, separated by
+    commas (``'attributable=supported,not attributable=not_supported'``); checked as
+    :func:`load_label_set` checks its ``label_map``."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        for item in entry.split(","):
+            written, sep, grade = item.partition("=")
+            if not sep or not written.strip() or not grade.strip():
+                raise InvalidInput(
+                    f"--label-map {entry!r}: {item.strip()!r} is not SPELLING=GRADE (e.g. "
+                    "'attributable=supported,not attributable=not_supported')"
+                )
+            out[written.strip()] = grade.strip()
+    _checked_map(out)
+    return out
+
+
+def _checked_map(label_map: Mapping[str, str] | None) -> dict[str, Grade | Literal["skip"]]:
+    """Spelling key → grade; a target that is no grade, or a spelling mapped two ways, is an
+    :class:`InvalidInput`."""
+    checked: dict[str, Grade | Literal["skip"]] = {}
+    written: dict[str, str] = {}
+    for spelling, target in (label_map or {}).items():
+        if not isinstance(spelling, str) or not spelling.strip():
+            raise InvalidInput(f"label map: {spelling!r} is not a label spelling (non-empty text)")
+        grade = grade_of(target) if isinstance(target, str) else None
+        if grade is None:
+            raise InvalidInput(
+                f"label map: {spelling!r} → {target!r}: {target!r} is not a grade; map to "
+                "supported, partially_supported, not_supported or skip"
+            )
+        key = _spelling_key(spelling)
+        if checked.setdefault(key, grade) != grade:
+            raise InvalidInput(
+                f"label map: {spelling!r} and {written[key]!r} are one spelling mapped to both "
+                f"{checked[key]} and {grade}"
+            )
+        written.setdefault(key, spelling)
+    return checked
 
 
 def load_label_set(
@@ -236,10 +296,13 @@ def load_label_set(
     *,
     partial_as: PartialAs = "no",
     columns: LabelColumns | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> LabelSet:
     """The labelled set of a file (citelab's own set when ``path`` is None); see the module
     docs for the formats. ``auto`` reads ``.json`` as ALCE's, ``.csv``/``.tsv`` as CSV, and a
-    JSON Lines file as WiCE's when its rows are WiCE's, else by ``columns``."""
+    JSON Lines file as WiCE's when its rows are WiCE's, else by ``columns``. ``label_map``:
+    the file's own spellings → grades (``{"attributable": "supported"}``; case, spaces and
+    dashes do not matter), read before citelab's spellings."""
     if label_format not in LABEL_FORMATS:
         raise InvalidInput(
             f"unknown labels format {label_format!r}; choose one of {', '.join(LABEL_FORMATS)}"
@@ -250,8 +313,12 @@ def load_label_set(
     if not target.is_file():
         what = "a folder" if target.is_dir() else "not a file"
         raise InvalidInput(f"labels {target}: {what}; give a labels file")
-    reader = _Reader(target, partial_as, columns or LabelColumns())
+    spellings = _checked_map(label_map)
+    reader = _Reader(target, partial_as, columns or LabelColumns(), spellings)
     labelled = reader.read(_detect(target) if label_format == "auto" else label_format)
+    if label_map:
+        shown = {str(k): str(grade_of(v)) for k, v in label_map.items()}
+        labelled = LabelSet(labelled.pairs, labelled.source.model_copy(update={"label_map": shown}))
     if path is None:
         labelled = LabelSet(
             labelled.pairs,
@@ -329,6 +396,7 @@ class _Reader:
     path: Path
     partial_as: PartialAs
     columns: LabelColumns
+    label_map: Mapping[str, Grade | Literal["skip"]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
 
     def read(self, label_format: LabelFormat) -> LabelSet:
@@ -405,7 +473,9 @@ class _Reader:
 
     def _csv_rows(self) -> Iterator[tuple[int, Any]]:
         delimiter = "\t" if self.path.suffix.casefold() == ".tsv" else ","
-        reader = csv.reader(self._text().splitlines(keepends=True), delimiter=delimiter)
+        text = self._text()
+        _allow_fields_of(len(text))
+        reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
         header = next(reader, None)
         if not header:
             raise InvalidInput(f"labels {self.path}: empty (a CSV file needs a header row)")
@@ -471,13 +541,15 @@ class _Reader:
         column: str = "label",
     ) -> dict[str, Any] | None:
         """``{"label", "grade"}`` of a written label; None when the row is left out."""
-        grade = grade_of(value)
+        grade = grade_of(value, self.label_map)
         if grade is None:
             if problems is not None:
                 problems.add(
                     str(number),
                     f"field {column}: {_shown(value)} is not a label (true/false, 0/1, "
-                    "supported, partially_supported, not_supported or skip)",
+                    "supported, partially_supported, not_supported or skip); map the file's "
+                    f"own spelling with --label-map '{_plain_value(value)}=supported' "
+                    "(label_map= in Python)",
                 )
             return None
         if grade == "skip" or (grade == "partially_supported" and self.partial_as == "skip"):
@@ -552,6 +624,13 @@ def _check_claims(pairs: Sequence[LabelledPair], name: str) -> None:
                 f"labels {name}: claim {pair.unit!r} has pairs labelled both supported and not "
                 f"(pair {pair.id!r}); the pairs of one claim share the claim's label"
             )
+
+
+def _allow_fields_of(size: int) -> None:
+    """Let the csv module read a field as large as the whole text (its default limit, 131,072
+    characters, is below a web page's). The limit is process-wide: it is only ever raised."""
+    if size > csv.field_size_limit():
+        csv.field_size_limit(size)
 
 
 def _csv_row(header: list[str], cells: list[str]) -> dict[str, Any]:
@@ -647,6 +726,11 @@ def _evidence(value: Any, column: str, problems: _Problems, where: str) -> list[
         problems.add(where, f"field {column}: must be non-empty text or a list of passages")
         return []
     return passages
+
+
+def _plain_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 30 else "SPELLING"
 
 
 def _shown(value: Any) -> str:

@@ -37,7 +37,11 @@ question terms carrying at least ``min_answer_share`` of the question's weight (
 a related word counts), one of them by the term itself: a ferry page's "Tickets cost 9 euros"
 does not answer "How much is the semester fee?" (it holds a price, nothing about a semester
 fee), nor does "Parking at the harbour costs 2 euros" answer "When is the harbour museum
-open?" (it holds one term of three). With no sentence, or none that answers, the answer is
+open?" (it holds one term of three). Nor does a view that never names the thing asked about:
+a word of the question that no source in view holds (title or text, nor a related word),
+inside a run of content words whose word before it is held ("museum" in "the harbour museum
+open", over a car park that is "open" by the "harbour"), means no answer, however many other
+words the sentences share. With no sentence, or none that answers, the answer is
 ``no_answer_text`` with no markers.
 
 Earlier answers in the messages count as said: a question that asks for more ("Tell me more
@@ -62,7 +66,9 @@ from dataclasses import dataclass, field
 from citelab._errors import InvalidInput
 from citelab._lexicon import (
     Term,
+    content_runs,
     content_terms,
+    is_question_wording,
     related_stems,
     related_words,
     sentences,
@@ -274,11 +280,12 @@ class ExtractiveModel:
         weights of its terms. Asked for more ("tell me more about…"), sentences the
         conversation has already said are left out."""
         terms = content_terms(question)
+        absent = _absent_topic(question, candidates)
         if _asks_for_more(question):
             candidates = [c for c in candidates if _said_key(c.text) not in said]
         weights = _weights(_with_related(terms, candidates), candidates)
         chosen = self._choose(terms, weights, candidates)
-        if chosen and self._answers(terms, chosen, weights):
+        if chosen and not absent and self._answers(terms, chosen, weights):
             return chosen, weights
         return [], weights
 
@@ -431,6 +438,26 @@ def _covered(terms: list[Term], view: View) -> set[str]:
     for source in view.values():
         seen |= stems_of(source.title) | stems_of(source.content)
     return {term.stem for term in terms if ({term.stem} | related_stems(term.stem)) & seen}
+
+
+def _absent_topic(question: str, candidates: list[_Sentence]) -> list[str]:
+    """The question's named things that no source in view holds: a word that no sentence
+    or title in view holds (nor a word related to it), inside a run of content words whose
+    word before it is held ("museum" in "When is the harbour museum open?" over a ferry page
+    and a car park's: the harbour is there, its museum is not). With one, the sentences in
+    view are about something else, however many of the other words they share."""
+    present: set[str] = set()
+    for sentence in candidates:
+        present |= sentence.stems | sentence.title_stems
+    absent = []
+    for run in content_runs(question):
+        for before, term, after in zip(run, run[1:], run[2:], strict=False):
+            del after  # a word follows: the run goes on past the missing one
+            if is_question_wording(before.stem) or is_question_wording(term.stem):
+                continue
+            if _met(before, present) and not _met(term, present):
+                absent.append(term.word)
+    return absent
 
 
 def _with_related(terms: list[Term], candidates: list[_Sentence]) -> list[Term]:
