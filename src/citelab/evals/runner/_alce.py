@@ -130,6 +130,7 @@ async def run_alce_async(
     )
     generator = _Generator(cached, decoding, target.with_suffix(".partial.jsonl"), namespace)
     try:
+        await cached.check_available()  # a wrong URL or model name fails now, not per item
         outputs = await generator.generate(built, concurrency, progress)
     finally:
         await cached.aclose()
