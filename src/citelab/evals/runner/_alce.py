@@ -8,10 +8,12 @@ prompt, as ``run.py`` does for its chat models; ``chat=False`` sends the prompt 
 stops at the first newline, as ``run.py`` does for completion models. Temperature, top-p and
 the most new tokens go to the adapters that take them (OpenAI-compatible and Anthropic); a
 newline stop is also applied to the text received, so models that ignore stops (the offline
-ones) end where ALCE's would. Calls go through the runner's disk cache of model calls
-(:class:`~citelab.evals.runner.CachedModel`), at most ``concurrency`` at once, with a progress
-bar; every finished item is appended to ``<result>.partial.jsonl`` at once, so an interrupted
-run resumes without asking again for what it had. The result file is ``run.py``'s:
+ones) end where ALCE's would. Nothing watches the tokens, so the SDK adapters are asked for
+whole answers unless their ``stream`` option says otherwise. Calls go through the runner's
+disk cache of model calls (:class:`~citelab.evals.runner.CachedModel`), at most
+``concurrency`` at once, with a progress bar; every finished item is appended to
+``<result>.partial.jsonl`` at once, so an interrupted run resumes without asking again for
+what it had. The result file is ``run.py``'s:
 ``{"args": {...}, "data": [item + "prompt" + "output"]}``, named as ``run.py`` names it.
 
 ``run.py`` also caps the new tokens by the model's context length minus the prompt's tokens
@@ -240,6 +242,7 @@ def _decoding_options(model: str, decoding: AlceDecoding, given: dict[str, Any])
     else:
         return options
     options.setdefault("temperature", decoding.temperature)
+    options.setdefault("stream", False)  # nothing watches the tokens: whole answers cost less
     options["options"] = extra
     return options
 
