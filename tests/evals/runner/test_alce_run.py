@@ -195,3 +195,43 @@ def test_the_prompt_command_prints_one_json_object_a_line(
     assert lines == [{"index": i, "prompt": p} for i, _, p in expected]
     assert main(["alce", "prompt", *args, "--ndoc", "-1"]) == 2
     assert "--ndoc: Input should be greater than or equal to 0" in capsys.readouterr().err
+
+
+def test_a_suite_puts_alces_prompt_beside_the_pipeline_scored_by_the_same_judge(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from citelab.evals import run
+
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f"""
+name = "alce_beside"
+datasets = ["helpcentre"]
+limit = 2
+models = ["extractive"]
+scorers = ["citation_recall", "citation_precision"]
+judge = {{name = "lexical"}}
+
+[[alce]]
+name = "asqa"
+prompt_file = "{files[0].name}"
+eval_file = "{files[1].name}"
+shot = 1
+ndoc = 2
+quick_test = 4
+""",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = run(suite, out_dir=out, progress=False)
+    scores = result.scores
+    alce = scores[scores["variant"] == "alce_prompt"]
+    assert set(alce["dataset"]) == {"asqa"}
+    assert set(scores[scores["variant"] == "baseline"]["dataset"]) == {"helpcentre"}
+    assert len(alce[alce["metric"] == "citation_recall"]) == 4
+    [written] = (out / "alce").glob("asqa-*.json")
+    assert len(json.loads(written.read_text())["data"]) == 4
+    assert (out / "report.html").is_file()
+    assert {judge.judge_config["name"] for judge in result.judges()} == {"lexical"}
+    # One scorer, one judge, both variants: the same judged metric covers both.
+    assert set(scores["metric"]) == {"citation_recall", "citation_precision"}

@@ -37,16 +37,29 @@ from citelab._errors import ConfigError
 from citelab.evals.dataset import (
     AlceItem,
     AlcePromptSettings,
+    Case,
+    Dataset,
+    GoldTurn,
     alce_chat_messages,
     alce_clean_output,
     alce_prompts,
     load_alce_eval,
     load_alce_prompt_file,
 )
+from citelab.evals.records import CaseRecord, SourceRecord, TurnRecord
 from citelab.evals.runner._cache import CachedModel
+from citelab.evals.runner._suite import AlceEntry, ModelSpec, Suite
 from citelab.models import Message, Model, TextDelta, get_model
 
-__all__ = ["AlceDecoding", "alce_result_name", "run_alce", "run_alce_async"]
+__all__ = [
+    "ALCE_VARIANT",
+    "AlceDecoding",
+    "alce_dataset",
+    "alce_result_name",
+    "alce_suite_records",
+    "run_alce",
+    "run_alce_async",
+]
 
 _NEWLINE_STOPS = ["\n", "\n\n"]
 
@@ -297,3 +310,113 @@ def _progress(total: int, done: int, show: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=done, desc="ALCE", unit="question", leave=False)
+
+
+# --- in a suite ------------------------------------------------------------------------------
+
+ALCE_VARIANT = "alce_prompt"
+"""The variant name of answers made with ALCE's prompt in a suite."""
+
+
+def alce_dataset(suite: Suite, entry: AlceEntry) -> Dataset:
+    """An ALCE entry's items (those its settings draw) as cases: one turn, the question."""
+    prompt_file, eval_file = suite.alce_paths(entry)
+    built = alce_prompts(
+        load_alce_prompt_file(prompt_file), load_alce_eval(eval_file), entry.settings()
+    )
+    cases = [
+        Case(id=f"q{index}", turns=[GoldTurn(question=item.question)], tags=["alce"])
+        for index, item, _ in built
+    ]
+    return Dataset(entry.name, cases, eval_file)
+
+
+async def alce_suite_records(
+    suite: Suite,
+    models: Sequence[ModelSpec],
+    out: Path,
+    *,
+    cache: bool,
+    concurrency: int,
+    progress: bool,
+) -> list[CaseRecord]:
+    """Every ALCE entry of ``suite`` answered by every model with ALCE's prompt (result files
+    under ``out/alce/``, calls in the run's model cache), as records of variant
+    :data:`ALCE_VARIANT`."""
+    records = []
+    for entry in suite.alce:
+        prompt_file, eval_file = suite.alce_paths(entry)
+        decoding = AlceDecoding(
+            temperature=entry.temperature,
+            top_p=entry.top_p,
+            max_new_tokens=entry.max_new_tokens,
+            chat=entry.chat,
+        )
+        for spec in models:
+            path = await run_alce_async(
+                prompt_file,
+                eval_file,
+                spec.spec,
+                entry.settings(),
+                decoding,
+                model_options=dict(spec.options),
+                out_dir=out / "alce",
+                dataset_name=entry.name,
+                tag=spec.name.replace(":", "_").replace("/", "_"),
+                cache_dir=out / "cache" / "models",
+                cache=cache,
+                concurrency=concurrency,
+                progress=progress,
+            )
+            records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
+    return records
+
+
+def _drawn_indices(suite: Suite, entry: AlceEntry) -> list[int]:
+    """The eval-file positions of the entry's items, in its result file's order."""
+    return [int(case.id.removeprefix("q")) for case in alce_dataset(suite, entry)]
+
+
+def _records(
+    path: Path,
+    indices: list[int],
+    entry: AlceEntry,
+    spec: ModelSpec,
+    decoding: AlceDecoding,
+) -> list[CaseRecord]:
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    fingerprint = json.dumps(
+        [entry.model_dump(mode="json"), spec.model_dump(mode="json"), decoding.model_dump()],
+        sort_keys=True,
+    )
+    digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+    records = []
+    for index, item in zip(indices, data, strict=True):
+        sources = [
+            SourceRecord(
+                number=n,
+                uri=f"alce:{entry.name}/{index}/{n}",
+                title=str(doc.get("title", "")),
+                content=str(doc.get("sent") or doc.get("text") or ""),
+            )
+            for n, doc in enumerate(item.get("docs", []), start=1)
+        ]
+        output = str(item["output"])
+        turn = TurnRecord(
+            question=str(item["question"]), text=output, raw_text=output, sources=sources,
+            candidates=sources, seen=sources,
+        )  # fmt: skip
+        case_id = f"q{index}"
+        key = "|".join((ALCE_VARIANT, spec.name, entry.name, case_id, digest))
+        records.append(
+            CaseRecord(
+                key=key,
+                variant=ALCE_VARIANT,
+                model=spec.name,
+                dataset=entry.name,
+                case_id=case_id,
+                tags=["alce"],
+                turns=[turn],
+            )
+        )
+    return records
