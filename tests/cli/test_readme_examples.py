@@ -59,3 +59,28 @@ def test_the_ci_recipe_runs_as_written_and_passes_its_gates(tmp_path: Path) -> N
     # A second time, the accepted run is kept and the candidate resumes: still green.
     again = _run(recipe, tmp_path)
     assert again.returncode == 0, again.stderr
+
+
+def test_the_alce_row_commands_run_as_written_against_serve_model(tmp_path: Path) -> None:
+    from tests.evals.dataset.test_alce_prompt import ITEMS, PROMPT
+
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "prompts" / "asqa_default.json").write_text(json.dumps(PROMPT))
+    (tmp_path / "data" / "asqa_eval_gtr_top100.json").write_text(json.dumps(ITEMS))
+    import socket
+
+    with socket.socket() as probe:  # a free port instead of the README's 8008
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    done = _run(_shell_block("citelab alce run").replace("8008", port), tmp_path)
+    assert done.returncode == 0, done.stderr
+    prompts = [json.loads(line) for line in (tmp_path / "prompts.jsonl").read_text().splitlines()]
+    assert [p["index"] for p in prompts] == list(range(len(ITEMS)))
+    result = json.loads(
+        (tmp_path / "result" / "asqa-extractive-citelab-shot2-ndoc5-42.json").read_text()
+    )
+    assert [item["prompt"] for item in result["data"]] == [p["prompt"] for p in prompts]
+    lines = done.stdout.splitlines()  # serve-model's and alce run's lines, then score's JSON
+    metrics = json.loads("\n".join(lines[lines.index("{") :]))["metrics"]
+    assert metrics["citation_recall_alce"]["answers"] == len(ITEMS)

@@ -49,12 +49,16 @@ from citelab.evals.cards import (
     load_labels,
 )
 from citelab.evals.dataset import (
+    AlcePromptSettings,
     Case,
     Dataset,
     GoldClaim,
     GoldTurn,
     ReaderSpec,
+    alce_prompts,
     check_dataset,
+    load_alce_eval,
+    load_alce_prompt_file,
     load_dataset,
 )
 from citelab.evals.external import (
@@ -181,6 +185,7 @@ from citelab.evals.scorers import (
 
 if TYPE_CHECKING:
     from citelab.evals.runner import (
+        AlceDecoding,
         CachedModel,
         RunOptions,
         RunPlan,
@@ -188,6 +193,7 @@ if TYPE_CHECKING:
         plan_run,
         rescore,
         run,
+        run_alce,
         run_async,
         turn_record,
     )
@@ -197,6 +203,7 @@ if TYPE_CHECKING:
 # adapters, which scoring other people's answers (``citelab score``) does not need.
 _LAZY: dict[str, str] = dict.fromkeys(
     (
+        "AlceDecoding",
         "CachedModel",
         "RunOptions",
         "RunPlan",
@@ -204,6 +211,7 @@ _LAZY: dict[str, str] = dict.fromkeys(
         "plan_run",
         "rescore",
         "run",
+        "run_alce",
         "run_async",
         "turn_record",
     ),
@@ -220,6 +228,8 @@ __all__ = [
     "LABELS",
     "PAIR_UNITS",
     "SCORERS",
+    "AlceDecoding",
+    "AlcePromptSettings",
     "AnchorValidity",
     "AnswerFormat",
     "AnswerReader",
@@ -287,6 +297,7 @@ __all__ = [
     "Variant",
     "accepts_argument",
     "alce_output",
+    "alce_prompts",
     "alce_remove_citations",
     "anchor_validity",
     "bootstrap_interval",
@@ -314,6 +325,8 @@ __all__ = [
     "judge_names",
     "label_pairs",
     "label_queue",
+    "load_alce_eval",
+    "load_alce_prompt_file",
     "load_dataset",
     "load_label_set",
     "load_labels",
@@ -332,6 +345,7 @@ __all__ = [
     "rescore",
     "resolve_suite_path",
     "run",
+    "run_alce",
     "run_async",
     "score_answers",
     "score_records",

@@ -386,3 +386,23 @@ def test_citelab_score_tells_what_the_converter_dropped(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["dropped"][0]["answer"] == "g-9"
     assert "note: The gemini converter left out 1 thing(s) in 1 answer(s)" in captured.err
+
+
+def test_an_alce_file_without_any_citation_is_scored_not_crashed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Every output uncited (a model that found nothing): recall 0, precision has no citations.
+    data = [
+        {
+            "question": f"Q{k}?",
+            "output": "I could not find it.",
+            "docs": [{"title": "T", "text": "x"}],
+        }
+        for k in range(3)
+    ]
+    path = tmp_path / "asqa-uncited.json"
+    path.write_text(json.dumps({"data": data}), encoding="utf-8")
+    assert main(["score", str(path), "--format", "alce", "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert metrics["citation_recall_alce"]["value"] == 0.0
+    assert metrics["citation_recall_alce"]["answers"] == 3

@@ -408,6 +408,12 @@ def read_answers(
     """The answers of a file in ``answer_format`` (see the module docs)."""
     path = Path(path)
     ANSWER_FORMATS.check(answer_format)  # before reading a big file
+    reader = ANSWER_FORMATS.get(answer_format)
+    read_path = getattr(reader, "read_path", None)
+    if callable(read_path):  # a format that reads its own files (Inspect's zipped logs)
+        answers: list[ExternalAnswer] = read_path(path)
+        _check_unique([a.id for a in answers], str(path))
+        return answers
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

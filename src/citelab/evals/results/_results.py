@@ -686,9 +686,11 @@ def _judged_per_case(
         turns = turns.merge(units, on=_KEYS, how="left").fillna({"judged": 0.0})
         if scorer.aggregate == "macro":
             with np.errstate(invalid="ignore", divide="ignore"):
-                share = np.where(
-                    turns["denominator"] > 0, turns["judged"] / turns["denominator"], 0.0
-                )
+                # float: with no judged unit at all, the merged column holds Python objects,
+                # and their division raises instead of giving the inf that np.where drops.
+                judged = turns["judged"].astype(float)
+                denominator = turns["denominator"].astype(float)
+                share = np.where(denominator > 0, judged / denominator, 0.0)
             turns = turns.assign(n=turns["value"], d=1.0, j=share)
         else:
             turns = turns.assign(n=turns["numerator"], d=turns["denominator"], j=turns["judged"])

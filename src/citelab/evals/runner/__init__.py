@@ -17,6 +17,12 @@ from citelab._lazy import lazy_attributes
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant, load_suite, resolve_suite_path
 
 if TYPE_CHECKING:
+    from citelab.evals.runner._alce import (
+        AlceDecoding,
+        alce_result_name,
+        run_alce,
+        run_alce_async,
+    )
     from citelab.evals.runner._batch import BatchRunner, turn_record
     from citelab.evals.runner._cache import CachedModel
     from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint, plan_run
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
+    "_alce": ("AlceDecoding", "alce_result_name", "run_alce", "run_alce_async"),
     "_batch": ("BatchRunner", "turn_record"),
     "_cache": ("CachedModel",),
     "_plan": ("RunPlan", "Unit", "model_endpoint", "plan_run"),
@@ -54,6 +61,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "EXECUTORS",
+    "AlceDecoding",
     "BatchRunner",
     "CachedModel",
     "ModelSpec",
@@ -64,6 +72,7 @@ __all__ = [
     "Suite",
     "Unit",
     "Variant",
+    "alce_result_name",
     "default_output_dir",
     "load_suite",
     "model_endpoint",
@@ -73,6 +82,8 @@ __all__ = [
     "resolve_suite_path",
     "resume_units",
     "run",
+    "run_alce",
+    "run_alce_async",
     "run_async",
     "turn_record",
 ]

@@ -40,6 +40,7 @@ from citelab.evals.execution import AnswerFigures, Executor, ScoringJob, get_exe
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, check_cards, result_of
+from citelab.evals.runner._alce import alce_dataset, alce_suite_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import Suite, load_suite
@@ -174,6 +175,7 @@ async def run_async(
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     started = time.time()
     plan = plan_run(suite, models=opts.models, limit=opts.limit)
+    plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
     cards = _cards(suite, plan.scorers, opts.judge_cards)
     out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
@@ -181,6 +183,14 @@ async def run_async(
     try:
         driver = _RunDriver(plan, out, opts, executor)
         records = await driver.run()
+        records += await alce_suite_records(
+            suite,
+            plan.models,
+            out,
+            cache=opts.cache,
+            concurrency=opts.concurrency or suite.concurrency,
+            progress=opts.progress,
+        )
         result = result_of(
             executor.score(driver.scoring, records),
             records,

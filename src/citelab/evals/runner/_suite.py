@@ -34,6 +34,13 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     variant = "baseline"                             # default "*": every variant
     by = "value"                                     # or "interval": its 95% interval's worse end
 
+    [[alce]]                                         # optional: ALCE's prompt, beside
+    name = "asqa"                                    # the variants (variant alce_prompt)
+    prompt_file = "alce/prompts/asqa_default.json"   # ALCE's own files, as they are
+    eval_file = "alce/data/asqa_eval_gtr_top100.json"
+    shot = 2
+    ndoc = 5                                         # seed, quick_test, temperature… too
+
     [[gates]]                                        # non-inferiority, paired on the cases
     metric = "citation_recall"
     variant = "terse_contract"
@@ -55,14 +62,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir, suites_dir
 from citelab._validation import validation_problems
+from citelab.evals.dataset import AlcePromptSettings
 from citelab.evals.results import Finding, Gate
 
-__all__ = ["ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
+__all__ = ["AlceEntry", "ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
 
 
 class ModelSpec(BaseModel):
@@ -102,6 +119,42 @@ class Variant(BaseModel):
         return value
 
 
+class AlceEntry(BaseModel):
+    """An ALCE dataset answered with ALCE's prompt by every model of the suite (variant
+    ``alce_prompt``), scored with the suite's scorers and judge: ALCE's files as they are,
+    ``run.py``'s prompt and decoding options (see :func:`~citelab.evals.runner.run_alce`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """The dataset's name in results."""
+    prompt_file: str
+    """ALCE's prompt file (relative to the suite file)."""
+    eval_file: str
+    """ALCE's eval file (relative to the suite file)."""
+    shot: int = Field(default=2, ge=0)
+    ndoc: int = Field(default=5, ge=0)
+    seed: int = 42
+    no_doc_in_demo: bool = False
+    ndoc_in_demo: int | None = Field(default=None, ge=0)
+    quick_test: int | None = Field(default=None, ge=1)
+    temperature: float = Field(default=0.5, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_new_tokens: int = Field(default=300, ge=1)
+    chat: bool = True
+
+    def settings(self) -> AlcePromptSettings:
+        """Its prompt options."""
+        return AlcePromptSettings(
+            shot=self.shot,
+            ndoc=self.ndoc,
+            seed=self.seed,
+            no_doc_in_demo=self.no_doc_in_demo,
+            ndoc_in_demo=self.ndoc_in_demo,
+            quick_test=self.quick_test,
+        )
+
+
 class Suite(BaseModel):
     """A grid of variants × models × datasets, scored by a list of scorers."""
 
@@ -110,7 +163,10 @@ class Suite(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     """Also the default report folder: ``evaluations/reports/<name>/``."""
     description: str = ""
-    datasets: list[str] = Field(min_length=1)
+    alce: list[AlceEntry] = []
+    """ALCE datasets answered with ALCE's prompt (variant ``alce_prompt``) beside the
+    pipeline's variants; a suite needs datasets, ALCE ones, or both."""
+    datasets: list[str] = []
     """Bundled dataset names or JSONL paths (relative to the suite file)."""
     agents: str | None = None
     """An agents file (relative to the suite file); None means citelab's bundled agents."""
@@ -154,6 +210,16 @@ class Suite(BaseModel):
             return [{"spec": item} if isinstance(item, str) else item for item in value]
         return value
 
+    @field_validator("datasets")
+    @classmethod
+    def _some_datasets(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if not value and not info.data.get("alce"):
+            # Pydantic's own wording for an empty list, since this is one (unless alce is given).
+            raise PydanticCustomError(
+                "too_short", "List should have at least 1 item (or give [[alce]] datasets)"
+            )
+        return value
+
     @model_validator(mode="after")
     def _unique_names(self) -> Suite:
         for kind, names in (
@@ -193,6 +259,10 @@ class Suite(BaseModel):
 
     def dataset_paths(self) -> list[Path]:
         return [self._dataset_path(entry) for entry in self.datasets]
+
+    def alce_paths(self, entry: AlceEntry) -> tuple[Path, Path]:
+        """An ALCE entry's prompt and eval files."""
+        return self._resolve(entry.prompt_file), self._resolve(entry.eval_file)
 
     def agents_path(self) -> Path | None:
         return None if self.agents is None else self._resolve(self.agents)
@@ -284,6 +354,10 @@ def _check_files(suite: Suite, path: Path) -> None:
         if not dataset.is_file():
             entry = suite.datasets[index]
             raise ConfigError(f"{path}: key datasets.{index}: {entry!r} → {dataset} does not exist")
+    for index, alce in enumerate(suite.alce):
+        for key, file in zip(("prompt_file", "eval_file"), suite.alce_paths(alce), strict=True):
+            if not file.is_file():
+                raise ConfigError(f"{path}: key alce.{index}.{key}: {file} does not exist")
     agents = suite.agents_path()
     if agents is not None and not agents.is_file():
         raise ConfigError(f"{path}: key agents: {agents} does not exist")

@@ -1,0 +1,422 @@
+"""ALCE's generation step with any citelab model: ALCE's prompts (see
+:func:`citelab.evals.dataset.alce_prompts`), ALCE's decoding settings, ALCE-format result
+files that ALCE's ``eval.py`` and ``citelab score --format alce`` read.
+
+:func:`run_alce` sends every item's prompt to a model built by spec (``openai:<model>``,
+``anthropic:<model>``, ``extractive``…): chat models get ALCE's system message before the
+prompt, as ``run.py`` does for its chat models; ``chat=False`` sends the prompt alone and
+stops at the first newline, as ``run.py`` does for completion models. Temperature, top-p and
+the most new tokens go to the adapters that take them (OpenAI-compatible and Anthropic); a
+newline stop is also applied to the text received, so models that ignore stops (the offline
+ones) end where ALCE's would. Nothing watches the tokens, so the SDK adapters are asked for
+whole answers unless their ``stream`` option says otherwise. Calls go through the runner's
+disk cache of model calls (:class:`~citelab.evals.runner.CachedModel`), at most
+``concurrency`` at once, with a progress bar; every finished item is appended to
+``<result>.partial.jsonl`` at once, so an interrupted run resumes without asking again for
+what it had. The result file is ``run.py``'s:
+``{"args": {...}, "data": [item + "prompt" + "output"]}``, named as ``run.py`` names it.
+
+``run.py`` also caps the new tokens by the model's context length minus the prompt's tokens
+(counted with GPT-2's tokenizer); citelab sends ``max_new_tokens`` as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citelab._async import run_blocking
+from citelab._errors import ConfigError
+from citelab.evals.dataset import (
+    AlceItem,
+    AlcePromptSettings,
+    Case,
+    Dataset,
+    GoldTurn,
+    alce_chat_messages,
+    alce_clean_output,
+    alce_prompts,
+    load_alce_eval,
+    load_alce_prompt_file,
+)
+from citelab.evals.records import CaseRecord, SourceRecord, TurnRecord
+from citelab.evals.runner._cache import CachedModel
+from citelab.evals.runner._suite import AlceEntry, ModelSpec, Suite
+from citelab.models import Message, Model, TextDelta, get_model
+
+__all__ = [
+    "ALCE_VARIANT",
+    "AlceDecoding",
+    "alce_dataset",
+    "alce_result_name",
+    "alce_suite_records",
+    "run_alce",
+    "run_alce_async",
+]
+
+_NEWLINE_STOPS = ["\n", "\n\n"]
+
+
+class AlceDecoding(BaseModel):
+    """``run.py``'s decoding options (its defaults) and whether the model is a chat model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(default=0.5, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_new_tokens: int = Field(default=300, ge=1)
+    chat: bool = True
+    """ALCE's system message before the prompt (its chat models); False: the prompt alone,
+    stopped at the first newline (its completion and local models)."""
+
+
+def alce_result_name(dataset: str, model: str, tag: str, settings: AlcePromptSettings) -> str:
+    """The file name ``run.py`` gives a result (without ``.json``)."""
+    short = model.split(":", 1)[-1].rsplit("/", maxsplit=1)[-1]
+    name = f"{dataset}-{short}-{tag}-shot{settings.shot}-ndoc{settings.ndoc}-{settings.seed}"
+    if settings.quick_test is not None:
+        name += f"-quick_test{settings.quick_test}"
+    if settings.no_doc_in_demo:
+        name += "-no_doc_in_demo"
+    elif settings.ndoc_in_demo is not None:
+        name += f"-{settings.ndoc_in_demo}_doc_in_demo"
+    return name
+
+
+def run_alce(
+    prompt_file: str | Path,
+    eval_file: str | Path,
+    model: str,
+    settings: AlcePromptSettings,
+    decoding: AlceDecoding | None = None,
+    **options: Any,
+) -> Path:
+    """Generate ALCE's answers with ``model`` and write the result file; its path.
+
+    Options (keywords, as :func:`run_alce_async` takes them): ``model_options`` (the model
+    factory's keywords), ``out_dir`` (default ``result``), ``dataset_name`` (default: the
+    eval file's name up to its first ``_``), ``tag`` (default ``citelab``), ``cache_dir``
+    (default ``<out_dir>/.cache``), ``cache``, ``concurrency`` (default 8), ``progress``.
+    """
+    return run_blocking(
+        run_alce_async(prompt_file, eval_file, model, settings, decoding, **options)
+    )
+
+
+async def run_alce_async(
+    prompt_file: str | Path,
+    eval_file: str | Path,
+    model: str,
+    settings: AlcePromptSettings,
+    decoding: AlceDecoding | None = None,
+    *,
+    model_options: dict[str, Any] | None = None,
+    out_dir: str | Path = "result",
+    dataset_name: str | None = None,
+    tag: str = "citelab",
+    cache_dir: str | Path | None = None,
+    cache: bool = True,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> Path:
+    """The coroutine behind :func:`run_alce` (same arguments)."""
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    decoding = decoding or AlceDecoding()
+    built = alce_prompts(load_alce_prompt_file(prompt_file), load_alce_eval(eval_file), settings)
+    dataset = dataset_name or Path(eval_file).name.split("_")[0].removesuffix(".json")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{alce_result_name(dataset, model, tag, settings)}.json"
+    spec_options = _decoding_options(model, decoding, model_options or {})
+    namespace = json.dumps({"spec": model, "options": spec_options}, sort_keys=True, default=str)
+    cached = CachedModel(
+        get_model(model, **spec_options),
+        Path(cache_dir) if cache_dir is not None else out / ".cache",
+        namespace,
+        enabled=cache,
+    )
+    generator = _Generator(cached, decoding, target.with_suffix(".partial.jsonl"), namespace)
+    try:
+        await cached.check_available()  # a wrong URL or model name fails now, not per item
+        outputs = await generator.generate(built, concurrency, progress)
+    finally:
+        await cached.aclose()
+    args = _args(
+        prompt_file=prompt_file,
+        eval_file=eval_file,
+        model=model,
+        settings=settings,
+        decoding=decoding,
+        dataset=dataset,
+        tag=tag,
+    )
+    data = [_result_item(item, prompt, outputs[index]) for index, item, prompt in built]
+    _write_json(target, {"args": args, "data": data})
+    generator.partial.unlink(missing_ok=True)
+    return target
+
+
+class _Generator:
+    """Asks the model for each prompt not yet in the partial file, appending each answer."""
+
+    def __init__(self, model: Model, decoding: AlceDecoding, partial: Path, namespace: str):
+        self.model = model
+        self.decoding = decoding
+        self.partial = partial
+        self.namespace = namespace
+
+    async def generate(
+        self, built: Sequence[tuple[int, AlceItem, str]], concurrency: int, progress: bool
+    ) -> dict[int, str]:
+        done = self._finished()
+        outputs: dict[int, str] = {}
+        todo = []
+        for index, _, prompt in built:
+            key = self._key(prompt)
+            if key in done:
+                outputs[index] = done[key]
+            else:
+                todo.append((index, prompt, key))
+        bar = _progress(len(built), len(outputs), progress)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(index: int, prompt: str, key: str) -> None:
+            async with gate:
+                outputs[index] = await self._answer(prompt)
+            self._append(key, outputs[index])
+            if bar is not None:
+                bar.update(1)
+
+        try:
+            await asyncio.gather(*(one(*entry) for entry in todo))
+        finally:
+            if bar is not None:
+                bar.close()
+        return outputs
+
+    async def _answer(self, prompt: str) -> str:
+        if self.decoding.chat:
+            messages = cast(list[Message], alce_chat_messages(prompt))
+        else:
+            messages = [{"role": "user", "content": prompt}]
+        pieces = [
+            delta.text
+            async for delta in self.model.stream(messages)
+            if isinstance(delta, TextDelta)
+        ]
+        text = "".join(pieces)
+        if not self.decoding.chat:
+            text = text.split("\n", 1)[0]
+        return alce_clean_output(text)
+
+    def _key(self, prompt: str) -> str:
+        payload = json.dumps([self.namespace, self.decoding.model_dump(), prompt])
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def _finished(self) -> dict[str, str]:
+        done: dict[str, str] = {}
+        try:
+            lines = self.partial.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return done
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                done[str(entry["key"])] = str(entry["output"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by an interruption: asked again
+        return done
+
+    def _append(self, key: str, output: str) -> None:
+        with self.partial.open("a", encoding="utf-8") as file:
+            file.write(json.dumps({"key": key, "output": output}, ensure_ascii=False) + "\n")
+
+
+def _decoding_options(model: str, decoding: AlceDecoding, given: dict[str, Any]) -> dict[str, Any]:
+    """The model factory's keywords with ALCE's decoding, for the adapters that take it."""
+    options = dict(given)
+    extra: dict[str, Any] = dict(options.pop("options", None) or {})
+    if model.startswith("openai:"):
+        extra.setdefault("top_p", decoding.top_p)
+        extra.setdefault("max_tokens", decoding.max_new_tokens)
+        if not decoding.chat:
+            extra.setdefault("stop", _NEWLINE_STOPS)
+    elif model.startswith("anthropic:"):
+        extra.setdefault("top_p", decoding.top_p)
+        options.setdefault("max_tokens", decoding.max_new_tokens)
+    else:
+        return options
+    options.setdefault("temperature", decoding.temperature)
+    options.setdefault("stream", False)  # nothing watches the tokens: whole answers cost less
+    options["options"] = extra
+    return options
+
+
+def _args(
+    *,
+    prompt_file: str | Path,
+    eval_file: str | Path,
+    model: str,
+    settings: AlcePromptSettings,
+    decoding: AlceDecoding,
+    dataset: str,
+    tag: str,
+) -> dict[str, Any]:
+    """The run's options under ``run.py``'s names (its ``args``), and citelab's own."""
+    return {
+        "prompt_file": str(prompt_file),
+        "eval_file": str(eval_file),
+        "quick_test": settings.quick_test,
+        "ndoc": settings.ndoc,
+        "shot": settings.shot,
+        "seed": settings.seed,
+        "no_doc_in_demo": settings.no_doc_in_demo,
+        "fewer_doc_in_demo": settings.ndoc_in_demo is not None,
+        "ndoc_in_demo": settings.ndoc_in_demo,
+        "dataset_name": dataset,
+        "tag": tag,
+        "model": model,
+        "temperature": decoding.temperature,
+        "top_p": decoding.top_p,
+        "max_new_tokens": decoding.max_new_tokens,
+        "num_samples": 1,
+        "use_shorter": settings.use_shorter,
+        "chat": decoding.chat,
+        "generated_by": "citelab",
+    }
+
+
+def _result_item(item: AlceItem, prompt: str, output: str) -> dict[str, Any]:
+    return {**item.model_dump(mode="json"), "prompt": prompt, "output": output}
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=4, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _progress(total: int, done: int, show: bool) -> Any:
+    if not show:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=done, desc="ALCE", unit="question", leave=False)
+
+
+# --- in a suite ------------------------------------------------------------------------------
+
+ALCE_VARIANT = "alce_prompt"
+"""The variant name of answers made with ALCE's prompt in a suite."""
+
+
+def alce_dataset(suite: Suite, entry: AlceEntry) -> Dataset:
+    """An ALCE entry's items (those its settings draw) as cases: one turn, the question."""
+    prompt_file, eval_file = suite.alce_paths(entry)
+    built = alce_prompts(
+        load_alce_prompt_file(prompt_file), load_alce_eval(eval_file), entry.settings()
+    )
+    cases = [
+        Case(id=f"q{index}", turns=[GoldTurn(question=item.question)], tags=["alce"])
+        for index, item, _ in built
+    ]
+    return Dataset(entry.name, cases, eval_file)
+
+
+async def alce_suite_records(
+    suite: Suite,
+    models: Sequence[ModelSpec],
+    out: Path,
+    *,
+    cache: bool,
+    concurrency: int,
+    progress: bool,
+) -> list[CaseRecord]:
+    """Every ALCE entry of ``suite`` answered by every model with ALCE's prompt (result files
+    under ``out/alce/``, calls in the run's model cache), as records of variant
+    :data:`ALCE_VARIANT`."""
+    records = []
+    for entry in suite.alce:
+        prompt_file, eval_file = suite.alce_paths(entry)
+        decoding = AlceDecoding(
+            temperature=entry.temperature,
+            top_p=entry.top_p,
+            max_new_tokens=entry.max_new_tokens,
+            chat=entry.chat,
+        )
+        for spec in models:
+            path = await run_alce_async(
+                prompt_file,
+                eval_file,
+                spec.spec,
+                entry.settings(),
+                decoding,
+                model_options=dict(spec.options),
+                out_dir=out / "alce",
+                dataset_name=entry.name,
+                tag=spec.name.replace(":", "_").replace("/", "_"),
+                cache_dir=out / "cache" / "models",
+                cache=cache,
+                concurrency=concurrency,
+                progress=progress,
+            )
+            records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
+    return records
+
+
+def _drawn_indices(suite: Suite, entry: AlceEntry) -> list[int]:
+    """The eval-file positions of the entry's items, in its result file's order."""
+    return [int(case.id.removeprefix("q")) for case in alce_dataset(suite, entry)]
+
+
+def _records(
+    path: Path,
+    indices: list[int],
+    entry: AlceEntry,
+    spec: ModelSpec,
+    decoding: AlceDecoding,
+) -> list[CaseRecord]:
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    fingerprint = json.dumps(
+        [entry.model_dump(mode="json"), spec.model_dump(mode="json"), decoding.model_dump()],
+        sort_keys=True,
+    )
+    digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+    records = []
+    for index, item in zip(indices, data, strict=True):
+        sources = [
+            SourceRecord(
+                number=n,
+                uri=f"alce:{entry.name}/{index}/{n}",
+                title=str(doc.get("title", "")),
+                content=str(doc.get("sent") or doc.get("text") or ""),
+            )
+            for n, doc in enumerate(item.get("docs", []), start=1)
+        ]
+        output = str(item["output"])
+        turn = TurnRecord(
+            question=str(item["question"]), text=output, raw_text=output, sources=sources,
+            candidates=sources, seen=sources,
+        )  # fmt: skip
+        case_id = f"q{index}"
+        key = "|".join((ALCE_VARIANT, spec.name, entry.name, case_id, digest))
+        records.append(
+            CaseRecord(
+                key=key,
+                variant=ALCE_VARIANT,
+                model=spec.name,
+                dataset=entry.name,
+                case_id=case_id,
+                tags=["alce"],
+                turns=[turn],
+            )
+        )
+    return records
