@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
 from citelab._registry import Registry
+from citelab.contract import MARKER_TEXT as _MARKER
 from citelab.evals.judges._deferring import VerdictPending, deferring
 from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 from citelab.evals.judges._support_model import TrainedLexicalJudge
@@ -81,7 +82,6 @@ _FUNCTION_WORDS = """
 """
 _STOPWORDS = frozenset(_FUNCTION_WORDS.split())
 _WORD = re.compile(r"\w+")
-_MARKER = re.compile(r"\[\d+(?:[-–]\d+)?(?: *, *\d+(?:[-–]\d+)?)*\]")
 
 
 def content_terms(text: str) -> frozenset[str]:

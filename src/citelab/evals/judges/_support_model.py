@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab.contract import MARKER_TEXT
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -103,7 +104,6 @@ _ENGLISH_OR_FRENCH_TEXT = "the and is are of to with le la les et est sont un un
 _GERMAN = frozenset(_GERMAN_TEXT.split())
 _ENGLISH_OR_FRENCH = frozenset(_ENGLISH_OR_FRENCH_TEXT.split())
 
-_MARKER = re.compile(r"\[\d+(?:[-–]\d+)?(?: *, *\d+(?:[-–]\d+)?)*\]")
 # One pass over a text: numbers (with their separators), "n't", words, and the stops that may
 # end a sentence (.!?) or a clause (;:).
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|n't|\w+|[.!?]+|[;:]")
@@ -189,7 +189,7 @@ def _token(token: str) -> tuple[int, str]:
 
 def _tokens(text: str) -> list[str]:
     if "[" in text:
-        text = _MARKER.sub(" ", text)
+        text = MARKER_TEXT.sub(" ", text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).replace("’", "'")
     if "'" in text:
