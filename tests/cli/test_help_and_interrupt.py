@@ -102,7 +102,12 @@ def test_an_interrupted_eval_says_what_is_kept_and_that_it_resumes(tmp_path: Pat
     assert len(_records(tmp_path)) > kept
 
 
-@pytest.mark.parametrize("content", ["", '{"key": "a", "turns": [{"error": null}]}\n{"torn'])
+_RECORD = (
+    '{"key": "a", "variant": "v", "model": "m", "dataset": "d", "case_id": "c", "turns": [{}]}'
+)
+
+
+@pytest.mark.parametrize("content", ["", '{"key": "b"}\n' + _RECORD + '\n{"torn'])
 def test_the_message_counts_what_the_records_file_holds(tmp_path: Path, content: str) -> None:
     from citelab.cli.eval import _interrupted_message
 
