@@ -33,11 +33,11 @@ from markdown_it import MarkdownIt
 from pydantic import TypeAdapter
 
 from citelab.contract import Anchor
+from citelab.contract import _code as code_module
+from citelab.contract import _markers as markers_module
 from citelab.sources import Marker, Source, build_anchors, finalize_citations, parse_markers
 from citelab.sources import _anchors as anchors_module
-from citelab.sources import _code as code_module
 from citelab.sources import _finalize as finalize_module
-from citelab.sources import _markers as markers_module
 
 _FLOOR = re.compile(r"\[\d+\]")
 _EMPTY = re.compile("")

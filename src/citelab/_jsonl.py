@@ -9,17 +9,17 @@ JSON, a field the model refuses, a repeated key) as ``"file:line: ..."`` before 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from citelab._errors import InvalidInput
 from citelab._validation import validation_problems
 
-__all__ = ["JsonlRows", "load_jsonl"]
+__all__ = ["JsonlRows", "json_lines", "load_jsonl"]
 
 RowT = TypeVar("RowT", bound=BaseModel)
 
@@ -56,31 +56,43 @@ def load_jsonl(path: Path, rows: JsonlRows[RowT]) -> list[RowT]:
     return found
 
 
-def _parse(lines: list[str], filename: str, rows: JsonlRows[RowT]) -> tuple[list[RowT], list[str]]:
-    found: list[RowT] = []
-    problems: list[str] = []
-    first_line: dict[Hashable, int] = {}
+def json_lines(lines: Iterable[str]) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
+    """Each non-blank line's JSON value with its line number (from 1), and each line that is
+    not JSON with the problem (``invalid JSON (… at column n)``)."""
+    values: list[tuple[int, Any]] = []
+    problems: list[tuple[int, str]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        try:
+            values.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append((number, f"invalid JSON ({exc.msg} at column {exc.colno})"))
+    return values, problems
+
+
+def _parse(lines: list[str], filename: str, rows: JsonlRows[RowT]) -> tuple[list[RowT], list[str]]:
+    values, bad = json_lines(lines)
+    problems = [(number, f"{filename}:{number}: {problem}") for number, problem in bad]
+    found: list[RowT] = []
+    first_line: dict[Hashable, int] = {}
+    for number, data in values:
         where = f"{filename}:{number}"
-        row = _row(line, where, rows, problems)
+        row_problems: list[str] = []
+        row = _row(data, where, rows, row_problems)
+        problems += [(number, problem) for problem in row_problems]
         if row is None:
             continue
         seen = first_line.setdefault(rows.key(row), number)
         if seen != number:
-            problems.append(f"{where}: {rows.repeated(row, seen)}")
+            problems.append((number, f"{where}: {rows.repeated(row, seen)}"))
             continue
         found.append(row)
-    return found, problems
+    # In file order (a stable sort: a line's own problems keep their order).
+    return found, [problem for _, problem in sorted(problems, key=lambda item: item[0])]
 
 
-def _row(line: str, where: str, rows: JsonlRows[RowT], problems: list[str]) -> RowT | None:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
-        return None
+def _row(data: Any, where: str, rows: JsonlRows[RowT], problems: list[str]) -> RowT | None:
     try:
         return rows.model.model_validate(data)
     except ValidationError as exc:

@@ -1,5 +1,11 @@
-"""Lexical matching for the offline extractive model and the corpus agent's starter
-questions: words, stems, stopwords and sentences.
+"""The text normaliser: words, accent folding, stopwords, a light stemmer and sentences.
+
+The one home of citelab's lexical reading of text. The offline extractive model and the
+corpus agent use its main form (below); the lexical judges, the trained support judge and the
+supporting-span finder use the named variants at the end, whose small differences their
+verdicts depend on (the trained judge's shipped parameters were fitted to its features). The
+ALCE-compatible scorers split sentences with NLTK's punkt instead (``evals/scorers/_punkt``),
+as ALCE's ``eval.py`` does.
 
 Deliberately simple and deterministic: lower-cased, accent-folded word tokens, a light suffix
 stripper (plurals, ``-ing``, ``-ed``, ``-ly``…) applied alike to questions and sources, and a
@@ -15,19 +21,30 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
+    "JUDGE_FUNCTION_WORDS",
+    "SENTENCE_END",
+    "SPAN_FUNCTION_WORDS",
+    "SUPPORT_FUNCTION_WORDS",
+    "WORD",
     "Term",
     "content_runs",
     "content_terms",
+    "fold",
     "is_question_wording",
     "related_stems",
     "related_words",
     "sentences",
     "stem",
+    "stem_once",
     "stems_of",
 ]
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?![a-z])|\n+")
+WORD = re.compile(r"\w+", re.UNICODE)
+"""A word: a run of ``\\w`` characters."""
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?![a-z])|\n+")
+"""Where a sentence of a source ends: ``.``, ``!`` or ``?`` then white space and no
+lower-case letter, or a line break."""
+_TOKEN = WORD
 
 # English, then the commonest French, German and Spanish function words (accent-folded).
 _STOPWORD_TEXT = """
@@ -83,7 +100,8 @@ class Term:
 
 
 @lru_cache(maxsize=1 << 16)
-def _fold(word: str) -> str:
+def fold(word: str) -> str:
+    """``word`` case-folded and without accents (NFKD, combining marks dropped)."""
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -102,16 +120,22 @@ def stem(word: str) -> str:
 def _strip_suffix(word: str) -> str:
     if word.isdigit() or len(word) <= 3:
         return word
-    for suffix, replacement, keep in _SUFFIXES:
+    shorter = _stripped(word, _SUFFIXES)
+    if word.endswith(("ss", "us", "is")) and shorter == word[:-1]:
+        return word  # only "s" applied: "class", "campus", "analysis" are not plurals
+    return shorter
+
+
+def _stripped(word: str, suffixes: tuple[tuple[str, str, int], ...]) -> str:
+    """``word`` with the first suffix that applies replaced (one pass)."""
+    for suffix, replacement, keep in suffixes:
         if word.endswith(suffix) and len(word) - len(suffix) >= keep:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
             return word[: len(word) - len(suffix)] + replacement
     return word
 
 
 def _content_words(text: str) -> list[str]:
-    return [w for w in (_fold(t) for t in _TOKEN.findall(text)) if w not in _STOPWORDS]
+    return [w for w in (fold(t) for t in _TOKEN.findall(text)) if w not in _STOPWORDS]
 
 
 # Content words that say how a question is asked, not what it is about ("exactly how long
@@ -123,7 +147,7 @@ _QUESTION_WORDING_TEXT = """
     mean means say says said happen anyone someone something anything thing things way ways
     zum zur beim vom ins ans aus einer einem eines
 """
-_QUESTION_WORDING = frozenset(stem(_fold(w)) for w in _QUESTION_WORDING_TEXT.split())
+_QUESTION_WORDING = frozenset(stem(fold(w)) for w in _QUESTION_WORDING_TEXT.split())
 
 
 def is_question_wording(stem_: str) -> bool:
@@ -140,7 +164,7 @@ def content_terms(question: str) -> list[Term]:
     """The question's content words, one per stem, in order of first appearance."""
     seen: dict[str, Term] = {}
     for token in _TOKEN.findall(question):
-        folded = _fold(token)
+        folded = fold(token)
         if folded in _STOPWORDS or (len(folded) < 2 and not folded.isdigit()):
             continue
         seen.setdefault(stem(folded), Term(stem(folded), token))
@@ -154,7 +178,7 @@ def content_runs(question: str) -> list[list[Term]]:
     runs: list[list[Term]] = [[]]
     for match in re.finditer(r"\w+|[^\w\s]", question):
         token = match.group()
-        folded = _fold(token)
+        folded = fold(token)
         if (
             not token[0].isalnum()
             or folded in _STOPWORDS
@@ -170,7 +194,7 @@ def content_runs(question: str) -> list[list[Term]]:
 def sentences(text: str) -> list[str]:
     """The sentences of a source text (a line break also ends one); list bullets and Markdown
     heading marks are taken off, blank pieces are dropped."""
-    parts = (part.strip().lstrip("-*•# ").strip() for part in _SENTENCE_END.split(text))
+    parts = (part.strip().lstrip("-*•# ").strip() for part in SENTENCE_END.split(text))
     return [part for part in parts if len(part) > 2]
 
 
@@ -190,7 +214,7 @@ def _related_table() -> dict[str, dict[str, str]]:
     for group in _RELATED_GROUPS:
         words: dict[str, str] = {}
         for word in group.split():
-            words.setdefault(stem(_fold(word)), word)
+            words.setdefault(stem(fold(word)), word)
         for one in words:
             table[one] = {other: word for other, word in words.items() if other != one}
     return table
@@ -207,3 +231,49 @@ def related_stems(stem_: str) -> frozenset[str]:
 def related_words(stem_: str) -> list[str]:
     """One surface word per related stem, in the group's order (for search queries)."""
     return list(_RELATED.get(stem_, {}).values())
+
+
+# Variants. Each reads text a little differently from the main form above; the components
+# named below depend on exactly these readings, so they are kept as they are.
+
+_JUDGE_FUNCTION_TEXT = """
+    a an and are as at be been but by can could did do does for from had has have how i if
+    in into is it its might must of on or our shall should so such than that the their them
+    then there these they this those to too was we were what when where which while who whom
+    why will with would you your yes also only very just about any all each more most der
+    die das den dem des ein eine einer eines einem einen und oder ist sind war wird werden
+    im in am an auf aus bei mit nach von vor zu zum zur für über unter auch als wie es sie
+    er wir ihr ich du man kann können muss müssen soll le la les un une des du de et ou est
+    sont été être au aux en dans par pour sur avec sans que qui quoi ce cet cette ces il
+    elle ils elles nous vous on se sa son ses leur leurs y
+"""
+JUDGE_FUNCTION_WORDS = frozenset(_JUDGE_FUNCTION_TEXT.split())
+"""Function words of en/de/fr the lexical judge drops (kept short on purpose: a content word
+wrongly listed would make the judge more lenient; negations are not listed, "fees are not due"
+must not be supported by "fees are due")."""
+
+SUPPORT_FUNCTION_WORDS = (JUDGE_FUNCTION_WORDS - {"sans"}) | frozenset(
+    ["he", "she", "his", "her", "him", "after", "before", "during", "since", "over", "up", "out"]
+)
+"""The trained support judge's function words (its features, and so its shipped parameters,
+depend on them): the lexical judge's, with pronouns and a few prepositions, without "sans"."""
+
+_SPAN_FUNCTION_TEXT = """
+    a an and are as at be by for from has have in is it its of on or that the their this to
+    was were will with which who what when where how not no can may must all any der die das
+    und ist ein eine le la les et est un une des du de el los las y es
+"""
+SPAN_FUNCTION_WORDS = frozenset(_SPAN_FUNCTION_TEXT.split())
+"""The short function words the supporting-span finder leaves out (a subset of the main
+stopwords)."""
+
+_JUDGE_SUFFIXES = tuple(
+    entry for entry in _SUFFIXES if entry[0] not in ("fulness", "iveness", "edly")
+)
+
+
+def stem_once(word: str) -> str:
+    """The trained support judge's stem of a folded word: one suffix of the main table
+    (without ``-fulness``, ``-iveness``, ``-edly``) stripped once, with no length or plural
+    guard."""
+    return _stripped(word, _JUDGE_SUFFIXES)

@@ -153,7 +153,12 @@ def test_ctrl_c_in_a_terminal_prints_the_message_alone_with_worker_processes(
     assert err.strip().startswith("citelab eval: interrupted; "), err
 
 
-@pytest.mark.parametrize("content", ["", '{"key": "a", "turns": [{"error": null}]}\n{"torn'])
+_RECORD = (
+    '{"key": "a", "variant": "v", "model": "m", "dataset": "d", "case_id": "c", "turns": [{}]}'
+)
+
+
+@pytest.mark.parametrize("content", ["", '{"key": "b"}\n' + _RECORD + '\n{"torn'])
 def test_the_message_counts_what_the_records_file_holds(tmp_path: Path, content: str) -> None:
     from citelab.cli.eval import _interrupted_message
 

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sources_builders import numbered
 
+from citelab.contract import _markers as markers_module
 from citelab.sources import (
     FinalizedAnswer,
     Source,
@@ -24,7 +25,6 @@ from citelab.sources import (
 )
 from citelab.sources import _anchors as anchors_module
 from citelab.sources import _finalize as finalize_module
-from citelab.sources import _markers as markers_module
 
 _PIECES = [
     "Claim",

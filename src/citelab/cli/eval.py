@@ -250,26 +250,16 @@ def _interrupted_message(out: Path) -> str:
 
 
 def _kept_records(path: Path) -> tuple[int, int]:
-    """How many finished case runs ``path`` holds (the last record per key; a torn last line
-    is not one), and how many of them have a failed turn."""
-    import json
+    """How many finished case runs ``path`` holds (what a resumed run keeps: the last valid
+    record per key), and how many of them have a failed turn."""
+    from citelab.evals.records import read_records
 
-    latest: dict[str, bool] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        records = read_records(path)
     except OSError:
         return 0, 0
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("key"), str):
-            turns = record.get("turns") or []
-            latest[record["key"]] = any(
-                isinstance(turn, dict) and turn.get("error") is not None for turn in turns
-            )
-    return len(latest), sum(latest.values())
+    failed = sum(any(turn.error is not None for turn in r.turns) for r in records.values())
+    return len(records), failed
 
 
 def _check_model_names(specs: list[str]) -> None:

@@ -8,7 +8,8 @@ is a safe link target (http(s) or relative), else to its URI when that is http(s
 a source whose link is not its URI (an ``entity:`` URI) shows the URI as code after the link
 (or alone, with no link). nh3 checks every link again.
 
-Inline markers ``[n]`` and ``[1, 3]`` (outside code, outside links) become links to the
+Inline markers of the citation grammar (:mod:`~citelab.contract._markers`: ``[n]``,
+``[1, 3]``, ranges ``[2-4]``; outside code and links) have each number written linked to the
 ``n``-th list entry, ``#cite-<id>-n``; the id is derived from the message so that two answers
 on one page do not collide, or given as ``id_prefix`` (a front end passes its turn id).
 """
@@ -38,6 +39,7 @@ from citelab.contract._allowlists import (
     LINK_REL,
     URL_IGNORED,
 )
+from citelab.contract._markers import MARKER_GROUP, group_numbers
 from citelab.contract._message import AnswerMessage
 from citelab.contract._payloads import SOURCE_URL_KEY, link_url_problem
 
@@ -50,7 +52,7 @@ __all__ = [
     "sanitize_html",
 ]
 
-_MARKER = re.compile(r"\[(\d{1,6}(?:[ \t]*,[ \t]*\d{1,6})*)\]")
+_MARKER_SEPARATOR = re.compile(r"( *, *|[-–])")
 _ID_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # A scheme must be written plainly: browsers drop tabs/newlines and leading control
 # characters before reading one, so any of those make a URI not-a-link here.
@@ -206,21 +208,25 @@ def _mark_numeric_link(children: list[Token], start: int) -> int:
 def _citation_marker(state: StateInline, silent: bool) -> bool:
     # Silent runs measure link labels: claiming the "[" there would make "[x [1]](url)" look
     # like a nested link and break the outer link, so leave it to the link rule as text.
-    if silent or state.src[state.pos] != "[" or state.linkLevel > 0:
+    src, pos, end_of_inline = state.src, state.pos, state.posMax
+    if silent or src[pos] != "[" or state.linkLevel > 0:
         return False
-    match = _MARKER.match(state.src, state.pos, state.posMax)
-    end = match.end() if match else -1
-    if match is None or (end < state.posMax and state.src[end] == "("):
-        return False  # not a marker, or the text of an inline link: [1](url)
+    match = MARKER_GROUP.match(src, pos, end_of_inline)
+    if match is None or group_numbers(match.group(1)) is None:
+        return False
+    end = match.end()
+    after = src[end] if end < end_of_inline else ""
+    if after == "(" or (after == "[" and not MARKER_GROUP.match(src, end, end_of_inline)):
+        return False  # the text of a link: [1](url), [1][ref], [1][]
     _push_marker(state, match.group(1))
     state.pos = end
     return True
 
 
-def _push_marker(state: StateInline, numbers: str) -> None:
+def _push_marker(state: StateInline, items: str) -> None:
     prefix, known = state.env["cite_prefix"], state.env["cite_known"]
     state.push("text", "", 0).content = "["
-    for position, part in enumerate(re.split(r"([ \t]*,[ \t]*)", numbers)):
+    for position, part in enumerate(_MARKER_SEPARATOR.split(items)):
         if position % 2:
             state.push("text", "", 0).content = part
             continue

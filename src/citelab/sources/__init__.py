@@ -12,6 +12,7 @@
 - :func:`sources_block` writes numbered sources into prompts and tool messages.
 """
 
+from citelab.contract import MAX_GROUP_NUMBERS, Marker, parse_markers
 from citelab.sources._anchors import build_anchors, source_quotes
 from citelab.sources._block import (
     BlockSource,
@@ -20,7 +21,6 @@ from citelab.sources._block import (
     render_sources_block,
 )
 from citelab.sources._finalize import DanglingCitation, FinalizedAnswer, finalize_citations
-from citelab.sources._markers import MAX_GROUP_NUMBERS, Marker, parse_markers
 from citelab.sources._merge import (
     MERGE_STRATEGIES,
     MergeStrategy,

@@ -27,9 +27,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import cast
 
-from citelab.contract import Anchor, SourceQuote
+from citelab.contract import Anchor, Marker, SourceQuote
 from citelab.sources._finalize import FinalizedAnswer
-from citelab.sources._markers import Marker
 from citelab.sources._source import Source
 from citelab.sources._support import supporting_span
 

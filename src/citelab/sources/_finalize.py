@@ -47,8 +47,8 @@ from operator import add, attrgetter, is_
 from typing import NamedTuple, cast
 
 from citelab._errors import InvalidInput
+from citelab.contract import Marker, MarkerScan, scan_markers
 from citelab.events import Reference
-from citelab.sources._markers import Marker, MarkerScan, scan_markers
 from citelab.sources._removal import in_line, keeps_reading, remove_marker
 from citelab.sources._source import Source
 

@@ -17,20 +17,11 @@ Offsets are code points, end exclusive, with the sentence's surrounding white sp
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from functools import lru_cache
 
-__all__ = ["supporting_span"]
+from citelab._lexicon import SENTENCE_END, SPAN_FUNCTION_WORDS, WORD, fold
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?![a-z])|\n+")
-_WORD = re.compile(r"\w+")
-_FUNCTION_TEXT = """
-    a an and are as at be by for from has have in is it its of on or that the their this to
-    was were will with which who what when where how not no can may must all any
-    der die das und ist ein eine le la les et est un une des du de el los las y es
-"""
-_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+__all__ = ["supporting_span"]
 
 
 def supporting_span(claim: str, passage: str) -> tuple[int, int]:
@@ -77,25 +68,24 @@ def _sentences(passage: str) -> list[tuple[int, int]]:
     """Each sentence's span, white space around it left out; empty pieces dropped."""
     spans = []
     start = 0
-    for end in [*(match.start() for match in _SENTENCE_END.finditer(passage)), len(passage)]:
+    for end in [*(match.start() for match in SENTENCE_END.finditer(passage)), len(passage)]:
         piece = passage[start:end]
         stripped = piece.strip()
         if stripped:
             left = start + len(piece) - len(piece.lstrip())
             spans.append((left, left + len(stripped)))
-        following = _SENTENCE_END.match(passage, end)
+        following = SENTENCE_END.match(passage, end)
         start = following.end() if following else end
     return spans
 
 
 def _words(text: str) -> set[str]:
-    return {_normal(word) for word in _WORD.findall(text)} - _FUNCTION_WORDS - {""}
+    return {_normal(word) for word in WORD.findall(text)} - SPAN_FUNCTION_WORDS - {""}
 
 
 @lru_cache(maxsize=1 << 14)
 def _normal(word: str) -> str:
-    folded = unicodedata.normalize("NFKD", word.casefold())
-    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    plain = fold(word)
     if len(plain) > 3 and plain.endswith("s") and not plain.endswith("ss"):
         plain = plain[:-1]
-    return plain if plain not in _FUNCTION_WORDS else ""
+    return plain if plain not in SPAN_FUNCTION_WORDS else ""

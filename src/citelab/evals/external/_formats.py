@@ -45,7 +45,6 @@ AnswerMessage (envelopes, passages and markers then work as for the vendors)::
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from citelab._errors import CitelabError, ConfigError, InvalidInput
 from citelab._registry import Registry, import_attr
+from citelab.contract import parse_markers
 from citelab.evals.external._urls import PagePassages
 from citelab.evals.records import SourceRecord
 
@@ -279,7 +279,7 @@ class MessageReader:
             {**quoted, **_response_passages(_plain(envelope.response)), **_passages(given)}
         )
         text = message.text
-        if not self.keeps_markers or not _MARKER.search(text):
+        if not self.keeps_markers or not parse_markers(text):
             text = _with_markers(message)
         sources = [
             SourceRecord(
@@ -379,9 +379,6 @@ def _walk_passages(data: Any) -> Iterable[tuple[str, str]]:
     for value in data.values():
         if isinstance(value, list | Mapping):
             yield from _walk_passages(value)
-
-
-_MARKER = re.compile(r"\[\d+\]")
 
 
 def _with_markers(message: AnswerMessage) -> str:

@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import json
 import os
-import re
 import threading
 import unicodedata
 import weakref
@@ -26,7 +25,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from citelab._async import run_blocking
 from citelab._errors import ConfigError, ModelError
+from citelab._lexicon import JUDGE_FUNCTION_WORDS as _STOPWORDS
+from citelab._lexicon import WORD as _WORD
 from citelab._registry import Registry
+from citelab.contract import MARKER_TEXT as _MARKER
 from citelab.evals.judges._deferring import VerdictPending, deferring
 from citelab.evals.judges._prompts import NAMED_PROMPTS, judge_messages
 from citelab.evals.judges._support_model import TrainedLexicalJudge
@@ -62,26 +64,6 @@ class Judge(Protocol):
     def config(self) -> dict[str, Any]:
         """The arguments that rebuild this judge with :func:`build_judge` (JSON-able)."""
         ...
-
-
-# Function words of the three fixture languages: they carry no claim, so they neither help
-# nor hurt support. Kept short on purpose: a content word wrongly listed here would make the
-# judge more lenient, so only unambiguous function words are listed (negations are not:
-# "fees are not due" must not be supported by "fees are due").
-_FUNCTION_WORDS = """
-    a an and are as at be been but by can could did do does for from had has have how i if in
-    into is it its might must of on or our shall should so such than that the their them
-    then there these they this those to too was we were what when where which while who whom
-    why will with would you your yes also only very just about any all each more most der die
-    das den dem des ein eine einer eines einem einen und oder ist sind war wird werden im in am
-    an auf aus bei mit nach von vor zu zum zur für über unter auch als wie es sie er wir
-    ihr ich du man kann können muss müssen soll le la les un une des du de et ou est sont été
-    être au aux en dans par pour sur avec sans que qui quoi ce cet cette ces il elle ils
-    elles nous vous on se sa son ses leur leurs y
-"""
-_STOPWORDS = frozenset(_FUNCTION_WORDS.split())
-_WORD = re.compile(r"\w+")
-_MARKER = re.compile(r"\[\d+(?:[-–]\d+)?(?: *, *\d+(?:[-–]\d+)?)*\]")
 
 
 def content_terms(text: str) -> frozenset[str]:

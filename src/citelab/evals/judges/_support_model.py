@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab._lexicon import SUPPORT_FUNCTION_WORDS, stem_once
+from citelab.contract import MARKER_TEXT
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -65,25 +67,12 @@ FEATURES = (
     "missing_words_share",  # share of its other (not name, not number) terms not found
 )
 
-# Function words of en/de/fr: they carry no claim. Negations are not among them ("fees are
-# not due" must not read as "fees are due"); they are tracked apart.
-_FUNCTION_TEXT = """
-    a an and are as at be been but by can could did do does for from had has have how i if
-    in into is it its might must of on or our shall should so such than that the their them
-    then there these they this those to too was we were what when where which while who whom
-    why will with would you your yes also only very just about any all each more most he she
-    his her him after before during since over up out der die das den dem des ein eine einer
-    eines einem einen und oder ist sind war wird werden im am auf aus bei mit nach von vor
-    zu zum zur für über unter auch als wie es sie er wir ihr ich du man kann können muss
-    müssen soll le la les un une du de et ou est sont été être au aux en dans par pour sur
-    avec que qui quoi ce cet cette ces il elle ils elles nous vous on se sa son ses leur
-    leurs y
-"""
+# Negations are tracked apart from the function words (see SUPPORT_FUNCTION_WORDS): "fees are
+# not due" must not read as "fees are due".
 _NEGATION_TEXT = """
     not no never none nor without cannot nobody nothing neither n't nicht kein keine keinen
     keiner keinem keines nie niemals ohne nichts ne pas jamais aucun aucune sans rien
 """
-_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 _NEGATIONS = frozenset(_NEGATION_TEXT.split())
 # Small numbers written out, read as the digits ("three" meets "3"). Not "one"/"un"/"ein":
 # they are also pronouns and articles.
@@ -103,7 +92,6 @@ _ENGLISH_OR_FRENCH_TEXT = "the and is are of to with le la les et est sont un un
 _GERMAN = frozenset(_GERMAN_TEXT.split())
 _ENGLISH_OR_FRENCH = frozenset(_ENGLISH_OR_FRENCH_TEXT.split())
 
-_MARKER = re.compile(r"\[\d+(?:[-–]\d+)?(?: *, *\d+(?:[-–]\d+)?)*\]")
 # One pass over a text: numbers (with their separators), "n't", words, and the stops that may
 # end a sentence (.!?) or a clause (;:).
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|n't|\w+|[.!?]+|[;:]")
@@ -120,35 +108,6 @@ _CLAUSE_WORDS = frozenset(["but", "whereas", "while", "aber", "jedoch", "mais"])
 _NEAR_COPY = 0.8
 _MARGIN = 1e-9  # log-odds: far more than the rounding of a few sums of products
 _PAIR_WINDOW = 3  # a statement's neighbouring terms count as "near" within 3 terms
-
-_SUFFIXES = (
-    # (suffix, replacement, shortest stem left): "programmes" meets "programme",
-    # "founded" meets "founding"; applied alike to statement and evidence.
-    ("ational", "ate", 3),
-    ("ization", "ize", 3),
-    ("ations", "ate", 3),
-    ("ation", "ate", 3),
-    ("ments", "", 4),
-    ("ment", "", 4),
-    ("ness", "", 4),
-    ("ings", "", 3),
-    ("ing", "", 3),
-    ("ies", "y", 2),
-    ("ied", "y", 2),
-    ("sses", "ss", 2),
-    ("ed", "", 3),
-    ("ly", "", 4),
-    ("es", "e", 3),
-    ("s", "", 3),
-    ("e", "", 3),
-)
-
-
-def _stem(word: str) -> str:
-    for suffix, replacement, shortest in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= shortest:
-            return word[: len(word) - len(suffix)] + replacement
-    return word
 
 
 def _number(token: str) -> str:
@@ -178,18 +137,20 @@ def _token(token: str) -> tuple[int, str]:
         return _NEGATION, ""
     if folded in _CLAUSE_WORDS:
         return _CLAUSE, ""
-    if folded in _FUNCTION_WORDS or (len(token) == 1 and token.isascii() and token.islower()):
+    if folded in SUPPORT_FUNCTION_WORDS or (
+        len(token) == 1 and token.isascii() and token.islower()
+    ):
         return _SKIP, folded  # lower-case single letters: elisions (l', d'), the "s" of "'s"
     if first.isdigit():
         return _NUMBER, "#" + _number(folded)
     if folded in _NUMBER_WORDS:
         return _NUMBER, "#" + _NUMBER_WORDS[folded]
-    return (_NAME if first.isupper() else _WORD), _stem(folded)
+    return (_NAME if first.isupper() else _WORD), stem_once(folded)
 
 
 def _tokens(text: str) -> list[str]:
     if "[" in text:
-        text = _MARKER.sub(" ", text)
+        text = MARKER_TEXT.sub(" ", text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).replace("’", "'")
     if "'" in text:

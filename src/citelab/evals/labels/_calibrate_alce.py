@@ -29,7 +29,6 @@ results) is ignored.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +36,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from citelab._errors import InvalidInput
 from citelab._validation import validation_problems
+from citelab.contract import strip_plain_markers
 
 __all__ = ["is_alce_human_eval", "load_alce_human_eval"]
 
-_MARKER = re.compile(r"\s*\[\d+\]")
 _GRADES = {2: "supported", 1: "partially_supported", 0: "not_supported"}
 _SKIPPED = "overall_results"
 
@@ -166,7 +165,7 @@ def _pairs(item: _Item, ident: str) -> list[dict[str, Any]]:
     for index, sentence in enumerate(item.sentences):
         if not sentence.citations:
             continue
-        claim = _MARKER.sub("", sentence.text).strip()
+        claim = strip_plain_markers(sentence.text).strip()
         passages = [_passage(citation) for citation in sentence.citations]
         pairs.append(
             {

@@ -47,6 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from citelab._errors import InvalidInput
+from citelab._jsonl import json_lines
 from citelab._paths import fixtures_dir
 from citelab.evals.labels._calibrate_alce import is_alce_human_eval, load_alce_human_eval
 
@@ -459,15 +460,10 @@ class _Reader:
     # --- rows ----------------------------------------------------------------------------
 
     def _jsonl_rows(self) -> Iterator[tuple[int, Any]]:
+        rows, bad = json_lines(self._text().splitlines())
         problems = _Problems(self.path)
-        rows: list[tuple[int, Any]] = []
-        for number, line in enumerate(self._text().splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.add(str(number), f"invalid JSON ({exc.msg} at column {exc.colno})")
+        for number, problem in bad:
+            problems.add(str(number), problem)
         problems.raise_any("labels")
         return iter(rows)
 

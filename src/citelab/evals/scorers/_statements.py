@@ -33,7 +33,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from citelab.sources import Marker, parse_markers
+from citelab.contract import (
+    SENTENCE_END_MARKERS,
+    Marker,
+    alce_cited_numbers,
+    alce_remove_citations,
+    parse_markers,
+)
 
 __all__ = [
     "Statement",
@@ -71,7 +77,7 @@ _ABBREVIATION_TEXT = (
 _ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
 _BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+")
 # citelab's splitter also ends a sentence after markers glued to its full stop ("Foo.[1] Bar").
-_BOUNDARY_MARKERS = re.compile(r"(?<=[.!?…])[\"'”’)]*(?:\[\d+(?:\s*[,;]\s*\d+)*\])*\s+")
+_BOUNDARY_MARKERS = re.compile(rf"(?<=[.!?…])[\"'”’)]*{SENTENCE_END_MARKERS}\s+")
 _LIST_PREFIX = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)*")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
 _SPACE = re.compile(r"\s+")
@@ -156,9 +162,6 @@ def split_statements_by_span(
     ]
 
 
-_ALCE_CITATION = re.compile(r"\[\d+")
-_ALCE_SPACED = re.compile(r" \[\d+")
-_ALCE_BARE = re.compile(r"\[\d+")
 _ALCE_END_TOKEN = "<|im_end|>"
 
 
@@ -186,7 +189,7 @@ def _split_statements_alce(text: str, question: str, qampari: bool) -> tuple[Sta
     pieces = _qampari_items(output, question) if qampari else _punkt_pieces(output)
     statements: list[Statement] = []
     for sentence, start, end in pieces:
-        numbers = tuple(int(found[1:]) for found in _ALCE_CITATION.findall(sentence))
+        numbers = alce_cited_numbers(sentence)
         claim = alce_remove_citations(sentence).strip()
         raw_start = where[start] if start < len(where) else len(text)
         raw_end = where[end - 1] + 1 if end > start else raw_start
@@ -229,13 +232,6 @@ def _qampari_items(output: str, question: str) -> list[tuple[str, int, int]]:
         items.append((question + " " + item, start, start + len(item)))
         cursor += len(raw) + 1
     return items
-
-
-def alce_remove_citations(sentence: str) -> str:
-    """ALCE's ``remove_citations``: drop `` [<digits>`` first, then ``[<digits>``, then
-    `` |`` and every ``]`` left over."""
-    once = _ALCE_BARE.sub("", _ALCE_SPACED.sub("", sentence))
-    return once.replace(" |", "").replace("]", "")
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:

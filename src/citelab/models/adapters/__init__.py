@@ -19,16 +19,19 @@ from citelab.models.adapters._responses_wire import (
     from_responses_request,
     response_body,
 )
+from citelab.models.adapters._sse import compact_json, sse_event
 
 __all__ = [
     "AnthropicModel",
     "EventWriter",
     "OpenAIModel",
     "ResponsesWriter",
+    "compact_json",
     "error_event",
     "from_messages_request",
     "from_responses_request",
     "message_body",
     "message_content",
     "response_body",
+    "sse_event",
 ]

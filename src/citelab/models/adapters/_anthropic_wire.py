@@ -46,6 +46,7 @@ from citelab.models.adapters._anthropic_citations import (
     document_prompt,
     read_document,
 )
+from citelab.models.adapters._sse import compact_json, sse_event
 
 __all__ = [
     "EventReader",
@@ -438,7 +439,7 @@ class EventWriter:
 
 
 def _event(name: str, data: dict[str, Any]) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return sse_event(compact_json(data), name)
 
 
 def error_event(message: str) -> str:

@@ -20,7 +20,6 @@ ends the stream with an ``error`` event.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from citelab.models._types import (
     ToolSpec,
 )
 from citelab.models._usage import Usage
+from citelab.models.adapters._sse import compact_json, sse_event
 
 __all__ = ["ResponsesRequest", "ResponsesWriter", "from_responses_request", "response_body"]
 
@@ -342,5 +342,4 @@ class ResponsesWriter:
     def _event(self, kind: str, body: dict[str, Any]) -> str:
         data = {"type": kind, **body, "sequence_number": self._sequence}
         self._sequence += 1
-        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return f"event: {kind}\ndata: {payload}\n\n"
+        return sse_event(compact_json(data), kind)

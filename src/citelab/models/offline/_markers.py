@@ -1,6 +1,6 @@
 """Inline citation markers, as the perturbing model reads and rewrites them.
 
-The grammar is the pipeline's own (:func:`citelab.sources.parse_markers`: ``[n]``,
+The grammar is the pipeline's own (:func:`citelab.contract.parse_markers`: ``[n]``,
 ``[n, m]``, ranges ``[2-4]``, chains ``[1][3]``; nothing inside code or links), so a fault is
 injected exactly where the evaluations will look for citations. Each *number* a marker names
 is one citable unit, indexed 0.. in reading order across the text.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from citelab.sources import Marker, parse_markers
+from citelab.contract import Marker, parse_markers
 
 __all__ = ["marker_numbers", "rewrite_markers"]
 

@@ -60,12 +60,14 @@ from citelab.models._usage import Usage, usage_of
 from citelab.models.adapters import (
     EventWriter,
     ResponsesWriter,
+    compact_json,
     error_event,
     from_messages_request,
     from_responses_request,
     message_body,
     message_content,
     response_body,
+    sse_event,
 )
 
 __all__ = [
@@ -287,11 +289,13 @@ class _Chunks:
             "model": model,
         }
         self._head = head
-        self._prefix = "data: " + _dumps(head)[:-1] + ',"choices":[{"index":0,"delta":'
+        self._prefix = "data: " + compact_json(head)[:-1] + ',"choices":[{"index":0,"delta":'
         self.usage = usage
 
     def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> str:
-        return f'{self._prefix}{_dumps(delta)},"finish_reason":{_dumps(finish_reason)}}}]}}\n\n'
+        # One event, its data written around the delta: the head is encoded once per stream.
+        finish = compact_json(finish_reason)
+        return f'{self._prefix}{compact_json(delta)},"finish_reason":{finish}}}]}}\n\n'
 
     def of(self, delta: ModelDelta) -> str | None:
         if isinstance(delta, TextDelta):
@@ -308,15 +312,11 @@ class _Chunks:
         """The last chunk, with the totals and no choices (when usage was asked for)."""
         if self.usage is None:
             return None
-        return f"data: {_dumps({**self._head, 'choices': [], 'usage': self.usage.chat()})}\n\n"
+        return sse_event(compact_json({**self._head, "choices": [], "usage": self.usage.chat()}))
 
     def _count(self, text: str) -> None:
         if self.usage is not None:
             self.usage.add_output(text)
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool_call_piece(delta: ToolCallDelta) -> dict[str, Any]:
@@ -338,17 +338,13 @@ def _sse_response(chunks: _Chunks, first: ModelDelta, rest: AsyncIterator[ModelD
                     yield event
         except (ModelError, InvalidInput) as exc:
             error = {"error": {"message": str(exc), "type": "server_error", "code": exc.code}}
-            yield f"data: {json.dumps(error)}\n\n"
+            yield sse_event(json.dumps(error))
             return
         if (last := chunks.usage_chunk()) is not None:
             yield last
-        yield "data: [DONE]\n\n"
+        yield sse_event("[DONE]")
 
-    return StreamingResponse(
-        _coalesced(events()),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache"},
-    )
+    return _event_stream(_coalesced(events()))
 
 
 async def _chained(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> AsyncIterator[ModelDelta]:
@@ -415,9 +411,7 @@ def _messages_sse(
         except (ModelError, InvalidInput) as exc:
             yield error_event(str(exc))
 
-    return StreamingResponse(
-        _coalesced(events()), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-    )
+    return _event_stream(_coalesced(events()))
 
 
 def _responses_sse(
@@ -432,9 +426,7 @@ def _responses_sse(
         except (ModelError, InvalidInput) as exc:
             yield writer.error(str(exc))
 
-    return StreamingResponse(
-        _coalesced(events()), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-    )
+    return _event_stream(_coalesced(events()))
 
 
 def _messages_whole_sse(
@@ -444,8 +436,13 @@ def _messages_whole_sse(
         yield writer.start()
         yield writer.whole(content, turn.finish_reason)
 
+    return _event_stream(events())
+
+
+def _event_stream(events: AsyncIterator[str]) -> Response:
+    """The streamed response of SSE text (events written by :func:`sse_event`)."""
     return StreamingResponse(
-        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
     )
 
 

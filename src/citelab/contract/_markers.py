@@ -1,5 +1,11 @@
 """The citation marker grammar: which ``[n]`` in an answer are citations.
 
+The one home of every marker rule in Python: finalize, rendering, judges, scorers and the
+external formats read markers through this module (the front end's copy, ``citations.js``, is
+cross-checked against it by a test). The grammar itself is specified in the rest of this
+docstring; the *variants* at the end are the few other readings a component's exactness
+needs, each named for what it reproduces (ALCE's ``eval.py``, the lexical judges' features).
+
 A marker is a bracketed group of numbers and ranges::
 
     marker := "[" item ( " "* "," " "* item )* "]"
@@ -48,15 +54,23 @@ from itertools import accumulate, compress, count, repeat
 from operator import is_, itemgetter
 from typing import NamedTuple, cast
 
-from citelab.sources._code import Range, code_ranges, is_escaped
+from citelab.contract._code import Range, code_ranges, is_escaped
 
 __all__ = [
+    "ALCE_CITATION",
+    "MARKER_GROUP",
+    "MARKER_TEXT",
     "MAX_GROUP_NUMBERS",
+    "SENTENCE_END_MARKERS",
     "Marker",
     "MarkerScan",
+    "alce_cited_numbers",
+    "alce_remove_citations",
+    "group_numbers",
     "one_number_groups",
     "parse_markers",
     "scan_markers",
+    "strip_plain_markers",
 ]
 
 MAX_GROUP_NUMBERS = 50
@@ -66,6 +80,9 @@ _DIGITS = 4
 _NUMBER = rf"(?:0|[1-9][0-9]{{0,{_DIGITS - 1}}})"
 _ITEM = rf"{_NUMBER}(?:[-–]{_NUMBER})?"
 _MARKER = re.compile(rf"\[({_ITEM}(?: *, *{_ITEM})*)\]")
+MARKER_GROUP = _MARKER
+"""One bracketed group of the grammar, its items (numbers, ranges, commas) in group 1; a
+match is a citation when :func:`group_numbers` accepts its items and its context allows."""
 _MARKER_CHARS = frozenset("0123456789 ,-–")
 # Bound on the left/right scans of the bracket check: longer runs cannot form a valid group.
 _CONTEXT_LIMIT = MAX_GROUP_NUMBERS * 10
@@ -247,6 +264,12 @@ def _close_chain(text: str, markers: list[Marker], first: int, end: int) -> None
         del markers[first:]
 
 
+def group_numbers(items: str) -> tuple[int, ...] | None:
+    """The numbers the items of a :data:`MARKER_GROUP` match name, ranges expanded; ``None``
+    for a reversed range or more than :data:`MAX_GROUP_NUMBERS` numbers (not a citation)."""
+    return _numbers(items)
+
+
 def _numbers(items: str) -> tuple[int, ...] | None:
     """The numbers of a group with commas or ranges, or None when it is not a citation."""
     numbers: list[int] = []
@@ -289,3 +312,38 @@ def _closes_right(text: str, end: int) -> bool:
     while position < stop and text[position] in _MARKER_CHARS:
         position += 1
     return position < stop and text[position] == "]"
+
+
+# Variants: other readings of bracketed numbers that a component's exactness depends on. Each
+# is kept as it is because changing it would change that component's output.
+
+MARKER_TEXT = re.compile(r"\[\d+(?:[-–]\d+)?(?: *, *\d+(?:[-–]\d+)?)*\]")
+"""Text shaped like a marker group anywhere, any number of digits and no context rules: what
+the lexical judges blank out before reading words (their trained features depend on it)."""
+
+SENTENCE_END_MARKERS = r"(?:\[\d+(?:\s*[,;]\s*\d+)*\])*"
+"""Marker groups glued to a full stop (``Foo.[1] Bar``), a regex fragment for citelab's
+sentence splitter: lists only, ``;`` allowed as a separator, no ranges."""
+
+ALCE_CITATION = re.compile(r"\[\d+")
+"""ALCE's ``eval.py`` marker: an opening bracket and digits (the closing one is not read)."""
+_ALCE_SPACED = re.compile(r" \[\d+")
+_PLAIN_MARKER = re.compile(r"\s*\[\d+\]")
+
+
+def alce_cited_numbers(sentence: str) -> tuple[int, ...]:
+    """The numbers ALCE's ``eval.py`` reads as citations of ``sentence``, in order."""
+    return tuple(int(found[1:]) for found in ALCE_CITATION.findall(sentence))
+
+
+def alce_remove_citations(sentence: str) -> str:
+    """ALCE's ``remove_citations``: drop `` [<digits>`` first, then ``[<digits>``, then
+    `` |`` and every ``]`` left over."""
+    once = ALCE_CITATION.sub("", _ALCE_SPACED.sub("", sentence))
+    return once.replace(" |", "").replace("]", "")
+
+
+def strip_plain_markers(text: str) -> str:
+    """``text`` without its one-number markers ``[n]`` and the spaces before each (how the
+    claims of ALCE's human-evaluation file are read)."""
+    return _PLAIN_MARKER.sub("", text)

@@ -1,0 +1,171 @@
+"""The Python marker grammar and the front end's (``js/render/citations.js``) read the same
+cases the same way: which groups are citations, which numbers each names, which are linked.
+
+Three readings of each case: ``parse_markers`` (what finalize keeps), the Python renderer's
+links (``render_answer_html``) and the front end's markdown-it rule (run in Node on the
+front end's own markdown setup). Where the readings differ on purpose, the case is listed in
+``KNOWN`` with the reason, and the test checks that exactly those readings differ.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from citelab.contract import parse_markers, render_answer_html
+
+ROOT = Path(__file__).resolve().parents[2]
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+
+AGREED = [
+    "One [3].",
+    "A list [1, 3] and [1,3] and [1 , 2] and [1,  2].",
+    "A range [2-4].",
+    "An en-dash range [2–4].",
+    "Ranges in a list [1, 3-5] and [1-2, 4-5] and [1,2-3].",
+    "A one-number range [3-3].",
+    "A range of fifty [1-50].",
+    "Two groups [1][3] and a range beside a group [1-2][3].",
+    "Apart [1] [2].",
+    "Zero [0].",
+    "Four digits [9999] and a year [2023].",
+    "Emphasis *a [1]* and glued [1]b.",
+    "In a heading and a list:\n\n# H [1]\n\n- item [2-3]",
+    "In a table:\n\n| a |\n|---|\n| x [5] |",
+    # Not citations, in every reading.
+    "Spaces inside [ 1 ] and a semicolon [1;2].",
+    "A reversed range [4-2].",
+    "A range too large [1-51] and [1-100].",
+    "Five digits [12345] and [10000].",
+    "A link [1](https://example.org).",
+    "An image ![1](x.png).",
+    "A reference link [1][ref].\n\n[ref]: https://example.org",
+    "A collapsed reference [1][].",
+    "A reference definition:\n\n[1]: https://example.org",
+    "A footnote [^1].",
+    "Inline code `[1]`.",
+    "```\n[1]\n```",
+    "    [1] indented code",
+    "Escaped \\[1].",
+    "Letters [1a] and [a1].",
+]
+
+KNOWN = {
+    # The front end is looser about a group's spelling than the grammar finalize uses.
+    "A leading zero [01].": "the front end reads 01 as 1",
+    "A tab [1\t,2].": "the front end allows any white space around a comma",
+    "Spaces in a range [2 - 4].": "the front end allows spaces around a range's dash",
+    "Many [" + ",".join(map(str, range(1, 52))) + "].": (
+        "the front end bounds a range at 50 numbers, the grammar a whole group"
+    ),
+    # The renderers read Markdown; parse_markers reads the raw text with its own rules.
+    "A label [text][1].": "parse_markers: a reference link's label, not a citation",
+    "Brackets [[1]].": "parse_markers: a chain inside brackets is not a citation",
+    "Brackets [1, [2]].": "parse_markers: a chain inside brackets is not a citation",
+    "Indented definition:\n\n  [1]: x": "markdown-it reads a reference definition",
+    "Inside a link's text [see [1]](https://example.org).": "markdown-it reads a link",
+    "An image label great![1].": "the front end reads ![1] as image syntax",
+}
+
+
+def _front_end_readings(cases: list[str], tmp_path: Path) -> list[dict[str, list[int]]]:
+    """Per case, the front end's citation groups and linked numbers (markdown-it in Node)."""
+    if shutil.which("node") is None or not ESBUILD.exists():
+        pytest.skip("node or node_modules is missing (run `npm ci`): cannot run the front end")
+    entry = tmp_path / "read_markers.mjs"
+    markdown = (ROOT / "js" / "render" / "markdown.js").as_posix()
+    entry.write_text(
+        f'import {{ createMarkdown }} from "{markdown}";\n'
+        """
+const md = createMarkdown();
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const readings = JSON.parse(input).map((text) => {
+  const groups = [];
+  const walk = (tokens) => {
+    for (const token of tokens) {
+      if (token.type === "citation") groups.push(token.meta.numbers);
+      if (token.children) walk(token.children);
+    }
+  };
+  walk(md.parse(text, { citelabTurn: "t", references: Object.create(null) }));
+  const html = md.render(text, { citelabTurn: "t", references: Object.create(null) });
+  const links = [...html.matchAll(/data-ref-index="(\\d+)"/g)].map((m) => Number(m[1]));
+  return { groups, links };
+});
+process.stdout.write(JSON.stringify(readings));
+""",
+        encoding="utf-8",
+    )
+    bundle = tmp_path / "read_markers.bundle.mjs"
+    subprocess.run(
+        [str(ESBUILD), str(entry), "--bundle", "--platform=node", "--format=esm",
+         "--log-level=warning", f"--outfile={bundle}"],
+        cwd=ROOT, check=True, timeout=120,
+    )  # fmt: skip
+    result = subprocess.run(
+        ["node", str(bundle)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    readings: list[dict[str, list[int]]] = json.loads(result.stdout)
+    return readings
+
+
+def _python_readings(text: str) -> dict[str, list[list[int]] | list[int]]:
+    html = render_answer_html(text)
+    return {
+        "groups": [list(marker.numbers) for marker in parse_markers(text)],
+        "links": [int(n) for n in re.findall(r'data-ref-index="(\d+)"', html)],
+    }
+
+
+def _differences(text: str, front_end: dict[str, list[int]]) -> list[str]:
+    python = _python_readings(text)
+    # Number 0 names no source: the Python renderer leaves it as text, the front end links
+    # it until its view knows the references.
+    js_links = [number for number in front_end["links"] if number != 0]
+    found = []
+    if python["groups"] != front_end["groups"]:
+        found.append(f"groups: python {python['groups']} vs front end {front_end['groups']}")
+    if python["links"] != js_links:
+        found.append(f"links: python {python['links']} vs front end {js_links}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def front_end(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, list[int]]]:
+    cases = AGREED + list(KNOWN)
+    readings = _front_end_readings(cases, tmp_path_factory.mktemp("markers"))
+    return dict(zip(cases, readings, strict=True))
+
+
+@pytest.mark.parametrize("text", AGREED)
+def test_python_and_the_front_end_read_markers_alike(
+    text: str, front_end: dict[str, dict[str, list[int]]]
+) -> None:
+    assert _differences(text, front_end[text]) == []
+
+
+@pytest.mark.parametrize("text", list(KNOWN))
+def test_the_known_differences_are_still_differences(
+    text: str, front_end: dict[str, dict[str, list[int]]]
+) -> None:
+    # When one side changes to agree, move the case to AGREED.
+    assert _differences(text, front_end[text]), f"{text!r} now agrees ({KNOWN[text]})"
+
+
+def test_the_renderer_links_each_number_of_a_range_as_written() -> None:
+    html = render_answer_html("Fees [1-2] and [3–4, 6].", id_prefix="t")
+    assert re.findall(r'data-ref-index="(\d+)"', html) == ["1", "2", "3", "4", "6"]
+    assert "Fees [<a " in html
+    assert "</a>-<a " in html
+    assert "</a>–<a " in html
