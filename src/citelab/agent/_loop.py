@@ -52,6 +52,7 @@ from citelab.models import (
     ToolSpec,
     collect,
     current_view,
+    estimate_usage,
 )
 from citelab.retrieval import SourceTool
 from citelab.sources import Source
@@ -199,6 +200,7 @@ class _Loop:
         turn = await self._stream(shown, last=last)
         record.text = turn.text
         record.finish_reason = turn.finish_reason
+        record.usage = turn.usage or estimate_usage(shown, self._specs(), turn)
         return turn
 
     def _build_system_prompt(self) -> str:
@@ -208,11 +210,14 @@ class _Loop:
         return event.prompt
 
     async def _stream(self, shown: list[Message], *, last: bool) -> ModelTurn:
-        specs = [cast(ToolSpec, tool.spec) for tool in self.context.tools.values()]
+        specs = self._specs()
         choice: ToolChoice | None = "none" if last and specs else None
         with self._model_errors():
             stream = self.model.stream(shown, specs or None, tool_choice=choice, seed=self.seed)
         return await collect(self._tap(stream))
+
+    def _specs(self) -> list[ToolSpec]:
+        return [cast(ToolSpec, tool.spec) for tool in self.context.tools.values()]
 
     async def _tap(self, stream: AsyncIterator[ModelDelta]) -> AsyncIterator[ModelDelta]:
         """Pass the deltas on, sending text pieces to the client as they arrive.

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citelab.contract import CITATIONS_KEY, Anchor
+from citelab.models import TokenUsage
 
 __all__ = ["CaseRecord", "RestrictedEntity", "RoundRecord", "SourceRecord", "TurnRecord"]
 
@@ -61,6 +62,9 @@ class RoundRecord(BaseModel):
     """Retrieval or source-tool calls the model made in this round."""
     added: dict[int, str] = {}
     """Number → URI of the sources this round's calls added to the turn."""
+    usage: TokenUsage | None = None
+    """The call's tokens (as the model reported them, else estimated); None in records
+    written before citelab counted tokens."""
 
 
 class RestrictedEntity(BaseModel):
@@ -145,6 +149,21 @@ class TurnRecord(BaseModel):
             for block in self.message.get("content", [])
             if isinstance(block, dict) and block.get("type") == "resource_link"
         ]
+
+    @property
+    def input_tokens(self) -> int:
+        """Prompt tokens of every round of the turn."""
+        return sum(r.usage.input_tokens for r in self.rounds if r.usage is not None)
+
+    @property
+    def output_tokens(self) -> int:
+        """Completion tokens of every round of the turn."""
+        return sum(r.usage.output_tokens for r in self.rounds if r.usage is not None)
+
+    @property
+    def tokens_estimated(self) -> bool:
+        """Whether any round's tokens were counted by citelab, not reported by the model."""
+        return any(r.usage is not None and r.usage.estimated for r in self.rounds)
 
     @property
     def searches(self) -> int:

@@ -311,6 +311,7 @@ def _round_record(record: Any) -> RoundRecord:
         visible=dict(record.visible_numbering),
         searches=searches,
         added=added,
+        usage=record.usage,
     )
 
 
