@@ -118,3 +118,30 @@ def test_a_bad_price_is_a_clear_error(
     code = main(["eval", "--suite", str(_suite(tmp_path, '"extractive"')), "--price", bad])
     assert code == 2
     assert "write MODEL=INPUT,OUTPUT in US dollars per million tokens" in capsys.readouterr().err
+
+
+def test_runs_without_tokens_have_no_usage_rows_and_no_section() -> None:
+    from citelab.evals.report._usage_html import usage_html
+    from citelab.evals.results import EvalResult, usage_table
+
+    turns = pd.DataFrame(
+        {
+            "variant": ["a", "a"],
+            "model": ["m", "m"],
+            "turn": [0, 0],
+            "rounds": [1, 1],
+            "input_tokens": [0, 0],
+            "output_tokens": [0, 0],
+            "tokens_estimated": [False, False],
+        }
+    )
+    assert usage_table(turns, {}).empty  # answers citelab score read: no model call counted
+    assert usage_html(EvalResult(scores=pd.DataFrame(), turns=turns, details={}, scorers=[])) == ""
+    older = turns.drop(columns=["input_tokens", "output_tokens", "tokens_estimated"])
+    assert usage_table(older, {}).empty  # a run written before citelab counted tokens
+    mixed = pd.concat([turns.assign(input_tokens=[10, 20], variant="b"), older])
+    table = usage_table(mixed, {"m": ModelPrice(input=1.0, output=0.0)})
+    assert table["variant"].tolist() == ["b", "a"]
+    assert table["input_tokens"].tolist() == [30, 0]
+    assert table["estimated"].tolist() == [False, False]  # a missing flag is not an estimate
+    assert table["cost_usd"].tolist() == pytest.approx([30 / 1e6, 0.0])

@@ -18,7 +18,7 @@ def usage_html(result: EvalResult) -> str:
     """The section (heading included), or ``""`` when the run recorded no tokens (a run
     written before citelab counted them, answers ``citelab score`` read)."""
     table = result.usage()
-    if table.empty or not (table["input_tokens"] + table["output_tokens"]).any():
+    if table.empty:
         return ""
     rows = "".join(_row(row) for row in table.to_dict("records"))
     head = (

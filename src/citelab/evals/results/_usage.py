@@ -96,8 +96,12 @@ _USAGE_COLUMNS = [
 
 def usage_table(turns: pd.DataFrame, prices: Mapping[str, ModelPrice]) -> pd.DataFrame:
     """Per variant and model: turns, rounds, input and output tokens (and per turn), whether
-    any were estimated, and the cost where the model has a price (else empty)."""
+    any were estimated, and the cost where the model has a price (else empty). No rows when
+    no token was recorded (answers ``citelab score`` read, runs written before citelab
+    counted tokens)."""
     if turns.empty or "input_tokens" not in turns:
+        return pd.DataFrame(columns=_USAGE_COLUMNS)
+    if not (turns["input_tokens"].sum() or turns["output_tokens"].sum()):
         return pd.DataFrame(columns=_USAGE_COLUMNS)
     grouped = turns.groupby(["variant", "model"], sort=False)
     table = grouped.agg(
@@ -105,7 +109,7 @@ def usage_table(turns: pd.DataFrame, prices: Mapping[str, ModelPrice]) -> pd.Dat
         rounds=("rounds", "sum"),
         input_tokens=("input_tokens", "sum"),
         output_tokens=("output_tokens", "sum"),
-        estimated=("tokens_estimated", "any"),
+        estimated=("tokens_estimated", lambda flags: bool(flags.eq(True).any())),
     ).reset_index()
     table["tokens_per_turn"] = (table["input_tokens"] + table["output_tokens"]) / table["turns"]
     price = [prices.get(str(model)) for model in table["model"]]
