@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citelab.contract import CITATIONS_KEY, Anchor
-from citelab.models import TokenUsage
 
 __all__ = ["CaseRecord", "RestrictedEntity", "RoundRecord", "SourceRecord", "TurnRecord"]
 
@@ -62,9 +61,13 @@ class RoundRecord(BaseModel):
     """Retrieval or source-tool calls the model made in this round."""
     added: dict[int, str] = {}
     """Number → URI of the sources this round's calls added to the turn."""
-    usage: TokenUsage | None = None
-    """The call's tokens (as the model reported them, else estimated); None in records
-    written before citelab counted tokens."""
+    input_tokens: int | None = None
+    """The call's prompt tokens (its model's ``usage``); None in records written before
+    citelab counted tokens."""
+    output_tokens: int | None = None
+    """The call's completion tokens."""
+    tokens_estimated: bool = False
+    """True when citelab counted the tokens (the model reported none)."""
 
 
 class RestrictedEntity(BaseModel):
@@ -153,17 +156,17 @@ class TurnRecord(BaseModel):
     @property
     def input_tokens(self) -> int:
         """Prompt tokens of every round of the turn."""
-        return sum(r.usage.input_tokens for r in self.rounds if r.usage is not None)
+        return sum(r.input_tokens or 0 for r in self.rounds)
 
     @property
     def output_tokens(self) -> int:
         """Completion tokens of every round of the turn."""
-        return sum(r.usage.output_tokens for r in self.rounds if r.usage is not None)
+        return sum(r.output_tokens or 0 for r in self.rounds)
 
     @property
     def tokens_estimated(self) -> bool:
         """Whether any round's tokens were counted by citelab, not reported by the model."""
-        return any(r.usage is not None and r.usage.estimated for r in self.rounds)
+        return any(r.tokens_estimated for r in self.rounds)
 
     @property
     def searches(self) -> int:
