@@ -84,3 +84,23 @@ def test_the_alce_row_commands_run_as_written_against_serve_model(tmp_path: Path
     lines = done.stdout.splitlines()  # serve-model's and alce run's lines, then score's JSON
     metrics = json.loads("\n".join(lines[lines.index("{") :]))["metrics"]
     assert metrics["citation_recall_alce"]["answers"] == len(ITEMS)
+
+
+@pytest.mark.slow
+def test_the_runs_over_time_example_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")  # no request leaves the test
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    done = _run(_shell_block("citelab runs runs/"), tmp_path)
+    assert done.returncode == 0, done.stderr + done.stdout
+    for run in ("monday", "tuesday", "wednesday"):
+        assert run in done.stdout  # the index lists each
+    compared = json.loads((tmp_path / "compared.json").read_text(encoding="utf-8"))
+    assert compared["labels"] == ["monday", "tuesday", "wednesday"]
+    assert compared["only"] == {"monday": 0, "tuesday": 0, "wednesday": 3}
+    assert any(row["run"] == "wednesday" and row["difference"] is not None
+               for row in compared["figures"])  # fmt: skip
+    assert (tmp_path / "mlruns").is_dir()
+    usage = json.loads((tmp_path / "runs" / "monday" / "run.json").read_text())["usage"]
+    assert all(row["cost_usd"] is not None for row in usage)

@@ -22,7 +22,7 @@ from citelab._errors import CitelabError
 from citelab.agent._config import HookSwitches
 from citelab.contract import SuggestedReply
 from citelab.corpus import Corpus, Reader
-from citelab.models import Message
+from citelab.models import Message, TokenUsage
 from citelab.retrieval import SourceTool
 from citelab.sources import MergeStrategy, RetrievalSettings, Source
 
@@ -85,6 +85,8 @@ class RoundRecord(BaseModel):
     """The text the model wrote in this round."""
     finish_reason: str = "stop"
     """Why the model stopped (``stop``, ``tool_calls``, ``length``…)."""
+    usage: TokenUsage | None = None
+    """The call's tokens: as the model reported them, else estimated (``usage.estimated``)."""
 
 
 @dataclass

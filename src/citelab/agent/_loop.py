@@ -47,13 +47,14 @@ from citelab.models import (
     ModelTurn,
     SystemMessage,
     TextDelta,
+    TokenUsage,
     ToolCall,
     ToolChoice,
     ToolMessage,
     ToolSpec,
     collect,
     current_view,
-    usage_of,
+    estimate_usage,
 )
 from citelab.retrieval import SourceTool
 from citelab.sources import Source
@@ -205,10 +206,12 @@ class _Loop:
             f"chat {self._model_name()}", self._chat_attributes(index), client=True
         ) as traced:
             turn = await self._stream(shown, last=last)
+            usage = turn.usage or estimate_usage(shown, self._specs(), turn)
             if traced.recording:
-                _record_response(traced, turn, usage_of(shown, self._specs(), turn))
+                _record_response(traced, turn, usage)
         record.text = turn.text
         record.finish_reason = turn.finish_reason
+        record.usage = usage
         return turn
 
     def _model_name(self) -> str:
@@ -328,17 +331,13 @@ def _tool_attributes(operation: str, name: str) -> dict[str, Any]:
     }
 
 
-def _record_response(traced: Span, turn: ModelTurn, estimate: Any) -> None:
+def _record_response(traced: Span, turn: ModelTurn, usage: TokenUsage) -> None:
     """The response's GenAI attributes: why it finished and its tokens (the model's own
     ``usage`` when the turn carries one, else citelab's estimate, marked as such)."""
     traced.set("gen_ai.response.finish_reasons", [turn.finish_reason])
-    reported = getattr(turn, "usage", None)
-    usage = reported if reported is not None else estimate
     traced.set("gen_ai.usage.input_tokens", usage.input_tokens)
     traced.set("gen_ai.usage.output_tokens", usage.output_tokens)
-    traced.set(
-        "citelab.usage.estimated", reported is None or bool(getattr(reported, "estimated", False))
-    )
+    traced.set("citelab.usage.estimated", usage.estimated)
     traced.set("citelab.tool_calls", len(turn.tool_calls))
 
 

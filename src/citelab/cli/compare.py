@@ -1,19 +1,22 @@
-"""``citelab compare RUN_A RUN_B``: two evaluation runs side by side.
+"""``citelab compare RUN_A RUN_B [RUN_C…]``: evaluation runs side by side.
 
-Reads two folders written by ``citelab eval`` (two models, two prompt versions, before and
-after a change), matches their cases by dataset and case id, and writes a comparison report:
-run B minus run A per metric with paired bootstrap intervals, both runs' values, and the case
-browser over both (filter "differs from baseline" to see the cases that changed).
+Reads folders written by ``citelab eval`` (two models, two prompt versions, before and after
+a change), matches their cases by dataset and case id, and writes a comparison report: each
+run after the first minus the first per metric with paired bootstrap intervals, every run's
+values, and the case browser over all of them (filter "differs from baseline" to see the
+cases that changed). With three runs or more it prints one table of every run's figures
+with its paired interval against the first (``figures.csv``).
 
 ``--non-inferior METRIC=MARGIN`` (repeatable; ``*`` for every metric) is a gate for CI: B
-must not be worse than A on METRIC by more than MARGIN with 95% confidence (the paired
-interval's worse end; ``--confidence`` changes the level). The command exits 3 when one does
-not pass (see ``EXIT_CODES``).
+(every run after the first) must not be worse than A on METRIC by more than MARGIN with 95%
+confidence (the paired interval's worse end; ``--confidence`` changes the level). The command
+exits 3 when one does not pass (see ``EXIT_CODES``).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,22 +39,31 @@ exit codes:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="compare two evaluation runs case by case",
+        help="compare evaluation runs case by case",
         description=(
-            "Compare two folders written by citelab eval: cases matched by dataset and id, "
-            "run B minus run A per metric with paired bootstrap intervals, and a report "
-            "with the case browser over both runs."
+            "Compare two or more folders written by citelab eval: cases matched by dataset "
+            "and id, each run minus the first (RUN_A) per metric with paired bootstrap "
+            "intervals, and a report with the case browser over the runs."
         ),
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="the baseline run's folder")
-    parser.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
     parser.add_argument(
-        "--out", metavar="DIR", help="output folder (default: RUN_B/compare-<name of RUN_A>)"
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="run folders: the baseline first (RUN_A), then the runs compared with it",
     )
     parser.add_argument(
-        "--labels", nargs=2, metavar=("A", "B"), help="names of the runs (default: folder names)"
+        "--out",
+        metavar="DIR",
+        help="output folder (default: <the last run>/compare-<name of RUN_A>)",
+    )
+    parser.add_argument(
+        "--labels",
+        nargs="+",
+        metavar="NAME",
+        help="names of the runs, one per run (default: folder names)",
     )
     parser.add_argument(
         "--non-inferior",
@@ -77,23 +89,33 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab.evals import compare_runs, write_comparison
+    from citelab.evals.report import compare_many, write_comparison
 
     margins = [_margin(text) for text in args.non_inferior]
     if not 0 < args.confidence < 1:
         from citelab._errors import ConfigError
 
         raise ConfigError(f"--confidence must lie between 0 and 1, got {args.confidence}")
-    comparison = compare_runs(args.run_a, args.run_b, args.labels)
-    out = Path(args.out) if args.out else Path(args.run_b) / f"compare-{Path(args.run_a).name}"
+    if len(args.runs) < 2:
+        from citelab._errors import ConfigError
+
+        raise ConfigError(f"give two run folders or more (RUN_A RUN_B …), got {len(args.runs)}")
+    comparison = compare_many(args.runs, args.labels)
+    first, last = Path(args.runs[0]), Path(args.runs[-1])
+    out = Path(args.out) if args.out else last / f"compare-{first.name}"
     written = write_comparison(comparison, out, non_inferior=margins, confidence=args.confidence)
     from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
 
-    a, b = comparison.labels
-    differences = comparison.result.differences(confidence=args.confidence)
+    differences = comparison.result.differences(
+        baseline=comparison.labels[0], confidence=args.confidence
+    )
     gates = comparison.result.config.get("gates", [])
     passed = all(gate["passed"] for gate in gates)
     code = 0 if passed else EXIT_GATE_FAILED
+    if len(comparison.labels) > 2:
+        _print_many(comparison, differences, args, written, code)
+        return code
+    a, b = comparison.labels
     if args.json:
         print_json(
             {
@@ -118,6 +140,75 @@ def run(args: argparse.Namespace) -> int:
         print_gates(gates)
     print(f"report: {written['report.html']}", file=sys.stderr)
     return code
+
+
+def _print_many(
+    comparison: Any, differences: Any, args: argparse.Namespace, written: Any, code: int
+) -> None:
+    """Three runs or more: one table of every run's figures, with its paired interval
+    against the first (``figures.csv``); ``--json`` prints it as rows."""
+    from citelab.cli._common import print_gates, print_json, table_records
+    from citelab.evals.report import figures_table
+
+    summary = comparison.result.summary()
+    figures = figures_table(comparison, summary=summary, differences=differences)
+    gates = comparison.result.config.get("gates", [])
+    if args.json:
+        print_json(
+            {
+                "labels": list(comparison.labels),
+                "baseline": comparison.labels[0],
+                "matched_cases": comparison.matched,
+                "only": dict(zip(comparison.labels, comparison.only, strict=True)),
+                "confidence": args.confidence,
+                "figures": table_records(figures),
+                "differences": table_records(differences),
+                "gates": gates,
+                "gates_passed": all(gate["passed"] for gate in gates),
+                "report": str(written["report.html"]),
+                "exit_code": code,
+            }
+        )
+    else:
+        only = ", ".join(
+            f"{n} only in {label}"
+            for label, n in zip(comparison.labels, comparison.only, strict=True)
+        )
+        print(f"{comparison.matched} cases matched by every run; not in every run: {only}")
+        _print_figures(figures, comparison.labels[0])
+        print_gates(gates)
+    print(f"report: {written['report.html']}", file=sys.stderr)
+
+
+def _print_figures(frame: Any, base: str) -> None:
+    if frame.empty:
+        print("no metric was scored")
+        return
+    print(f"every run's value [95% interval], and minus {base} (paired interval; * excludes 0):")
+    for (model, metric), rows in frame.groupby(["model", "metric"], sort=False):
+        print(f"  {model} · {metric}")
+        for row in rows.to_dict("records"):
+            value = _interval(row["value"], row["ci_low"], row["ci_high"], "")
+            line = f"    {row['run']!s:<24} {value}"
+            if row["run"] != base and _present(row["difference"]):
+                mark = "*" if row["excludes_zero"] is True else " "
+                diff = _interval(
+                    row["difference"], row["difference_ci_low"], row["difference_ci_high"], "+"
+                )
+                line += f"   {mark} {diff}  {int(row['paired_cases'])} cases"
+            print(line)
+
+
+def _interval(value: Any, low: Any, high: Any, sign: str) -> str:
+    if not _present(value):
+        return "—"
+    if not (_present(low) and _present(high)):
+        return f"{value:{sign}.3f}"
+    return f"{value:{sign}.3f} [{low:{sign}.3f}, {high:{sign}.3f}]"
+
+
+def _present(value: Any) -> bool:
+    return isinstance(value, int | float) and not math.isnan(value)
 
 
 def _margin(text: str) -> tuple[str, float]:

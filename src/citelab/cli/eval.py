@@ -25,6 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
+from citelab.cli._run_log import (
+    add_log_arguments,
+    add_price_argument,
+    check_log_targets,
+    log_run,
+    prices_of,
+)
 
 __all__ = ["EXIT_CODES", "register", "run"]
 
@@ -128,6 +135,8 @@ def register(subparsers: Any) -> None:
         help="do not ask the models' endpoints whether they answer before the run starts",
     )
     add_judge_card_argument(parser)
+    add_price_argument(parser)
+    add_log_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--json",
@@ -144,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     from citelab.evals import run as run_suite
 
     _check_options(args)
+    prices = prices_of(args)
+    check_log_targets(args)
     suite = load_suite(args.suite)
     _check_model_names(args.model or [])  # before anything starts (a progress bar included)
     out = args.out or default_output_dir(suite)
@@ -174,10 +185,12 @@ def run(args: argparse.Namespace) -> int:
                 address=args.address,
                 workers=args.workers,
                 judge_cards=args.judge_cards,
+                prices=prices,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)
             return 130
+    log_run(args, out)
     findings = result.config.get("findings", [])
     gates = result.config.get("gates", [])
     gates_passed = all(gate["passed"] for gate in gates)

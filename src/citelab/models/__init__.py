@@ -7,6 +7,8 @@
 * :class:`ExtractiveModel` — the offline default: quotes and cites the sources it was shown.
 * :class:`ScriptedModel` — replays given rounds and records what it saw.
 * :class:`PerturbedModel` — injects citation faults at set rates and records them.
+* :class:`TokenUsage` — a call's tokens (a finish delta's ``usage``); :func:`estimate_usage`
+  counts them for a model that reports none.
 * :func:`source_version` — a module and its package's version, for a model's
   ``code_version`` (the model-call cache keys by it).
 * :func:`get_model` — build any of them by name (``"extractive"``, ``"openai:<model>"``…);
@@ -38,6 +40,7 @@ from citelab.models._types import (
     SuggestedRepliesDelta,
     SystemMessage,
     TextDelta,
+    TokenUsage,
     ToolCall,
     ToolCallDelta,
     ToolCallMessage,
@@ -48,7 +51,7 @@ from citelab.models._types import (
     collect,
     message_text,
 )
-from citelab.models._usage import usage_of
+from citelab.models._usage import estimate_usage
 from citelab.models._version import code_version_of, source_version
 from citelab.models.adapters import AnthropicModel, OpenAIModel
 from citelab.models.offline import (
@@ -94,6 +97,7 @@ __all__ = [
     "SuggestedRepliesDelta",
     "SystemMessage",
     "TextDelta",
+    "TokenUsage",
     "ToolCall",
     "ToolCallDelta",
     "ToolCallMessage",
@@ -108,6 +112,7 @@ __all__ = [
     "code_version_of",
     "collect",
     "current_view",
+    "estimate_usage",
     "get_model",
     "inject_faults",
     "message_text",
@@ -117,5 +122,4 @@ __all__ = [
     "serve_in_thread",
     "source_version",
     "sources_in_message",
-    "usage_of",
 ]

@@ -38,6 +38,7 @@ __all__ = [
     "SuggestedRepliesDelta",
     "SystemMessage",
     "TextDelta",
+    "TokenUsage",
     "ToolCall",
     "ToolCallDelta",
     "ToolCallMessage",
@@ -164,6 +165,20 @@ class SuggestedRepliesDelta(BaseModel):
     """Two or three replies, in the order to show them."""
 
 
+class TokenUsage(BaseModel):
+    """The tokens one model call read and wrote, as its API reported them (``usage``), or
+    estimated when the model reports none (``estimated``: words and punctuation counted)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = Field(default=0, ge=0)
+    """Prompt tokens: everything the call was shown (messages and tool specs)."""
+    output_tokens: int = Field(default=0, ge=0)
+    """Completion tokens: the text and tool calls it wrote."""
+    estimated: bool = False
+    """True when citelab counted them (a model without ``usage``), not the model's API."""
+
+
 class FinishDelta(BaseModel):
     """The end of the stream."""
 
@@ -172,6 +187,8 @@ class FinishDelta(BaseModel):
     type: Literal["finish"] = "finish"
     reason: FinishReason
     """Why the turn ended."""
+    usage: TokenUsage | None = None
+    """The call's tokens, when the model's API reported them."""
 
 
 ModelDelta = Annotated[
@@ -232,6 +249,8 @@ class ModelTurn(BaseModel):
     """Why the turn ended."""
     suggested_replies: list[SuggestedReply] = []
     """Follow-up chips, when the model proposed some."""
+    usage: TokenUsage | None = None
+    """The call's tokens, when the model reported them (its finish delta's ``usage``)."""
 
     def to_message(self) -> AssistantMessage:
         """The assistant message to append to the conversation before running tools."""
@@ -300,6 +319,7 @@ async def collect(stream: AsyncIterator[ModelDelta]) -> ModelTurn:
     calls: dict[int, _CallParts] = {}
     replies: list[SuggestedReply] = []
     finish: FinishReason | None = None
+    usage: TokenUsage | None = None
     async for delta in stream:
         if finish is not None:
             raise ModelError(f"malformed stream: {delta.type} delta after the finish")
@@ -310,7 +330,7 @@ async def collect(stream: AsyncIterator[ModelDelta]) -> ModelTurn:
         elif isinstance(delta, SuggestedRepliesDelta):
             replies = list(delta.replies)
         else:
-            finish = delta.reason
+            finish, usage = delta.reason, delta.usage
     if finish is None:
         raise ModelError("malformed stream: it ended without a finish reason")
     return ModelTurn(
@@ -318,4 +338,5 @@ async def collect(stream: AsyncIterator[ModelDelta]) -> ModelTurn:
         tool_calls=[calls[index].build() for index in sorted(calls)],
         finish_reason=finish,
         suggested_replies=replies,
+        usage=usage,
     )

@@ -1,4 +1,5 @@
-"""Token counts for ``serve-model``'s ``usage`` fields, estimated without a tokenizer.
+"""Token counts for ``serve-model``'s ``usage`` fields (and for models that report none),
+estimated without a tokenizer.
 
 A served model has no vocabulary of its own, so a token here is a word (a run of letters and
 digits) or one punctuation character: deterministic, and of the order a real tokenizer
@@ -13,9 +14,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from citelab.models._types import Message, ModelTurn, ToolSpec, message_text
+from citelab.models._types import Message, ModelTurn, TokenUsage, ToolSpec, message_text
 
-__all__ = ["Usage", "estimate_tokens", "usage_of"]
+__all__ = ["Usage", "estimate_tokens", "estimate_usage", "usage_of"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -84,3 +85,13 @@ def usage_of(
     if turn is not None:
         usage.add_turn(turn)
     return usage
+
+
+def estimate_usage(
+    messages: Sequence[Message], tools: Sequence[ToolSpec] | None, turn: ModelTurn
+) -> TokenUsage:
+    """The :class:`TokenUsage` of a call whose model reported none, marked ``estimated``."""
+    usage = usage_of(messages, tools, turn)
+    return TokenUsage(
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, estimated=True
+    )

@@ -277,7 +277,8 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     assert list(written) == [
         name
         for table in (
-            "summary", "differences", "corrected", "scores", "cases", "statements", "citations"
+            "summary", "differences", "corrected", "usage",
+            "scores", "cases", "statements", "citations",
         )
         for name in (f"{table}.csv", f"{table}.parquet")
     ] + ["gold.json", "run.json", "report.html"]  # fmt: skip
@@ -285,6 +286,7 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
         "summary": bundled.summary(),
         "differences": bundled.differences(),
         "corrected": bundled.corrected(),
+        "usage": bundled.usage(),
         "scores": bundled.scores,
         "cases": bundled.to_pandas("case"),
         "statements": bundled.to_pandas("statement"),

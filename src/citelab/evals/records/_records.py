@@ -61,6 +61,13 @@ class RoundRecord(BaseModel):
     """Retrieval or source-tool calls the model made in this round."""
     added: dict[int, str] = {}
     """Number → URI of the sources this round's calls added to the turn."""
+    input_tokens: int | None = None
+    """The call's prompt tokens (its model's ``usage``); None in records written before
+    citelab counted tokens."""
+    output_tokens: int | None = None
+    """The call's completion tokens."""
+    tokens_estimated: bool = False
+    """True when citelab counted the tokens (the model reported none)."""
 
 
 class RestrictedEntity(BaseModel):
@@ -145,6 +152,21 @@ class TurnRecord(BaseModel):
             for block in self.message.get("content", [])
             if isinstance(block, dict) and block.get("type") == "resource_link"
         ]
+
+    @property
+    def input_tokens(self) -> int:
+        """Prompt tokens of every round of the turn."""
+        return sum(r.input_tokens or 0 for r in self.rounds)
+
+    @property
+    def output_tokens(self) -> int:
+        """Completion tokens of every round of the turn."""
+        return sum(r.output_tokens or 0 for r in self.rounds)
+
+    @property
+    def tokens_estimated(self) -> bool:
+        """Whether any round's tokens were counted by citelab, not reported by the model."""
+        return any(r.tokens_estimated for r in self.rounds)
 
     @property
     def searches(self) -> int:

@@ -1,4 +1,5 @@
-"""Two runs side by side: ``citelab compare RUN_A RUN_B`` and :func:`compare_runs`.
+"""Runs side by side: ``citelab compare RUN_A RUN_B [RUN_C…]``, :func:`compare_runs` and
+:func:`compare_many`.
 
 A run folder (what ``citelab eval`` writes) is read back as an :class:`EvalResult` by
 :func:`load_run`: the score and detail tables, the turns, the records (for the case
@@ -10,6 +11,8 @@ browser), the gold (``gold.json``) and the scorers (rebuilt from ``run.json``).
 data), the variant name when they share variants run on one model each (two models), else
 the one series of each run (``run``). Cases are matched by dataset and case id; every statistic of a
 report then compares run B with run A, paired on the cases both scored (A is the baseline).
+:func:`compare_many` does the same for more runs: every run against the first, and
+:func:`figures_table` puts every run's figures beside its paired difference from the first.
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.results import TURN_FACTS, EvalResult, Gate, evaluate_gates
 from citelab.evals.scorers import Aggregate, DetailLevel, Score, Scorer, build_scorers
 
-__all__ = ["Comparison", "compare_runs", "comparison_gates", "load_run", "write_comparison"]
+__all__ = [
+    "Comparison",
+    "compare_many",
+    "compare_runs",
+    "comparison_gates",
+    "figures_table",
+    "load_run",
+    "write_comparison",
+]
 
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
 
@@ -155,29 +166,43 @@ def _scorers(config: dict[str, Any], scores: pd.DataFrame, summary: pd.DataFrame
 
 @dataclass
 class Comparison:
-    """Two runs as one result (see the module docs), and what was matched."""
+    """Two or more runs as one result (see the module docs), and what was matched. The
+    first run is the baseline every other is compared with."""
 
     result: EvalResult
-    labels: tuple[str, str]
-    folders: tuple[Path, Path]
+    labels: tuple[str, ...]
+    folders: tuple[Path, ...]
     matched: int
-    """Cases (dataset, case id) both runs scored."""
-    only: tuple[int, int]
-    """Cases only run A, only run B scored."""
-    runs: tuple[EvalResult, EvalResult]
+    """Cases (dataset, case id) every run scored."""
+    only: tuple[int, ...]
+    """Per run, the cases it scored that not every run scored (with two runs: only in A,
+    only in B)."""
+    runs: tuple[EvalResult, ...]
 
 
 def compare_runs(
     run_a: str | Path, run_b: str | Path, labels: Sequence[str] | None = None
 ) -> Comparison:
     """Run B against run A (see the module docs)."""
-    folders = (Path(run_a), Path(run_b))
-    first, second = load_run(folders[0]), load_run(folders[1])
-    names = _labels(folders, labels)
-    key = _matching(first, second)
-    parts = [_relabel(first, names[0], key), _relabel(second, names[1], key)]
-    cases_a = set(map(tuple, first.turns[["dataset", "case_id"]].drop_duplicates().to_numpy()))
-    cases_b = set(map(tuple, second.turns[["dataset", "case_id"]].drop_duplicates().to_numpy()))
+    return compare_many([run_a, run_b], labels)
+
+
+def compare_many(folders: Sequence[str | Path], labels: Sequence[str] | None = None) -> Comparison:
+    """Every run of ``folders`` (two or more) against the first, as :func:`compare_runs`
+    compares two: one result whose variants are the runs, paired on the cases both of a pair
+    scored."""
+    if len(folders) < 2:
+        raise InvalidInput(f"a comparison needs two runs or more, got {len(folders)}")
+    paths = tuple(Path(folder) for folder in folders)
+    loaded = tuple(load_run(path) for path in paths)
+    names = _labels(paths, labels)
+    key = _matching(loaded, names)
+    parts = [_relabel(run, name, key) for run, name in zip(loaded, names, strict=True)]
+    cases = [
+        set(map(tuple, run.turns[["dataset", "case_id"]].drop_duplicates().to_numpy()))
+        for run in loaded
+    ]
+    common = set.intersection(*cases)
     combined = EvalResult(
         scores=pd.concat([p.scores for p in parts], ignore_index=True),
         turns=pd.concat([p.turns for p in parts], ignore_index=True),
@@ -187,60 +212,92 @@ def compare_runs(
             )
             for level in ("statement", "citation")
         },
-        scorers=_union_scorers(first.scorers, second.scorers),
-        config={
-            "suite": {
-                "name": f"{names[0]} vs {names[1]}",
-                "description": f"Run {names[1]} compared with run {names[0]} (the baseline), "
-                "case by case.",
-            },
-            "variants": {
-                names[0]: {"set": {}, "description": f"run A: {folders[0]}"},
-                names[1]: {"set": {}, "description": f"run B: {folders[1]}"},
-            },
-            "compared": {"a": first.config, "b": second.config},
-        },
-        seed=first.seed,
-        resamples=first.resamples,
-        records=[*parts[0].records, *parts[1].records],
-        cases={**second.cases, **first.cases},
+        scorers=_union_scorers([run.scorers for run in loaded]),
+        config=_combined_config(loaded, names, paths),
+        seed=loaded[0].seed,
+        resamples=loaded[0].resamples,
+        records=[record for part in parts for record in part.records],
+        cases={k: v for run in reversed(loaded) for k, v in run.cases.items()},
     )
     return Comparison(
         result=combined,
         labels=names,
-        folders=folders,
-        matched=len(cases_a & cases_b),
-        only=(len(cases_a - cases_b), len(cases_b - cases_a)),
-        runs=(first, second),
+        folders=paths,
+        matched=len(common),
+        only=tuple(len(run_cases - common) for run_cases in cases),
+        runs=loaded,
     )
 
 
-def _labels(folders: tuple[Path, Path], labels: Sequence[str] | None) -> tuple[str, str]:
+def _letter(index: int) -> str:
+    """A, B, C… for the runs (then R27, R28…)."""
+    return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
+
+
+def _combined_config(
+    runs: Sequence[EvalResult], names: Sequence[str], folders: Sequence[Path]
+) -> dict[str, Any]:
+    if len(names) == 2:
+        title = f"{names[0]} vs {names[1]}"
+        description = f"Run {names[1]} compared with run {names[0]} (the baseline), case by case."
+    else:
+        title = " vs ".join(names)
+        description = (
+            f"Runs {', '.join(names[1:])} each compared with run {names[0]} (the baseline), "
+            "case by case."
+        )
+    return {
+        "suite": {"name": title, "description": description},
+        "variants": {
+            name: {"set": {}, "description": f"run {_letter(i)}: {folder}"}
+            for i, (name, folder) in enumerate(zip(names, folders, strict=True))
+        },
+        "compared": {_letter(i).lower(): run.config for i, run in enumerate(runs)},
+    }
+
+
+def _labels(folders: Sequence[Path], labels: Sequence[str] | None) -> tuple[str, ...]:
+    count = len(folders)
     if labels is not None:
-        if len(labels) != 2 or labels[0] == labels[1] or not all(labels):
-            raise InvalidInput(f"--labels needs two different names, got {list(labels)}")
-        return (str(labels[0]), str(labels[1]))
-    a, b = folders[0].resolve().name, folders[1].resolve().name
-    return (a, b) if a != b else (f"A:{a}", f"B:{b}")
+        if len(labels) != count or len(set(labels)) != count or not all(labels):
+            number = "two" if count == 2 else str(count)
+            raise InvalidInput(
+                f"--labels needs {number} different names, one per run, got {list(labels)}"
+            )
+        return tuple(str(label) for label in labels)
+    names = [folder.resolve().name for folder in folders]
+    if len(set(names)) == count:
+        return tuple(names)
+    return tuple(f"{_letter(i)}:{name}" for i, name in enumerate(names))
 
 
-def _matching(first: EvalResult, second: EvalResult) -> str:
-    """What pairs series across the runs: ``pair`` when they share (variant, model) pairs,
-    ``variant`` when they share variant names (each run with one model per variant: two
-    models, or before/after a change of model), else ``run`` (one series each)."""
-    series = [r.turns[["variant", "model"]].drop_duplicates() for r in (first, second)]
+def _matching(runs: Sequence[EvalResult], names: Sequence[str]) -> str:
+    """What pairs series across the runs: ``pair`` when every run shares a (variant, model)
+    pair with the first, ``variant`` when every run shares a variant name with the first
+    (each run with one model per variant: two models, or before/after a change of model),
+    else ``run`` (one series each)."""
+    series = [r.turns[["variant", "model"]].drop_duplicates() for r in runs]
     pairs = [set(map(tuple, s.to_numpy())) for s in series]
-    if pairs[0] & pairs[1]:
+    if all(pairs[0] & other for other in pairs[1:]):
         return "pair"
-    names = [set(s["variant"]) for s in series]
+    variants = [set(s["variant"]) for s in series]
     one_model = all(not s["variant"].duplicated().any() for s in series)
-    if names[0] & names[1] and one_model:
+    if all(variants[0] & other for other in variants[1:]) and one_model:
         return "variant"
     if all(len(s) == 1 for s in series):
         return "run"
+    if len(runs) == 2:
+        held = f"A: {sorted(pairs[0])}, B: {sorted(pairs[1])}"
+        return _unmatched(f"the runs share no variant and model ({held})", "do not have")
+    held = "; ".join(f"{name}: {sorted(p)}" for name, p in zip(names, pairs, strict=True))
+    return _unmatched(
+        f"not every run shares a variant and model with {names[0]} ({held})", "do not all have"
+    )
+
+
+def _unmatched(what: str, have: str) -> str:
     raise InvalidInput(
-        f"the runs share no variant and model (A: {sorted(pairs[0])}, B: {sorted(pairs[1])}) "
-        "and do not have one variant and model each: there is nothing to match them by"
+        f"{what} and {have} one variant and model each: there is nothing to match them by"
     )
 
 
@@ -282,9 +339,13 @@ def _relabel(result: EvalResult, label: str, key: str) -> EvalResult:
     )
 
 
-def _union_scorers(first: Sequence[Scorer], second: Sequence[Scorer]) -> list[Scorer]:
-    seen = {s.metric for s in first}
-    return [*first, *(s for s in second if s.metric not in seen)]
+def _union_scorers(runs: Sequence[Sequence[Scorer]]) -> list[Scorer]:
+    """Every metric once, the first run's scorer for it first."""
+    seen: dict[str, Scorer] = {}
+    for scorers in runs:
+        for scorer in scorers:
+            seen.setdefault(scorer.metric, scorer)
+    return list(seen.values())
 
 
 def write_comparison(
@@ -294,31 +355,34 @@ def write_comparison(
     non_inferior: Sequence[tuple[str, float]] = (),
     confidence: float = 0.95,
 ) -> dict[str, Path]:
-    """The comparison's tables and ``report.html`` (``compare.json`` says what was read).
+    """The comparison's tables and ``report.html`` (``compare.json`` says what was read;
+    ``figures.csv`` is :func:`figures_table`).
 
-    ``non_inferior`` is ``(metric, margin)`` pairs (``*``: every metric): gates that B is
-    not worse than A on the metric by more than the margin, at ``confidence`` (see
-    :func:`comparison_gates`); their verdicts go to ``compare.json``, the report and
-    ``comparison.result.config["gates"]``."""
+    ``non_inferior`` is ``(metric, margin)`` pairs (``*``: every metric): gates that each run
+    after the first is not worse than the first on the metric by more than the margin, at
+    ``confidence`` (see :func:`comparison_gates`); their verdicts go to ``compare.json``, the
+    report and ``comparison.result.config["gates"]``."""
     from citelab.evals.report._report import comparison_intro, render_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     result = comparison.result
+    base = comparison.labels[0]
     gates = comparison_gates(comparison, non_inferior, confidence)
     written = {
         "differences.csv": out / "differences.csv",
         "summary.csv": out / "summary.csv",
+        "figures.csv": out / "figures.csv",
         "report.html": out / "report.html",
         "compare.json": out / "compare.json",
     }
-    differences = result.differences(confidence=confidence)
+    differences = result.differences(baseline=base, confidence=confidence)
     summary = result.summary()
     differences.to_csv(written["differences.csv"], index=False, float_format="%.6g")
     summary.to_csv(written["summary.csv"], index=False, float_format="%.6g")
-    checked = evaluate_gates(
-        result, gates, differences={(comparison.labels[0], "all", confidence): differences}
-    )
+    figures = figures_table(comparison, summary=summary, differences=differences)
+    figures.to_csv(written["figures.csv"], index=False, float_format="%.6g")
+    checked = evaluate_gates(result, gates, differences={(base, "all", confidence): differences})
     result.config["gates"] = [gate.model_dump(mode="json") for gate in checked]
     page = render_html(
         result,
@@ -330,47 +394,126 @@ def write_comparison(
         gates=checked,
     )
     written["report.html"].write_text(page, encoding="utf-8")
-    facts = {
-        "a": {"label": comparison.labels[0], "folder": str(comparison.folders[0])},
-        "b": {"label": comparison.labels[1], "folder": str(comparison.folders[1])},
-        "matched_cases": comparison.matched,
-        "only_a": comparison.only[0],
-        "only_b": comparison.only[1],
-        "confidence": confidence,
-        "gates": result.config["gates"],
-    }
+    facts = _facts(comparison, confidence)
     written["compare.json"].write_text(json.dumps(facts, indent=2), encoding="utf-8")
     return written
+
+
+def _facts(comparison: Comparison, confidence: float) -> dict[str, Any]:
+    """``compare.json``: the runs, what matched, the gates (and, for two runs, ``a`` and
+    ``b`` as before)."""
+    runs = [
+        {"label": label, "folder": str(folder), "only": only}
+        for label, folder, only in zip(
+            comparison.labels, comparison.folders, comparison.only, strict=True
+        )
+    ]
+    pair: dict[str, Any] = {}
+    if len(runs) == 2:
+        pair = {
+            "a": {"label": comparison.labels[0], "folder": str(comparison.folders[0])},
+            "b": {"label": comparison.labels[1], "folder": str(comparison.folders[1])},
+            "only_a": comparison.only[0],
+            "only_b": comparison.only[1],
+        }
+    return {
+        **pair,
+        "baseline": comparison.labels[0],
+        "runs": runs,
+        "matched_cases": comparison.matched,
+        "confidence": confidence,
+        "gates": comparison.result.config.get("gates", []),
+    }
+
+
+_FIGURE_COLUMNS = [
+    "run",
+    "model",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "units",
+    "cases",
+    "difference",
+    "difference_ci_low",
+    "difference_ci_high",
+    "paired_cases",
+    "excludes_zero",
+    "higher_is_better",
+]
+
+
+def figures_table(
+    comparison: Comparison,
+    *,
+    confidence: float = 0.95,
+    summary: pd.DataFrame | None = None,
+    differences: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Every run's figures, one row per run, matched series and metric: its value and
+    interval, and (for every run but the first) its paired difference from the first run
+    on the cases both scored, with that difference's interval at ``confidence``."""
+    result = comparison.result
+    summary = result.summary() if summary is None else summary
+    if differences is None:
+        differences = result.differences(baseline=comparison.labels[0], confidence=confidence)
+    if summary.empty:
+        return pd.DataFrame(columns=_FIGURE_COLUMNS)
+    paired = differences.rename(
+        columns={
+            "ci_low": "difference_ci_low",
+            "ci_high": "difference_ci_high",
+            "cases": "paired_cases",
+        }
+    )
+    wanted = ["variant", "model", "metric", "difference", "difference_ci_low"]
+    wanted += ["difference_ci_high", "paired_cases", "excludes_zero"]
+    table = summary.merge(
+        paired[wanted] if not paired.empty else pd.DataFrame(columns=wanted),
+        on=["variant", "model", "metric"],
+        how="left",
+    )
+    order = {label: i for i, label in enumerate(comparison.labels)}
+    table = table.assign(_order=table["variant"].map(order)).sort_values(
+        ["model", "metric", "_order"], kind="stable"
+    )
+    return table.rename(columns={"variant": "run"})[_FIGURE_COLUMNS].reset_index(drop=True)
 
 
 def comparison_gates(
     comparison: Comparison, non_inferior: Sequence[tuple[str, float]], confidence: float = 0.95
 ) -> list[Gate]:
-    """Non-inferiority gates of run B against run A: one per ``(metric, margin)``; ``*``
-    stands for every metric both runs have a value of (a metric neither scored on any turn
-    has nothing to compare). A metric neither run has is an ``InvalidInput``."""
-    a, b = comparison.labels
+    """Non-inferiority gates of every run after the first against the first: one per
+    ``(metric, margin)`` and run; ``*`` stands for every metric both runs of a pair have a
+    value of (a metric neither scored on any turn has nothing to compare). A metric no run
+    has is an ``InvalidInput``."""
+    base, others = comparison.labels[0], comparison.labels[1:]
     metrics = [scorer.metric for scorer in comparison.result.scorers]
     scores = comparison.result.scores
-    valued = scores[scores["value"].notna()].groupby("metric")["variant"].nunique()
-    both = [metric for metric in metrics if valued.get(metric, 0) == 2]
+    valued = scores[scores["value"].notna()]
+    has = {
+        label: set(valued.loc[valued["variant"] == label, "metric"]) for label in comparison.labels
+    }
     gates = []
     for metric, margin in non_inferior:
         if metric != "*" and metric not in metrics:
+            nobody = "neither run" if len(comparison.labels) == 2 else "no run"
             raise InvalidInput(
-                f"--non-inferior {metric}: neither run has that metric "
-                f"(metrics: {', '.join(metrics)})"
+                f"--non-inferior {metric}: {nobody} has that metric (metrics: {', '.join(metrics)})"
             )
-        for name in both if metric == "*" else [metric]:
-            gates.append(
-                Gate(
-                    metric=name,
-                    variant=b,
-                    not_worse_than=a,
-                    margin=margin,
-                    confidence=confidence,
+        for label in others:
+            both = [m for m in metrics if m in has[base] and m in has[label]]
+            for name in both if metric == "*" else [metric]:
+                gates.append(
+                    Gate(
+                        metric=name,
+                        variant=label,
+                        not_worse_than=base,
+                        margin=margin,
+                        confidence=confidence,
+                    )
                 )
-            )
     return gates
 
 

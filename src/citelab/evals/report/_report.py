@@ -40,6 +40,7 @@ from citelab.evals.report._judges import corrected_html as _corrected_html
 from citelab.evals.report._judges import judge_line
 from citelab.evals.report._judges import judges_html as _judges_html
 from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
+from citelab.evals.report._usage_html import usage_html
 from citelab.evals.results import (
     EvalResult,
     Finding,
@@ -96,8 +97,13 @@ def write_outputs(
     _write_table(out, "summary", summary, parquet)
     _write_table(out, "differences", differences, parquet)
     _write_table(out, "corrected", corrected, parquet)
+    usage = result.usage()
+    _write_table(out, "usage", usage, parquet)
     written: dict[str, Path] = {}
-    tables = ("summary", "differences", "corrected", "scores", "cases", "statements", "citations")
+    tables = (
+        *("summary", "differences", "corrected", "usage"),
+        *("scores", "cases", "statements", "citations"),
+    )
     for name in tables:
         written[f"{name}.csv"] = out / f"{name}.csv"
         if parquet:
@@ -123,6 +129,7 @@ def write_outputs(
         **result.config,
         "judges": [judge.model_dump(mode="json") for judge in judges],
         "corrected": _records_json(corrected),
+        "usage": _records_json(usage),
     }
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
@@ -361,6 +368,7 @@ def _page(  # noqa: PLR0917 - private, two call sites
         _corrected_html(parts.corrected, parts.judges),
         f"<h2>{_e(_differences_heading(result.baseline()))}</h2>",
         _differences_html(differences, colors, variant_order(result)),
+        usage_html(result),
         # As result.plot("differences") and result.plot("values") draw them.
         _img(
             _svg(differences_figure(differences, colors)),
@@ -544,15 +552,34 @@ def comparison_intro(comparison: Any) -> str:
         "<tr><th>run</th><th>folder</th><th>suite</th><th>models</th><th>variants</th>"
         "<th>cases</th><th>failed turns</th></tr>"
     )
+    table = f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+    if len(comparison.labels) != 2:
+        return table + _many_runs_note(comparison)
     a, b = comparison.labels
     only_a, only_b = comparison.only
     return (
-        f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+        f"{table}"
         f"<p>{comparison.matched} cases matched by dataset and case id; {only_a} only in "
         f"{_e(a)}, {only_b} only in {_e(b)} (left out of the paired differences). In the "
         "tables below the <i>variant</i> is the run and the <i>model</i> column names what "
         f"was matched (a variant both runs have, or <code>run</code>); {_e(b)} is compared "
         f"with {_e(a)}.</p>"
+    )
+
+
+def _many_runs_note(comparison: Any) -> str:
+    """How three or more runs were matched: every run against the first."""
+    base = comparison.labels[0]
+    missing = ", ".join(
+        f"{_e(label)} {only}"
+        for label, only in zip(comparison.labels, comparison.only, strict=True)
+    )
+    return (
+        f"<p>{comparison.matched} cases matched by dataset and case id in every run; cases "
+        f"not every run has, per run: {missing}. Each run is compared with {_e(base)} on the "
+        "cases both scored. In the tables below the <i>variant</i> is the run and the "
+        "<i>model</i> column names what was matched (a variant the runs have, or "
+        "<code>run</code>).</p>"
     )
 
 

@@ -29,9 +29,18 @@ from citelab.evals.results._results import (
     score_rows,
     set_display,
 )
+from citelab.evals.results._usage import (
+    TOKEN_FACTS,
+    ModelPrice,
+    parse_price,
+    run_prices,
+    usage_table,
+    with_costs,
+)
 
 __all__ = [
     "LOW_KAPPA",
+    "TOKEN_FACTS",
     "TURN_FACTS",
     "EvalResult",
     "Finding",
@@ -40,6 +49,7 @@ __all__ = [
     "GateResult",
     "JudgedMetric",
     "Level",
+    "ModelPrice",
     "ResultDisplay",
     "ScoredRows",
     "Verdict",
@@ -48,11 +58,15 @@ __all__ = [
     "evaluate_findings",
     "evaluate_gates",
     "failed_gates",
+    "parse_price",
     "required_findings",
     "result_of",
     "rogan_gladen",
+    "run_prices",
     "score_record",
     "score_records",
     "score_rows",
     "set_display",
+    "usage_table",
+    "with_costs",
 ]

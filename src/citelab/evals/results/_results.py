@@ -40,6 +40,7 @@ from citelab.evals.results._judged import (
     judged_units,
     metric_cards,
 )
+from citelab.evals.results._usage import TOKEN_FACTS, run_prices, usage_table, with_costs
 from citelab.evals.scorers import Scorer
 
 __all__ = [
@@ -76,6 +77,7 @@ TURN_FACTS = [
     "dangling_reported",
     "error",
     "seconds",
+    *TOKEN_FACTS,
 ]
 _TURN_COLUMNS = [*_KEYS, *TURN_FACTS]
 _SCORE_COLUMNS = [*_KEYS, "metric", "value", "numerator", "denominator"]
@@ -227,14 +229,20 @@ class EvalResult:
         return table
 
     def _cases(self) -> pd.DataFrame:
+        prices = run_prices(self.config)
         if self.scores.empty:
-            return self.turns.copy()
+            return with_costs(self.turns.copy(), prices)
         wide = self.scores.pivot_table(
             index=_KEYS, columns="metric", values="value", aggfunc="first", dropna=False
         )
         wide.columns.name = None
         order = [s.metric for s in self.scorers if s.metric in wide.columns]
-        return self.turns.merge(wide[order].reset_index(), on=_KEYS, how="left")
+        cases = self.turns.merge(wide[order].reset_index(), on=_KEYS, how="left")
+        return with_costs(cases, prices)
+
+    def usage(self) -> pd.DataFrame:
+        """Tokens and cost per variant and model (see :func:`usage_table`)."""
+        return usage_table(self.turns, run_prices(self.config))
 
 
 @dataclass(frozen=True)
@@ -378,6 +386,9 @@ class ScoredRows:
                     turn.dangling,
                     turn.error,
                     turn.seconds,
+                    turn.input_tokens,
+                    turn.output_tokens,
+                    turn.tokens_estimated,
                 )
             )
             head = dict(zip(_KEYS, keys, strict=True))

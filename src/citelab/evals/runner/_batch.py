@@ -311,6 +311,9 @@ def _round_record(record: Any) -> RoundRecord:
         visible=dict(record.visible_numbering),
         searches=searches,
         added=added,
+        input_tokens=record.usage.input_tokens if record.usage else None,
+        output_tokens=record.usage.output_tokens if record.usage else None,
+        tokens_estimated=bool(record.usage and record.usage.estimated),
     )
 
 

@@ -39,7 +39,7 @@ from citelab.evals.cards import JudgeCard, load_cards
 from citelab.evals.execution import AnswerFigures, Executor, ScoringJob, get_executor
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
-from citelab.evals.results import EvalResult, check_cards, result_of
+from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
 from citelab.evals.runner._alce import alce_dataset, alce_suite_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
@@ -116,6 +116,8 @@ class RunOptions(BaseModel):
     judge_cards: tuple[str | Path | JudgeCard, ...] = ()
     """Cards (or card files) that describe the run's judges, beside the suite's
     ``judge_cards`` and citelab's shipped cards."""
+    prices: Mapping[str, ModelPrice] = Field(default_factory=dict)
+    """Model name → price per million tokens, beside (and over) the suite's ``prices``."""
 
     @classmethod
     def of(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
@@ -404,6 +406,9 @@ def _run_config(
         "executor": driver.executor.config(),
         "stream_calls": batch.stream_calls,
         "model_streaming": dict(figures.streaming),
+        "prices": {
+            name: price.model_dump(mode="json") for name, price in driver.options.prices.items()
+        },
     }
 
 

@@ -20,6 +20,9 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     [grid]                                           # optional: every combination a variant
     "retrieval.threshold" = [0.0, 0.4]
 
+    [prices]                                         # optional: US$ per million tokens
+    "openai:gpt-4o-mini" = { input = 0.15, output = 0.60 }   # (yours: citelab ships none)
+
     [[findings]]                                     # claims the report checks
     title = "The tool-message rewrite keeps numbers stable"
     metric = "numbering_stability"
@@ -77,7 +80,7 @@ from citelab._errors import ConfigError
 from citelab._paths import fixtures_dir, suites_dir
 from citelab._validation import validation_problems
 from citelab.evals.dataset import AlcePromptSettings
-from citelab.evals.results import Finding, Gate
+from citelab.evals.results import Finding, Gate, ModelPrice
 
 __all__ = ["AlceEntry", "ModelSpec", "Suite", "Variant", "load_suite", "resolve_suite_path"]
 
@@ -190,6 +193,9 @@ class Suite(BaseModel):
     """At most this many cases per dataset."""
     resamples: int = Field(default=1000, ge=100)
     """Bootstrap resamples for the intervals."""
+    prices: dict[str, ModelPrice] = {}
+    """Model name (as results name it: its label, else its spec) → US dollars per million
+    input and output tokens (``{ input = 0.15, output = 0.60 }``): the run's cost."""
     path: Path | None = Field(default=None, exclude=True)
     """Where the suite was loaded from (set by :func:`load_suite`)."""
 

@@ -25,6 +25,7 @@ from citelab.models._types import (
     Message,
     ModelDelta,
     TextDelta,
+    TokenUsage,
     ToolCallDelta,
     ToolChoice,
     ToolSpec,
@@ -103,7 +104,7 @@ class AnthropicModel(SDKModel):
                     yield delta
         if reader.finish is None:
             raise ModelError(f"{self.name}: the stream from {self.endpoint} ended unfinished")
-        yield FinishDelta(reason=reader.finish)
+        yield FinishDelta(reason=reader.finish, usage=reader.usage)
 
     async def _whole(self, request: dict[str, Any]) -> AsyncGenerator[ModelDelta, None]:
         message = await self._client().messages.create(**request)
@@ -115,7 +116,10 @@ class AnthropicModel(SDKModel):
                 arguments = _json(block.input)
                 yield ToolCallDelta(index=calls, id=block.id, name=block.name, arguments=arguments)
                 calls += 1
-        yield FinishDelta(reason=finish_reason(message.stop_reason))
+        usage = TokenUsage(
+            input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
+        )
+        yield FinishDelta(reason=finish_reason(message.stop_reason), usage=usage)
 
 
 async def _events(stream: Any) -> AsyncGenerator[dict[str, Any], None]:

@@ -32,6 +32,7 @@ from citelab.models._types import (
     ModelDelta,
     ModelTurn,
     TextDelta,
+    TokenUsage,
     ToolCallDelta,
     ToolCallMessage,
     ToolChoice,
@@ -166,9 +167,17 @@ class EventReader:
         self._tool_index: dict[int, int] = {}
         self._arguments_sent: set[int] = set()
         self.finish: FinishReason | None = None
+        self._tokens = {"input_tokens": 0, "output_tokens": 0}
+        self._counted = False
+
+    @property
+    def usage(self) -> TokenUsage | None:
+        """The call's tokens, as ``message_start`` and ``message_delta`` reported them."""
+        return TokenUsage(**self._tokens) if self._counted else None
 
     def read(self, event: dict[str, Any]) -> list[ModelDelta]:
         kind = event.get("type")
+        self._count(event)
         if kind == "content_block_start":
             return self._start(event)
         if kind == "content_block_delta":
@@ -180,6 +189,18 @@ class EventReader:
             if reason:
                 self.finish = finish_reason(reason)
         return []
+
+    def _count(self, event: dict[str, Any]) -> None:
+        """Usage comes in ``message_start`` (the input) and ``message_delta`` (the output so
+        far: a later count replaces an earlier one)."""
+        message = event.get("message")
+        usage = (message if isinstance(message, dict) else event).get("usage")
+        if not isinstance(usage, dict):
+            return
+        for key in self._tokens:
+            if isinstance(usage.get(key), int) and usage[key] >= 0:
+                self._tokens[key] = usage[key]
+                self._counted = True
 
     def _start(self, event: dict[str, Any]) -> list[ModelDelta]:
         block = event.get("content_block") or {}

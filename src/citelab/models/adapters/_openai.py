@@ -32,6 +32,7 @@ from citelab.models._types import (
     Message,
     ModelDelta,
     TextDelta,
+    TokenUsage,
     ToolCallDelta,
     ToolChoice,
     ToolSpec,
@@ -138,8 +139,11 @@ class OpenAIModel(SDKModel):
 
     async def _streamed(self, request: dict[str, Any]) -> AsyncGenerator[ModelDelta, None]:
         finish: FinishReason | None = None
+        usage: TokenUsage | None = None
         done = False
-        response = await self._post(request, stream=True)
+        # The last chunk then carries the call's usage (and no choices).
+        asked = {"stream_options": {"include_usage": True}, **request}
+        response = await self._post(asked, stream=True)
         try:
             async for data in _sse_data(response.aiter_lines()):
                 # After [DONE] the body is read to its end, not dropped: an HTTP/1.1
@@ -147,7 +151,9 @@ class OpenAIModel(SDKModel):
                 done = done or data.startswith("[DONE]")
                 if done:
                     continue
-                for delta in self._chunk(data):
+                chunk = self._json(data, "a streamed chunk")
+                usage = _usage(chunk.get("usage")) or usage
+                for delta in self._chunk(chunk):
                     if isinstance(delta, FinishDelta):
                         finish = delta.reason
                     else:
@@ -156,10 +162,9 @@ class OpenAIModel(SDKModel):
             await response.aclose()
         if finish is None:
             raise ModelError(f"{self.name}: the stream from {self.endpoint} ended unfinished")
-        yield FinishDelta(reason=finish)
+        yield FinishDelta(reason=finish, usage=usage)
 
-    def _chunk(self, data: str) -> list[ModelDelta]:
-        chunk = self._json(data, "a streamed chunk")
+    def _chunk(self, chunk: dict[str, Any]) -> list[ModelDelta]:
         deltas: list[ModelDelta] = []
         for choice in _list(chunk.get("choices")):
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
@@ -188,7 +193,10 @@ class OpenAIModel(SDKModel):
                 name=_text(function.get("name")),
                 arguments=_text(function.get("arguments")) or "",
             )
-        yield FinishDelta(reason=_finish(str(choice.get("finish_reason") or "stop")))
+        yield FinishDelta(
+            reason=_finish(str(choice.get("finish_reason") or "stop")),
+            usage=_usage(completion.get("usage")),
+        )
 
     def _json(self, text: str, what: str) -> dict[str, Any]:
         """Parse ``text``; an ``{"error": ...}`` body (as servers send mid-stream) raises."""
@@ -240,6 +248,15 @@ def _delta_pieces(delta: dict[str, Any]) -> Iterator[ModelDelta]:
             name=_text(function.get("name")),
             arguments=_text(function.get("arguments")) or "",
         )
+
+
+def _usage(value: Any) -> TokenUsage | None:
+    """A chat completion's ``usage`` (``prompt_tokens``, ``completion_tokens``), if any."""
+    usage = _dict(value)
+    counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    if not all(isinstance(count, int) and count >= 0 for count in counts):
+        return None
+    return TokenUsage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"])
 
 
 def _is_function_call(call: Any) -> bool:
