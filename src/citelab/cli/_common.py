@@ -39,20 +39,39 @@ __all__ = [
 EXIT_GATE_FAILED = 3
 """``citelab eval`` and ``citelab compare``: a gate did not pass (failed, or could not be
 tested); distinct from 1 (turns failed) and 2 (bad input or configuration)."""
-_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○", "uninformative": "≡"}
+"""✔ passed (as predicted), ✘ failed, ○ not testable here, ≡ not informative (identical
+answers compared)."""
+
+
+def gate_fails(gate: dict[str, Any]) -> bool:
+    """Whether a checked gate (as ``run.json`` holds it) fails the command."""
+    return bool(gate.get("fails_run", gate.get("passed") is not True))
+
+
+def gates_line(gates: list[dict[str, Any]]) -> str:
+    """How the gates came out in one line: "N passed, M not informative", and how many
+    failed the run."""
+    passed = sum(gate.get("passed") is True for gate in gates)
+    parts = [f"{passed} passed"]
+    uninformative = sum(gate.get("verdict") == "uninformative" for gate in gates)
+    if uninformative:
+        parts.append(f"{uninformative} not informative")
+    failed = sum(gate_fails(gate) for gate in gates)
+    if failed:
+        parts.append(f"{failed} of {len(gates)} FAILED the run")
+    return ", ".join(parts)
 
 
 def print_gates(gates: list[dict[str, Any]]) -> bool:
     """The gates as checked (``run.json``'s or ``compare.json``'s ``gates``): a line with
-    how many passed, then each with its figures; whether every one passed."""
+    how many passed, then each with its figures; whether none fails the run."""
     if not gates:
         return True
-    failed = [gate for gate in gates if not gate["passed"]]
-    verdict = f"{len(failed)} of {len(gates)} FAILED" if failed else f"all {len(gates)} passed"
-    print(f"gates: {verdict}")
+    print(f"gates: {gates_line(gates)}")
     for gate in gates:
         print(f"{_MARKS[gate['verdict']]} gate: {gate['name']}\n    {gate['sentence']}")
-    return not failed
+    return not any(gate_fails(gate) for gate in gates)
 
 
 def table_records(frame: Any) -> list[dict[str, Any]]:

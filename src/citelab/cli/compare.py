@@ -87,12 +87,18 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare_runs(args.run_a, args.run_b, args.labels)
     out = Path(args.out) if args.out else Path(args.run_b) / f"compare-{Path(args.run_a).name}"
     written = write_comparison(comparison, out, non_inferior=margins, confidence=args.confidence)
-    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
+    from citelab.cli._common import (
+        EXIT_GATE_FAILED,
+        gate_fails,
+        print_gates,
+        print_json,
+        table_records,
+    )
 
     a, b = comparison.labels
     differences = comparison.result.differences(confidence=args.confidence)
     gates = comparison.result.config.get("gates", [])
-    passed = all(gate["passed"] for gate in gates)
+    passed = not any(gate_fails(gate) for gate in gates)
     code = 0 if passed else EXIT_GATE_FAILED
     if args.json:
         print_json(

@@ -30,11 +30,13 @@ __all__ = ["EXIT_CODES", "register", "run"]
 
 EXIT_CODES = """\
 exit codes:
-  0    the run finished: no turn failed, every gate passed
+  0    the run finished: no turn failed, every gate passed (or is not informative and
+       not required)
   1    turns failed (printed by cause; --allow-failures exits 0 or 3 instead)
   2    bad input or configuration: the suite, an option, a model name (the message says where)
-  3    a gate did not pass: a [[gates]] check or a required finding failed, or could not be
-       tested; the results and report are written
+  3    a gate did not pass: a [[gates]] check or a required finding failed, could not be
+       tested, or is required and not informative (it compared identical answers); the
+       results and report are written
   130  interrupted (Ctrl-C); the same command resumes the run
 """
 
@@ -139,7 +141,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
+    from citelab.cli._common import (
+        EXIT_GATE_FAILED,
+        gate_fails,
+        print_gates,
+        print_json,
+        table_records,
+    )
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
@@ -180,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
             return 130
     findings = result.config.get("findings", [])
     gates = result.config.get("gates", [])
-    gates_passed = all(gate["passed"] for gate in gates)
+    gates_passed = not any(gate_fails(gate) for gate in gates)
     errors = result.errors()
     failed_turns = int(errors["count"].sum()) if not errors.empty else 0
     if failed_turns and not args.allow_failures:
@@ -311,8 +319,8 @@ def _print_summary(summary: Any) -> None:
     print(table.round(3).to_string())
 
 
-_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
-"""✔ as predicted, ✘ not shown, ○ not testable here."""
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○", "uninformative": "≡"}
+"""✔ as predicted, ✘ not shown, ○ not testable here, ≡ not informative (identical answers)."""
 
 
 def _print_findings(findings: list[dict[str, Any]]) -> None:

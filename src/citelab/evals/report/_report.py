@@ -261,7 +261,7 @@ table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
-.holds{color:#0a6b2d}.fails{color:#a11}.untestable{color:#666;font-style:italic}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
+.holds{color:#0a6b2d}.fails{color:#a11}.untestable,.uninformative{color:#666;font-style:italic}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
 max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted,.citelab-muted{color:#666}
 .few{color:#8a5a00}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
 td:first-child{white-space:nowrap}
@@ -607,9 +607,14 @@ def _run_facts(result: EvalResult) -> str:
     return f"<ul>{items}</ul>"
 
 
-_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○ not testable here:"}
+_MARKS = {
+    "holds": "✔",
+    "fails": "✘",
+    "untestable": "○ not testable here:",
+    "uninformative": "≡ not informative:",
+}
 """How a verdict shows: its class is the verdict itself (``holds``, ``fails``,
-``untestable``)."""
+``untestable``, ``uninformative``)."""
 
 
 def _findings_html(findings: Sequence[FindingResult]) -> str:
@@ -630,12 +635,22 @@ def _gates_html(gates: Sequence[GateResult]) -> str:
     """The gates first: whether the run passes them (what ``citelab eval`` exits 3 on)."""
     if not gates:
         return ""
-    failed = sum(not gate.passed for gate in gates)
+    failed = sum(gate.fails_run for gate in gates)
+    passed = sum(gate.passed is True for gate in gates)
+    uninformative = sum(gate.verdict == "uninformative" for gate in gates)
+    counts = f"{passed} passed" + (f", {uninformative} not informative" if uninformative else "")
     head = (
-        f'<p class="fails"><b>{failed} of {len(gates)} gates did not pass</b> '
-        "(<code>citelab eval</code> and <code>citelab compare</code> exit 3).</p>"
+        f'<p class="fails"><b>{failed} of {len(gates)} gates did not pass</b> ({counts}; '
+        "<code>citelab eval</code> and <code>citelab compare</code> exit 3).</p>"
         if failed
-        else f'<p class="holds"><b>All {len(gates)} gates passed.</b></p>'
+        else f'<p class="{"uninformative" if uninformative else "holds"}"><b>{counts}.</b>'
+        + (
+            " A gate that is not informative compared identical answers: it is neither "
+            "passed nor failed."
+            if uninformative
+            else ""
+        )
+        + "</p>"
     )
     items = "".join(
         f"<li><b>{_e(gate.name)}</b><br>"
