@@ -63,3 +63,14 @@ def test_the_ci_recipe_runs_as_written_and_passes_its_gates(tmp_path: Path) -> N
     # A second time, the accepted run is kept and the candidate resumes: still green.
     again = _run(recipe, tmp_path)
     assert again.returncode == 0, again.stderr
+
+
+def test_the_judge_section_says_agreement_varies_by_domain_with_the_figures() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Support judges") : text.index("### An NLI judge")]
+    flat = " ".join(section.split())
+    assert "Agreement varies by domain: label 100 of your own pairs." in flat
+    figures = ["κ 0.42 / AUC 0.81", "κ 0.33 / AUC 0.73", "κ 0.15, 0.44 and 0.59"]
+    figures += ["κ ≈ 0.10 / 0.37 / 0.54", "κ ≈ 0.20 / 0.44 / 0.67", "AttributionBench"]
+    for figure in figures:
+        assert figure in flat, figure

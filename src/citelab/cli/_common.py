@@ -273,8 +273,18 @@ def print_judges(result: Any, corrected: Any = None) -> None:
     if not table.empty and table["corrected"].notna().any():
         print("corrected for the judge's error (Rogan–Gladen; docs/corrected-metrics.md):")
         columns = ["variant", "model", "metric", "value", "corrected", "corrected_low",
-                   "corrected_high", "clipped"]  # fmt: skip
-        shown = table[columns].rename(columns={"value": "judged"})
-        print(shown.round(3).to_string(index=False))
+                   "corrected_high"]  # fmt: skip
+        shown = table[columns].rename(columns={"value": "judged"}).round(3).astype(object)
+        # A clipped correction is no figure: the card does not fit these answers.
+        clipped = table["clipped"].fillna(False).astype(bool)
+        shown.loc[clipped, ["corrected", "corrected_low", "corrected_high"]] = "—"
+        print(shown.to_string(index=False))
+        if clipped.any():
+            print(
+                f"{int(clipped.sum())} of {len(table)} corrections: — the card does not fit "
+                "these answers (clipped); label 100 of this run's pairs (citelab.Labeller), "
+                "make a card of them (citelab judges card LABELS --out cards/) and pass it "
+                "with --judge-card"
+            )
     for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):
         print(f"WARNING: {warning}", file=sys.stderr)
