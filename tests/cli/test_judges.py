@@ -144,7 +144,15 @@ def test_columns_name_the_fields_of_a_csv(
     out = capsys.readouterr().out
     assert "read as csv" in out
     assert "partially_supported → yes" in out
-    assert re.search(r"^accuracy\s+\d\.\d{3}\s+\[.*\]\s+\d of 3$", out, re.MULTILINE)
+    # Three claims: a share shows Wilson's interval and says the units are too few.
+    assert re.search(
+        r"^accuracy\s+\d\.\d{3}\s+\[.*\] Wilson \(too few units to resample: 3\)\s+\d of 3$",
+        out,
+        re.MULTILINE,
+    )
+    assert re.search(
+        r"^kappa\s+\S+\s+(—|— too few units \(3; an interval needs 30\))\s*$", out, re.M
+    )
     assert main(["judges", "card", str(path)]) == 2
     assert "no column 'claim' for the claim" in capsys.readouterr().err
 

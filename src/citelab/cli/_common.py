@@ -254,6 +254,12 @@ def add_judge_card_argument(parser: argparse.ArgumentParser) -> None:
         "sensitivity and specificity correct the judged metrics (repeatable; default: "
         "citelab's shipped card of the judge, if any)",
     )
+    parser.add_argument(
+        "--allow-in-sample",
+        action="store_true",
+        help="accept a --judge-card made on labels its judge was trained on (refused "
+        "otherwise: its figures flatter the judge; the run's outputs still say so)",
+    )
 
 
 def print_judges(result: Any, corrected: Any = None) -> None:

@@ -163,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             workers=args.workers,
             judge_cards=args.judge_cards,
+            allow_in_sample=args.allow_in_sample,
         )
     else:
         try:
@@ -182,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
                 address=args.address,
                 workers=args.workers,
                 judge_cards=args.judge_cards,
+                allow_in_sample=args.allow_in_sample,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)

@@ -36,9 +36,12 @@ def _e(value: object) -> str:
 def _kappa(judge: JudgedMetric) -> str:
     if judge.kappa is None:
         return "κ undefined" if judge.card else "no card"
-    interval = (
-        "" if judge.kappa_low is None else f" [{judge.kappa_low:.2f}, {judge.kappa_high:.2f}]"
-    )
+    if judge.kappa_low is None:
+        interval = ""
+    elif judge.kappa_low == judge.kappa_high:
+        interval = " (too few units for an interval)"
+    else:
+        interval = f" [{judge.kappa_low:.2f}, {judge.kappa_high:.2f}]"
     return f"κ {judge.kappa:.2f}{interval}"
 
 
