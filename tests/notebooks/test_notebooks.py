@@ -288,6 +288,13 @@ def test_quickstart_asks_follows_up_and_its_message_keeps_the_contract(
     out = run.stdout()
     assert "contract violations: 0\n" in out
     assert "same conversation: True\nturn: 2\n" in out
+    # The showcase answer answers the question, and the count the text gives is the output's.
+    assert "four-semester" in out
+    assert "312 euros" in out
+    cited = re.search(r"^the first answer cites (\d+) sources$", out, re.MULTILINE)
+    assert cited is not None
+    assert re.search(rf"^\[{cited.group(1)}\] ", out, re.MULTILINE)  # its last source
+    assert not re.search(rf"^\[{int(cited.group(1)) + 1}\] .+\(entity:", out, re.MULTILINE)
     assert re.search(r"^\[1\] .+ \(entity:program/data-science-msc\)$", out, re.MULTILINE)
 
     [chat] = run.widget_states("citelab.widget._chat.Chat")
