@@ -80,12 +80,24 @@ def test_calibrate_on_wice_prints_what_an_independent_computation_finds(
 
 
 @needs_wice
+def test_the_default_judges_card_on_its_own_training_file_says_in_sample(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # #32: this printed κ 0.501 on the very file lexical_trained was trained on, unwarned.
+    args = ["judges", "card", str(WICE / "oracle_claim_dev.jsonl"), "--format", "wice"]
+    assert main([*args, "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "judge: lexical_trained" in out
+    assert "IN SAMPLE: lexical_trained was trained on these very labels" in out
+
+
+@needs_wice
 def test_the_card_shows_wices_published_t5_outputs_side_by_side(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code = main(
-        ["judges", "card", str(WICE / "oracle_claim_dev.jsonl"), "--reference",
-         f"T5-3B (ANLI)={T5}", "--resamples", "100", "--out", str(tmp_path)]
+        ["judges", "card", str(WICE / "oracle_claim_dev.jsonl"), "--judge", "lexical",
+         "--reference", f"T5-3B (ANLI)={T5}", "--resamples", "100", "--out", str(tmp_path)]
     )  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0
