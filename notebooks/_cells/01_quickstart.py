@@ -86,7 +86,8 @@ chat
 
 # %%
 answer = await chat.ask(
-    "How long does the Data Science MSc take, and how much is the semester fee?"
+    "How many semesters and ECTS credits is the Data Science MSc, and how much is the "
+    "semester fee?"
 )
 print(answer.text)
 print()
@@ -122,10 +123,16 @@ SourcesPanel(chat, heading="Sources of this conversation")
 # block's `_meta["drupal.org/ai.citations"]`, the suggested replies in the message's `_meta`.
 # A client that ignores `_meta` still gets a usable source list.
 #
-# `chat.last_message` is the newest answer's message; here we look at the first answer's, which
-# cites two sources.
+# `chat.last_message` is the newest answer's message; here we look at the first answer's (how
+# many sources it cites is printed, not assumed).
+#
+# Citation metrics measure *support* (is each cited statement backed by its source), not
+# *completeness*: an answer that leaves half the question out can still score perfect
+# citation recall and precision. Claim recall (does the answer say what the gold answer says)
+# measures completeness; the evaluation notebooks report both.
 
 # %%
+print("the first answer cites", len(answer.message.sources), "sources")
 print("the newest message cites:", [link.uri for link in chat.last_message.sources])
 message = answer.message
 print(message.to_json(indent=2))

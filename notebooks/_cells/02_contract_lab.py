@@ -251,10 +251,26 @@ per_case[per_case.nunique(axis=1, dropna=False) > 1]
 
 # %% [markdown]
 # **Reading the results.** The offline extractive model reads the numbered sources and ignores
-# the prose around them, so `sources_first` scores exactly like the shipped template: only
-# changes to *what the model can read* move its metrics. `lab_tool_only` does: without sources
-# in the prompt, the model searches again with its own reformulated query — one more round per
-# turn — and on this dataset that finds the gold source more often.
+# the prose around them (it does not read the prompt's instructions), so `sources_first` can
+# only score like the shipped template: only changes to *what the model can read* move its
+# metrics. `lab_tool_only` does change that: without sources in the prompt, the model searches
+# again with its own reformulated query — one more round per turn. Whether that changes which
+# sources it finds is for the table above to say; the next cell reads it rather than
+# claiming it.
+
+# %%
+import json
+
+gold = side_by_side.loc["gold_sources"]
+print("gold_sources by variant:", json.dumps(gold.round(3).to_dict()))
+if gold.nunique() == 1:
+    print(f"gold_sources: every variant {gold.iloc[0]:.3f} — no variant finds the gold more often")
+else:
+    print(f"gold_sources: highest for {gold.idxmax()} ({gold.max():.3f}), lowest {gold.min():.3f}")
+changed = per_case[per_case.nunique(axis=1, dropna=False) > 1]
+print(f"cases whose claim recall changed between variants: {len(changed)}")
+
+# %% [markdown]
 #
 # To measure the prose itself, run the same suite on a real model behind any OpenAI-compatible
 # endpoint: `run(suite, models=["openai:<model>"], ...)` with `OPENAI_BASE_URL` (and
@@ -281,4 +297,5 @@ lab = TemplateLab(
 )
 await lab.run()
 print(lab.summary().round(2))
+print(lab.note() or "the templates' answers differ")
 lab

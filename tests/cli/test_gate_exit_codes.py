@@ -35,11 +35,11 @@ def test_a_failed_gate_exits_3_and_a_passing_one_0(
     out = tmp_path / "out"
     passing = _suite(tmp_path, '[[gates]]\ncheck = "citation_precision >= 0.5"\n')
     assert _eval(passing, out) == 0
-    assert "gates: all 1 passed" in capsys.readouterr().out
+    assert "gates: 1 passed" in capsys.readouterr().out
     failing = _suite(tmp_path, '[[gates]]\ncheck = "citation_precision >= 1.5"\n')
     assert _eval(failing, out) == 3
     printed = capsys.readouterr().out
-    assert "gates: 1 of 1 FAILED" in printed
+    assert "gates: 0 passed, 1 of 1 FAILED the run" in printed
     assert "✘ gate: citation_precision >= 1.5 for every variant" in printed
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["gates"][0]["verdict"] == "fails"
@@ -66,6 +66,43 @@ def test_a_required_finding_that_does_not_hold_exits_3(
     required = _suite(tmp_path, finding + "required = true\n")
     assert _eval(required, tmp_path / "out") == 3
     assert "✘ gate: required finding: recall is perfect" in capsys.readouterr().out
+
+
+TERSE = """
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "terse"
+set = { contract_template = "terse" }
+
+[[gates]]
+metric = "citation_recall"
+variant = "terse"
+not_worse_than = "baseline"
+margin = 0.02
+"""
+
+
+def test_a_gate_on_identical_answers_is_not_informative_and_fails_only_when_required(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The extractive model does not read its prompt: terse's answers are the baseline's.
+    required = _suite(tmp_path, TERSE)
+    out = tmp_path / "out"
+    assert main(["eval", "--suite", str(required), "--out", str(out), "--quiet", "--json"]) == 3
+    facts = json.loads(capsys.readouterr().out)
+    (gate,) = facts["gates"]
+    assert (gate["verdict"], gate["passed"], gate["fails_run"]) == ("uninformative", None, True)
+    assert facts["gates_passed"] is False
+    optional = _suite(tmp_path, TERSE + "required = false\n")
+    assert _eval(optional, out) == 0
+    printed = capsys.readouterr().out
+    assert "gates: 0 passed, 1 not informative" in printed
+    assert "≡ gate: citation_recall of terse not worse than baseline" in printed
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<b>0 passed, 1 not informative.</b>" in page
+    assert "≡ not informative:" in page
 
 
 def test_a_gate_that_cannot_be_tested_fails_and_says_why(

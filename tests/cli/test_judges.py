@@ -80,12 +80,24 @@ def test_calibrate_on_wice_prints_what_an_independent_computation_finds(
 
 
 @needs_wice
+def test_the_default_judges_card_on_its_own_training_file_says_in_sample(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # #32: this printed κ 0.501 on the very file lexical_trained was trained on, unwarned.
+    args = ["judges", "card", str(WICE / "oracle_claim_dev.jsonl"), "--format", "wice"]
+    assert main([*args, "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "judge: lexical_trained" in out
+    assert "IN SAMPLE: lexical_trained was trained on these very labels" in out
+
+
+@needs_wice
 def test_the_card_shows_wices_published_t5_outputs_side_by_side(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code = main(
-        ["judges", "card", str(WICE / "oracle_claim_dev.jsonl"), "--reference",
-         f"T5-3B (ANLI)={T5}", "--resamples", "100", "--out", str(tmp_path)]
+        ["judges", "card", str(WICE / "oracle_claim_dev.jsonl"), "--judge", "lexical",
+         "--reference", f"T5-3B (ANLI)={T5}", "--resamples", "100", "--out", str(tmp_path)]
     )  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0
@@ -144,7 +156,15 @@ def test_columns_name_the_fields_of_a_csv(
     out = capsys.readouterr().out
     assert "read as csv" in out
     assert "partially_supported → yes" in out
-    assert re.search(r"^accuracy\s+\d\.\d{3}\s+\[.*\]\s+\d of 3$", out, re.MULTILINE)
+    # Three claims: a share shows Wilson's interval and says the units are too few.
+    assert re.search(
+        r"^accuracy\s+\d\.\d{3}\s+\[.*\] Wilson \(too few units to resample: 3\)\s+\d of 3$",
+        out,
+        re.MULTILINE,
+    )
+    assert re.search(
+        r"^kappa\s+\S+\s+(—|— too few units \(3; an interval needs 30\))\s*$", out, re.M
+    )
     assert main(["judges", "card", str(path)]) == 2
     assert "no column 'claim' for the claim" in capsys.readouterr().err
 

@@ -89,3 +89,43 @@ def test_a_card_of_another_judge_or_a_bad_file_exits_2(
     bad.write_text("{}", encoding="utf-8")
     assert main(["score", str(answers), "--judge-card", str(bad)]) == 2
     assert "is not a citelab judge card" in capsys.readouterr().err
+
+
+def test_a_card_on_the_judges_own_training_labels_says_so_and_is_refused(
+    answers: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # citelab's own set is part of lexical_trained's training data (its sha256 is in the
+    # provenance of support_model.json): a card on it flatters the judge.
+    assert main(["judges", "card", "--resamples", "50", "--out", str(tmp_path / "cards")]) == 0
+    out = capsys.readouterr().out
+    assert "judge: lexical_trained" in out  # the default judge, as eval and score use
+    assert "IN SAMPLE: lexical_trained was trained on these very labels" in out
+    saved = json.loads(next((tmp_path / "cards").glob("*.card.json")).read_text("utf-8"))
+    assert saved["in_sample"].startswith("lexical_trained was trained on these very labels")
+    page = next((tmp_path / "cards").glob("*.card.html")).read_text("utf-8")
+    assert "IN SAMPLE" in page
+    path = next((tmp_path / "cards").glob("*.card.json"))
+    assert main(["score", str(answers), "--judge-card", str(path)]) == 2
+    assert "is in sample" in capsys.readouterr().err
+    assert main(["score", str(answers), "--judge-card", str(path), "--allow-in-sample"]) == 0
+    assert "WARNING: IN SAMPLE: lexical_trained was trained" in capsys.readouterr().err
+    # Another judge on the same labels was not trained on them.
+    assert judge_card(None, "lexical", resamples=20).in_sample is None
+
+
+def test_a_card_on_three_labels_says_too_few_units(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"p{i}", "claim": claim, "evidence": [FEES], "label": label}
+        for i, (claim, label) in enumerate(
+            [("Fees are due in May.", "supported"), ("Parking is free.", "not_supported"),
+             ("A late payment costs 50 euros.", "supported")]
+        )
+    ]  # fmt: skip
+    path = tmp_path / "three.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    card = judge_card(path, "lexical", resamples=200)
+    assert card.metrics.kappa.value == pytest.approx(1.0)
+    assert "[1.000, 1.000]" not in card.summary()
+    assert "too few units (3; an interval needs 30)" in card.summary()
+    assert "[1.000, 1.000]" not in card.to_html()
+    assert "Wilson (too few units to resample: 3)" in card.to_html()

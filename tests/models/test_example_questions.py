@@ -15,8 +15,10 @@ from citelab.corpus import Reader
 EXAMPLES = [
     ("What does the Data Science MSc cost?", ["312 euros", "Data Science MSc"]),  # README
     (
-        "How long does the Data Science MSc take, and how much is the semester fee?",
-        ["312 euros", "semester"],
+        # #32: "How long does the MSc take …" got no duration, only a BSc sentence.
+        "How many semesters and ECTS credits is the Data Science MSc, and how much is the "
+        "semester fee?",
+        ["312 euros", "four-semester", "120 ECTS"],
     ),
     ("When do applications for the Data Science MSc close?", ["31 May"]),
     (

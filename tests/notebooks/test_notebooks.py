@@ -97,6 +97,12 @@ def test_notebooks_hold_no_machine_paths(name: str) -> None:
 # --- the builder ---------------------------------------------------------------------------------
 
 
+def test_the_contract_lab_claims_nothing_its_outputs_do_not_show() -> None:
+    text = (NOTEBOOKS_DIR / "_cells" / "02_contract_lab.py").read_text(encoding="utf-8")
+    assert "finds the gold source more often" not in text
+    assert "does not read the prompt" in text
+
+
 def test_the_builder_reads_code_and_markdown_cells() -> None:
     cells = build.parse_cells("# %% [markdown]\n# # Title\n#\n# text\n\n# %%\nx = 1\n\n\ny = 2\n")
     assert [(cell.kind, cell.text, cell.line) for cell in cells] == [
@@ -282,6 +288,13 @@ def test_quickstart_asks_follows_up_and_its_message_keeps_the_contract(
     out = run.stdout()
     assert "contract violations: 0\n" in out
     assert "same conversation: True\nturn: 2\n" in out
+    # The showcase answer answers the question, and the count the text gives is the output's.
+    assert "four-semester" in out
+    assert "312 euros" in out
+    cited = re.search(r"^the first answer cites (\d+) sources$", out, re.MULTILINE)
+    assert cited is not None
+    assert re.search(rf"^\[{cited.group(1)}\] ", out, re.MULTILINE)  # its last source
+    assert not re.search(rf"^\[{int(cited.group(1)) + 1}\] .+\(entity:", out, re.MULTILINE)
     assert re.search(r"^\[1\] .+ \(entity:program/data-science-msc\)$", out, re.MULTILINE)
 
     [chat] = run.widget_states("citelab.widget._chat.Chat")
@@ -324,6 +337,17 @@ def test_contract_lab_validates_its_own_key_and_compares_the_variants(
     assert rounds is not None
     default, sources_first, tool_only = map(float, rounds.groups())
     assert default == sources_first < tool_only
+    # What the text says of gold sources is what the table shows (#32: it said tool_only
+    # "finds the gold source more often" beside gold_sources 1.000 for every variant).
+    gold = re.search(r"^gold_sources by variant: (\{.*\})$", out, re.MULTILINE)
+    assert gold is not None
+    values = set(json.loads(gold.group(1)).values())
+    if len(values) == 1:
+        assert "no variant finds the gold more often" in out
+    else:
+        assert "gold_sources: highest for" in out
+    # The template lab's templates all answer alike on the offline model: the notebook says so.
+    assert "Every template gave the same answers: the model does not read" in out
 
 
 @pytest.mark.notebook

@@ -101,3 +101,17 @@ async def test_no_template_text_is_typeset_as_math_in_jupyterlab() -> None:
 def test_the_math_finder_of_these_tests_sees_math() -> None:
     assert typeset_text("<p>$a$ and <code>$b$</code></p>") == ["$a$ and "]
     assert typeset_text('<div class="x mathjax_ignore"><p>$a$</p></div><p>$c$</p>') == ["$c$"]
+
+
+@pytest.mark.anyio
+async def test_identical_answers_under_every_template_are_said_and_explained() -> None:
+    # The offline extractive model does not read the prompt: every template answers alike,
+    # and the lab says so and why, with how to plug in a real model (#32).
+    lab = TemplateLab(["default", "terse"], QUESTION)
+    assert lab.note() == ""  # not run yet
+    await lab.run()
+    note = lab.note()
+    assert note.startswith("Every template gave the same answers: the model does not read")
+    assert 'model="openai:<model>"' in note
+    assert "Every template gave the same answers" in lab._repr_html_()
+    assert TemplateLab(["default"], QUESTION).note() == ""

@@ -40,20 +40,39 @@ __all__ = [
 EXIT_GATE_FAILED = 3
 """``citelab eval`` and ``citelab compare``: a gate did not pass (failed, or could not be
 tested); distinct from 1 (turns failed) and 2 (bad input or configuration)."""
-_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○", "uninformative": "≡"}
+"""✔ passed (as predicted), ✘ failed, ○ not testable here, ≡ not informative (identical
+answers compared)."""
+
+
+def gate_fails(gate: dict[str, Any]) -> bool:
+    """Whether a checked gate (as ``run.json`` holds it) fails the command."""
+    return bool(gate.get("fails_run", gate.get("passed") is not True))
+
+
+def gates_line(gates: list[dict[str, Any]]) -> str:
+    """How the gates came out in one line: "N passed, M not informative", and how many
+    failed the run."""
+    passed = sum(gate.get("passed") is True for gate in gates)
+    parts = [f"{passed} passed"]
+    uninformative = sum(gate.get("verdict") == "uninformative" for gate in gates)
+    if uninformative:
+        parts.append(f"{uninformative} not informative")
+    failed = sum(gate_fails(gate) for gate in gates)
+    if failed:
+        parts.append(f"{failed} of {len(gates)} FAILED the run")
+    return ", ".join(parts)
 
 
 def print_gates(gates: list[dict[str, Any]]) -> bool:
     """The gates as checked (``run.json``'s or ``compare.json``'s ``gates``): a line with
-    how many passed, then each with its figures; whether every one passed."""
+    how many passed, then each with its figures; whether none fails the run."""
     if not gates:
         return True
-    failed = [gate for gate in gates if not gate["passed"]]
-    verdict = f"{len(failed)} of {len(gates)} FAILED" if failed else f"all {len(gates)} passed"
-    print(f"gates: {verdict}")
+    print(f"gates: {gates_line(gates)}")
     for gate in gates:
         print(f"{_MARKS[gate['verdict']]} gate: {gate['name']}\n    {gate['sentence']}")
-    return not failed
+    return not any(gate_fails(gate) for gate in gates)
 
 
 def table_records(frame: Any) -> list[dict[str, Any]]:
@@ -236,6 +255,12 @@ def add_judge_card_argument(parser: argparse.ArgumentParser) -> None:
         "sensitivity and specificity correct the judged metrics (repeatable; default: "
         "citelab's shipped card of the judge, if any)",
     )
+    parser.add_argument(
+        "--allow-in-sample",
+        action="store_true",
+        help="accept a --judge-card made on labels its judge was trained on (refused "
+        "otherwise: its figures flatter the judge; the run's outputs still say so)",
+    )
 
 
 def add_label_map_argument(parser: argparse.ArgumentParser) -> None:
@@ -269,8 +294,18 @@ def print_judges(result: Any, corrected: Any = None) -> None:
     if not table.empty and table["corrected"].notna().any():
         print("corrected for the judge's error (Rogan–Gladen; docs/corrected-metrics.md):")
         columns = ["variant", "model", "metric", "value", "corrected", "corrected_low",
-                   "corrected_high", "clipped"]  # fmt: skip
-        shown = table[columns].rename(columns={"value": "judged"})
-        print(shown.round(3).to_string(index=False))
+                   "corrected_high"]  # fmt: skip
+        shown = table[columns].rename(columns={"value": "judged"}).round(3).astype(object)
+        # A clipped correction is no figure: the card does not fit these answers.
+        clipped = table["clipped"].fillna(False).astype(bool)
+        shown.loc[clipped, ["corrected", "corrected_low", "corrected_high"]] = "—"
+        print(shown.to_string(index=False))
+        if clipped.any():
+            print(
+                f"{int(clipped.sum())} of {len(table)} corrections: — the card does not fit "
+                "these answers (clipped); label 100 of this run's pairs (citelab.Labeller), "
+                "make a card of them (citelab judges card LABELS --out cards/) and pass it "
+                "with --judge-card"
+            )
     for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):
         print(f"WARNING: {warning}", file=sys.stderr)

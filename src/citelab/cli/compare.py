@@ -104,13 +104,19 @@ def run(args: argparse.Namespace) -> int:
     first, last = Path(args.runs[0]), Path(args.runs[-1])
     out = Path(args.out) if args.out else last / f"compare-{first.name}"
     written = write_comparison(comparison, out, non_inferior=margins, confidence=args.confidence)
-    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
+    from citelab.cli._common import (
+        EXIT_GATE_FAILED,
+        gate_fails,
+        print_gates,
+        print_json,
+        table_records,
+    )
 
     differences = comparison.result.differences(
         baseline=comparison.labels[0], confidence=args.confidence
     )
     gates = comparison.result.config.get("gates", [])
-    passed = all(gate["passed"] for gate in gates)
+    passed = not any(gate_fails(gate) for gate in gates)
     code = 0 if passed else EXIT_GATE_FAILED
     if len(comparison.labels) > 2:
         _print_many(comparison, differences, args, written, code)
@@ -164,7 +170,7 @@ def _print_many(
                 "figures": table_records(figures),
                 "differences": table_records(differences),
                 "gates": gates,
-                "gates_passed": all(gate["passed"] for gate in gates),
+                "gates_passed": not any(gate_fails(gate) for gate in gates),
                 "report": str(written["report.html"]),
                 "exit_code": code,
             }

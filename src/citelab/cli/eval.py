@@ -37,11 +37,13 @@ __all__ = ["EXIT_CODES", "register", "run"]
 
 EXIT_CODES = """\
 exit codes:
-  0    the run finished: no turn failed, every gate passed
+  0    the run finished: no turn failed, every gate passed (or is not informative and
+       not required)
   1    turns failed (printed by cause; --allow-failures exits 0 or 3 instead)
   2    bad input or configuration: the suite, an option, a model name (the message says where)
-  3    a gate did not pass: a [[gates]] check or a required finding failed, or could not be
-       tested; the results and report are written
+  3    a gate did not pass: a [[gates]] check or a required finding failed, could not be
+       tested, or is required and not informative (it compared identical answers); the
+       results and report are written
   130  interrupted (Ctrl-C); the same command resumes the run
 """
 
@@ -148,7 +150,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from citelab.cli._common import EXIT_GATE_FAILED, print_gates, print_json, table_records
+    from citelab.cli._common import (
+        EXIT_GATE_FAILED,
+        gate_fails,
+        print_gates,
+        print_json,
+        table_records,
+    )
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
 
@@ -166,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             workers=args.workers,
             judge_cards=args.judge_cards,
+            allow_in_sample=args.allow_in_sample,
         )
     else:
         try:
@@ -186,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 judge_cards=args.judge_cards,
                 prices=prices,
+                allow_in_sample=args.allow_in_sample,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)
@@ -193,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     log_run(args, out)
     findings = result.config.get("findings", [])
     gates = result.config.get("gates", [])
-    gates_passed = all(gate["passed"] for gate in gates)
+    gates_passed = not any(gate_fails(gate) for gate in gates)
     errors = result.errors()
     failed_turns = int(errors["count"].sum()) if not errors.empty else 0
     if failed_turns and not args.allow_failures:
@@ -314,8 +324,8 @@ def _print_summary(summary: Any) -> None:
     print(table.round(3).to_string())
 
 
-_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○"}
-"""✔ as predicted, ✘ not shown, ○ not testable here."""
+_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○", "uninformative": "≡"}
+"""✔ as predicted, ✘ not shown, ○ not testable here, ≡ not informative (identical answers)."""
 
 
 def _print_findings(findings: list[dict[str, Any]]) -> None:

@@ -65,7 +65,8 @@ def _card_parser(commands: Any) -> None:
         "--judge",
         action="append",
         metavar="NAME|JSON|module:attr",
-        help="the judge (repeatable: a card each; default: lexical)",
+        help="the judge (repeatable: a card each; default: the default judge, "
+        "lexical_trained, as eval and score use)",
     )
     card.add_argument(
         "--reference",
@@ -325,10 +326,7 @@ def _figures_text(card: JudgeCard) -> str:
         estimate = getattr(card.metrics, name)
         if estimate is None:
             continue
-        interval = (
-            "—" if estimate.low is None or estimate.high is None
-            else f"[{estimate.low:.3f}, {estimate.high:.3f}]"
-        )  # fmt: skip
+        interval = estimate.interval_text(card.metrics.claims)
         count = getattr(estimate, "count", None)
         counts = "" if count is None else f"{count} of {estimate.of}"
         lines.append(f"{name:<12} {_three(estimate.value):>6}  {interval:<16}  {counts}")

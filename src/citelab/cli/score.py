@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         processes=args.processes,
         judge_cards=args.judge_cards,
+        allow_in_sample=args.allow_in_sample,
     )
     if args.json:
         print(json.dumps(summary_json(result, args.scale), indent=2))
@@ -165,7 +166,10 @@ def _print_table(metrics: dict[str, dict[str, Any]]) -> None:
             why = f"not judgeable ({left_out} units without passage)" if left_out else "n/a"
             rows.append([metric, why, "", "", "0", ""])
             continue
-        cells = [f"{figures[key]:.3f}" for key in ("value", "ci_low", "ci_high")]
+        if figures["ci_low"] is None:
+            cells = [f"{figures['value']:.3f}", "too few", "units"]
+        else:
+            cells = [f"{figures[key]:.3f}" for key in ("value", "ci_low", "ci_high")]
         rows.append([metric, *cells, str(figures["answers"]), str(left_out or "")])
     head = ["metric", "value", "ci_low", "ci_high", "answers", "not judgeable"]
     widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING
 
-from citelab._errors import ConfigError, InvalidInput
+from citelab._errors import CitelabError, ConfigError, InvalidInput
 from citelab.agent import AgentConfig, contract_template
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.contract import render_answer_html
@@ -143,10 +143,51 @@ class TemplateLab:
         order = list(dict.fromkeys(frame["template"]))
         return numeric.groupby("template", sort=False).mean().reindex(order)
 
+    def note(self) -> str:
+        """When every template gave the same answer to every question, the sentence saying
+        so and why (empty otherwise, or before :meth:`run`)."""
+        if len(self.templates) < 2 or not self.results:
+            return ""
+        by_question: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+        for r in self.results:
+            cited = tuple(source.uri for source in r.answer.sources)
+            by_question.setdefault(r.question, set()).add((r.answer.text, cited))
+        if any(len(answers) > 1 for answers in by_question.values()):
+            return ""
+        deaf = not any(getattr(m, "reads_instructions", True) for m in self._deaf_probe())
+        why = (
+            "the model does not read the prompt's instructions (the offline extractive model "
+            "reads only the numbered sources), so the templates cannot differ here"
+            if deaf
+            else "the templates did not change what the model wrote"
+        )
+        return (
+            f"Every template gave the same answers: {why}. To compare templates, plug in a "
+            'real model: TemplateLab(templates, questions, model="openai:<model>") with '
+            "OPENAI_BASE_URL (and OPENAI_API_KEY) set, or model= any citelab Model."
+        )
+
+    def _deaf_probe(self) -> list[object]:
+        given = (self._models or {}).get(self._base.model)
+        if given is not None:
+            return [given]
+        from citelab.models import get_model
+
+        try:
+            return [get_model(self._base.model)]
+        except CitelabError:  # cannot be built here: it reads, for all we know
+            return []
+
     def _repr_html_(self) -> str:
         if not self.results:
             return "<p>TemplateLab: not run yet (<code>await lab.run()</code>).</p>"
-        return lab_html(self.results, len(self.templates))
+        note = self.note()
+        shown = (
+            f'<p class="citelab-lab-note {MATH_IGNORE_CLASS}"><b>{html.escape(note)}</b></p>'
+            if note
+            else ""
+        )
+        return shown + lab_html(self.results, len(self.templates))
 
 
 # --- one result ------------------------------------------------------------------------------

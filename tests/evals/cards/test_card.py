@@ -121,7 +121,9 @@ def test_references_sit_beside_the_judge_on_the_claims_they_cover() -> None:
         truth, [claims[k]["verdict"] for k in covered], [claims[k]["score"] for k in covered]
     )
     reference = Reference.load("T5-3B (ANLI)", T5)
-    card = judge_card(WICE / "oracle_claim_dev.jsonl", references=[reference], resamples=200)
+    card = judge_card(
+        WICE / "oracle_claim_dev.jsonl", "lexical", references=[reference], resamples=200
+    )
     [side] = card.references
     assert side.claims == len(covered) == 100
     assert side.not_in_labels == 0

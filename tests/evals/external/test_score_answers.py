@@ -254,8 +254,10 @@ def test_citelab_score_prints_json_and_fails_loudly(
     payload = json.loads(capsys.readouterr().out)
     assert payload["answers"] == 2
     assert payload["metrics"]["citation_recall_alce"]["value"] == pytest.approx(50.0)
-    low = payload["metrics"]["citation_recall_alce"]["ci_low"]
-    assert 0.0 <= low <= 50.0
+    # Two answers: no interval (it would only look confident), and the words why.
+    recall = payload["metrics"]["citation_recall_alce"]
+    assert (recall["ci_low"], recall["ci_high"]) == (None, None)
+    assert recall["interval"].startswith("too few units (")
     bad = write(tmp_path, "broken.json", {"data": [{"question": "Q"}]})
     assert main(["score", str(bad)]) == 2
     assert "broken.json: data[0]: field output" in capsys.readouterr().err

@@ -25,6 +25,7 @@ from citelab.evals import (
 from .._builders import record
 
 TEXT = "Tuition fees are due in May [1]. Permits cost 30 euros per term [2]."
+REORDERED = "Permits cost 30 euros per term [2]. Tuition fees are due in May [1]."
 
 
 def _result(tags: list[str]):  # type: ignore[no-untyped-def]
@@ -37,10 +38,10 @@ def _result(tags: list[str]):  # type: ignore[no-untyped-def]
             dataset="d",
             case_id=f"c{i}",
             tags=tags,
-            turns=[record(TEXT, ("fees", "parking"), question="q")],
+            turns=[record(text, ("fees", "parking"), question="q")],
         )
         for i in range(4)
-        for variant in ("baseline", "other")
+        for variant, text in (("baseline", TEXT), ("other", REORDERED))
     ]
     scorers = build_scorers(["citation_recall", "dangling_markers"])
     suite = {"name": "s", "findings": []}

@@ -17,12 +17,13 @@ from citelab.evals import (
     Gate,
     GoldTurn,
     build_scorers,
+    evaluate_findings,
     evaluate_gates,
     load_suite,
     score_records,
     write_outputs,
 )
-from citelab.evals.results import required_findings
+from citelab.evals.results import failed_gates, required_findings
 
 from .._builders import record
 
@@ -120,7 +121,7 @@ def _mixed():  # type: ignore[no-untyped-def]
 
 def test_non_inferiority_reads_the_paired_interval() -> None:
     worse = _result()  # other loses 0.5 recall on every case
-    same = _result(other=GOOD)
+    same = _result(other="Permits cost 30 euros per term [2]. Tuition fees are due in May [1].")
     gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.02)
     (failed,) = evaluate_gates(worse, [gate])
     (passed,) = evaluate_gates(same, [gate])
@@ -134,6 +135,29 @@ def test_non_inferiority_reads_the_paired_interval() -> None:
     (lower,) = evaluate_gates(worse, [dangling])
     assert lower.passed
     assert "upper end ≤ +0.02" in lower.sentence
+
+
+def test_a_gate_on_identical_answers_is_not_informative_never_passed() -> None:
+    same = _result(other=GOOD)  # other's answers are the baseline's, word for word
+    gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.02)
+    (required,) = evaluate_gates(same, [gate])
+    assert (required.verdict, required.passed, required.fails_run) == ("uninformative", None, True)
+    assert "identical to baseline's, so the difference is 0 by construction" in required.sentence
+    assert "it fails the run" in required.sentence
+    (optional,) = evaluate_gates(same, [gate.model_copy(update={"required": False})])
+    assert (optional.verdict, optional.passed, optional.fails_run) == ("uninformative", None, False)
+    assert "not informative (neither passed nor failed)" in optional.sentence
+    assert failed_gates([required, optional]) == [required]
+    # A finding comparing the same two variants is not informative either, never "as predicted".
+    finding = Finding(
+        title="same", metric="citation_recall", baseline="baseline", variant="other", expect="same"
+    )
+    (checked,) = evaluate_findings(same, [finding])
+    assert (checked.verdict, checked.holds) == ("uninformative", False)
+    assert checked.sentence.endswith("— not informative.")
+    (gated,) = required_findings([checked.model_copy(update={"finding": finding.model_copy(
+        update={"required": True})})])  # fmt: skip
+    assert (gated.passed, gated.fails_run) == (None, True)
 
 
 def test_a_gate_with_nothing_to_check_is_not_testable_and_does_not_pass() -> None:

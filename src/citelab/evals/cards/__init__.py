@@ -26,8 +26,16 @@ from citelab.evals.cards._card import (
     judge_card,
     judge_label,
     set_card_display,
+    trained_on,
 )
-from citelab.evals.cards._card_schema import AgreementFigures, CardData, Estimate
+from citelab.evals.cards._card_schema import (
+    MIN_CARD_UNITS,
+    AgreementFigures,
+    CardData,
+    Estimate,
+    too_few_units,
+    wilson_interval,
+)
 from citelab.evals.cards._shipped import (
     CARDS_DIR,
     card_for,
@@ -41,6 +49,7 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "CARDS_DIR",
     "DEFAULT_CARD_JUDGE",
+    "MIN_CARD_UNITS",
     "AgreementFigures",
     "CardData",
     "CardDisplay",
@@ -61,4 +70,7 @@ __all__ = [
     "set_card_display",
     "shipped_card",
     "shipped_cards",
+    "too_few_units",
+    "trained_on",
+    "wilson_interval",
 ]

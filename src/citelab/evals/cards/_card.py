@@ -45,12 +45,13 @@ from citelab.evals.cards._card_schema import (
     ReferenceComparison,
     ThresholdSweep,
 )
-from citelab.evals.judges import Judge, build_judge
+from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.evals.labels import (
     LabelColumns,
     LabelFormat,
     LabelledPair,
     LabelSet,
+    LabelSource,
     PartialAs,
     load_label_set,
 )
@@ -68,10 +69,12 @@ __all__ = [
     "judge_card",
     "judge_label",
     "labels_of",
+    "trained_on",
 ]
 
-DEFAULT_CARD_JUDGE = "lexical"
-"""The judge a card is about when none is named: the citation scorers' default."""
+DEFAULT_CARD_JUDGE = DEFAULT_JUDGE
+"""The judge a card is about when none is named: the citation scorers' default
+(:data:`citelab.evals.DEFAULT_JUDGE`), the one ``eval`` and ``score`` use."""
 
 ALCE_PUBLISHED = (
     PublishedAgreement(judge="ALCE NLI (TRUE T5-11B), citation recall", accuracy=0.851,
@@ -415,7 +418,29 @@ def card_of(
         references=[_compare(r, folded, seed, resamples) for r in references],
         published=list(ALCE_PUBLISHED),
     )
+    card = card.model_copy(update={"in_sample": trained_on(judge, label_set.source)})
     return card.model_copy(update={"notes": _notes(card)})
+
+
+def trained_on(judge: Judge, source: LabelSource) -> str | None:
+    """The sentence saying that ``judge`` was trained on the labels of ``source`` (their
+    file's sha256 is one its parameters' provenance names), else None."""
+    parameters = getattr(judge, "parameters", None)
+    document = getattr(parameters, "document", None)
+    provenance = document.get("provenance") if isinstance(document, Mapping) else None
+    data = provenance.get("data") if isinstance(provenance, Mapping) else None
+    if not source.sha256 or not isinstance(data, list):
+        return None
+    for entry in data:
+        if isinstance(entry, Mapping) and entry.get("sha256") == source.sha256:
+            return (
+                f"{judge.name} was trained on these very labels (the file's sha256 is that of "
+                f"its training data {entry.get('name', '')!s}): its figures here are "
+                "optimistic, and the card corrects no metric unless you insist "
+                "(--allow-in-sample); the honest figures are out of fold (citelab's shipped "
+                "card)."
+            )
+    return None
 
 
 def _subset_draws(size: int, resamples: int, seed: int, salt: str) -> np.ndarray:
@@ -512,7 +537,7 @@ def _compare(
 
 
 def _notes(card: JudgeCard) -> list[str]:
-    labels, notes = card.labels, []
+    labels, notes = card.labels, [f"IN SAMPLE: {card.in_sample}"] if card.in_sample else []
     if labels.provenance:
         notes.append(f"{labels.name}: {labels.provenance}.")
     notes.append(f"Labels read as: {labels.mapping_text()}.")

@@ -40,6 +40,17 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+MIN_CARD_UNITS = 30
+"""Below this many units (claims) a resampled interval says too little to print: a card or
+an interval on fewer says "too few units" instead (a share shows Wilson's interval)."""
+
+
+def too_few_units(units: int, low: float, high: float) -> bool:
+    """Whether an interval over ``units`` units is not worth printing: under
+    :data:`MIN_CARD_UNITS` units, or zero width (every resample the same)."""
+    return units < MIN_CARD_UNITS or low == high
+
+
 class Estimate(_Frozen):
     """A figure and its 95% bootstrap interval (None where undefined on the data)."""
 
@@ -47,12 +58,38 @@ class Estimate(_Frozen):
     low: float | None = None
     high: float | None = None
 
+    def interval_text(self, units: int) -> str:
+        """The interval as cards print it, or "too few units" (see :func:`too_few_units`)."""
+        if self.low is None or self.high is None:
+            return "—"
+        if too_few_units(units, self.low, self.high):
+            return f"— too few units ({units}; an interval needs {MIN_CARD_UNITS})"
+        return f"[{self.low:.3f}, {self.high:.3f}]"
+
 
 class Rate(Estimate):
     """A share with what it counts: ``count`` of ``of`` claims."""
 
     count: int
     of: int
+
+    def interval_text(self, units: int) -> str:
+        """The bootstrap interval; with too few units, Wilson's interval (valid at small n)
+        and the words "too few units"."""
+        if self.low is None or self.high is None or self.of == 0:
+            return "—"
+        if not too_few_units(units, self.low, self.high):
+            return super().interval_text(units)
+        low, high = wilson_interval(self.count, self.of)
+        return f"[{low:.3f}, {high:.3f}] Wilson (too few units to resample: {units})"
+
+
+def wilson_interval(count: int, of: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of ``count`` successes in ``of`` trials."""
+    from scipy.stats import binomtest
+
+    interval = binomtest(count, of).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(interval.low), float(interval.high)
 
 
 class Confusion(_Frozen):
@@ -211,6 +248,9 @@ class CardData(_Frozen):
     published: list[PublishedAgreement] = []
     notes: list[str] = []
     """What a reader must know to read the figures right."""
+    in_sample: str | None = None
+    """Set when the judge was trained on these labels (the sentence saying so): the figures
+    are in-sample, and such a card corrects no metric unless the user insists."""
 
     def summary(self) -> str:
         """The card in one sentence: κ and accuracy, and how the judge errs."""
@@ -220,10 +260,11 @@ class CardData(_Frozen):
             return "—" if rate.value is None else f"{rate.value:.0%}"
 
         kappa = m.kappa
-        interval = "" if kappa.low is None else f" [{kappa.low:.3f}, {kappa.high:.3f}]"
+        interval = "" if kappa.low is None else f" {kappa.interval_text(m.claims)}"
         value = "undefined" if kappa.value is None else f"{kappa.value:.3f}{interval}"
         auc = "" if m.auc is None or m.auc.value is None else f", AUC {m.auc.value:.3f}"
-        return (
+        warning = f"IN SAMPLE: {self.in_sample} " if self.in_sample else ""
+        return warning + (
             f"On {m.claims} claims of {self.labels.name}, {self.judge.label} agrees with the "
             f"labels at κ {value} (accuracy {share(m.accuracy)}{auc}); it calls "
             f"{share(m.says_yes)} of the claims supported (the labels: "

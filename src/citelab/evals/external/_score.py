@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from citelab._collector import bulk_scoring
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions
-from citelab.evals.cards import JudgeCard, load_cards
+from citelab.evals.cards import MIN_CARD_UNITS, JudgeCard, load_cards, too_few_units
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
@@ -106,6 +106,7 @@ def score_answers(
     workers: int | None = None,
     processes: int | None = None,
     judge_cards: Sequence[str | Path | JudgeCard] = (),
+    allow_in_sample: bool = False,
 ) -> EvalResult:
     """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
 
@@ -118,7 +119,7 @@ def score_answers(
     citelab's offline one; 1: this process only). With ``out_dir`` the tables, ``run.json`` and
     ``report.html`` are written there. ``judge_cards``: cards (or card files) for the
     judges, beside citelab's shipped ones; a card that describes none of the judges is an
-    error.
+    error, and so is one made on labels its judge was trained on unless ``allow_in_sample``.
     """
     began = time.time()
     path = Path(answers) if isinstance(answers, str | Path) else None
@@ -131,7 +132,7 @@ def score_answers(
         built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
         chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
         cards = load_cards(judge_cards)
-        check_cards(chosen, cards)
+        check_cards(chosen, cards, allow_in_sample=allow_in_sample)
         dataset = _dataset_name(path, name)
         variant = name or "answers"
         records, cases = _records(items, dataset, variant=variant, model=answer_format)
@@ -162,6 +163,9 @@ def _scored(records: list[CaseRecord], scoring: ScoringJob, processes: int | Non
         executor.close()
 
 
+_TOO_FEW = "too few units ({units:g}; an interval needs {least})"
+
+
 def summary_json(
     result: EvalResult, scale: float = 1.0, *, corrected: pd.DataFrame | None = None
 ) -> dict[str, Any]:
@@ -187,13 +191,21 @@ def summary_json(
         for scorer in result.scorers
     }
     for row in summary.to_dict("records"):
+        low, high, units = float(row["ci_low"]), float(row["ci_high"]), float(row["units"])
+        few = too_few_units(int(units), low, high)
         metrics[str(row["metric"])] = {
             "value": float(row["value"]),
-            "ci_low": float(row["ci_low"]),
-            "ci_high": float(row["ci_high"]),
-            "units": float(row["units"]),
+            # No interval on too few units (or of zero width): it would only look confident.
+            "ci_low": None if few else low,
+            "ci_high": None if few else high,
+            "units": units,
             "answers": int(row["cases"]),
             "aggregate": str(row["aggregate"]),
+            **(
+                {"interval": f"too few units ({units:g}; an interval needs {MIN_CARD_UNITS})"}
+                if few
+                else {}
+            ),
         }
     for metric, count in unjudgeable.items():
         if metric in metrics:

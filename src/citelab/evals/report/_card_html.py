@@ -54,10 +54,10 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def _interval(estimate: Estimate | None) -> str:
+def _interval(estimate: Estimate | None, units: int) -> str:
     if estimate is None or estimate.low is None or estimate.high is None:
         return "—"
-    return f"[{estimate.low:.3f}, {estimate.high:.3f}]"
+    return _e(estimate.interval_text(units))
 
 
 def card_page(card: CardData) -> str:
@@ -119,7 +119,7 @@ def _figures_section(card: CardData) -> str:
         counts = f"{estimate.count} of {estimate.of}" if hasattr(estimate, "count") else ""
         rows.append(
             f"<tr><td>{_e(shown)}</td><td>{_num(estimate.value)}</td>"
-            f"<td>{_interval(estimate)}</td><td>{_e(counts)}</td></tr>"
+            f"<td>{_interval(estimate, card.metrics.claims)}</td><td>{_e(counts)}</td></tr>"
         )
     return f"<h3>Agreement with the labels</h3><table>{head}{''.join(rows)}</table>"
 
@@ -167,7 +167,7 @@ def _row(name: str, figures: AgreementFigures, css: str = "") -> str:
         _num(figures.says_yes.value),
         _num(figures.accuracy.value),
         _num(figures.macro_f1.value),
-        f"{_num(figures.kappa.value)} {_interval(figures.kappa)}",
+        f"{_num(figures.kappa.value)} {_interval(figures.kappa, figures.claims)}",
         _num(auc),
         _num(figures.sensitivity.value),
         _num(figures.specificity.value),
@@ -198,7 +198,7 @@ def _grades_section(card: CardData) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{_e(g.grade)}</td><td>{g.claims}</td><td>{_num(g.says_yes.value)}</td>"
-        f"<td>{_interval(g.says_yes)}</td></tr>"
+        f"<td>{_interval(g.says_yes, g.claims)}</td></tr>"
         for g in card.grades
     )
     return (
@@ -218,7 +218,8 @@ def _references_section(card: CardData) -> str:
         diff = reference.kappa_difference
         rows.append(
             f'<tr><td colspan="9" class="note">κ difference ({_e(card.judge.name)} − '
-            f"{_e(reference.name)}): {_num(diff.value)} {_interval(diff)}; outputs from "
+            f"{_e(reference.name)}): {_num(diff.value)} {_interval(diff, reference.claims)}; "
+            "outputs from "
             f"{_e(reference.file)}, {reference.not_in_labels} of their ids not in the label "
             "set</td></tr>"
         )

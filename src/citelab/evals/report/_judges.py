@@ -17,7 +17,16 @@ import pandas as pd
 
 from citelab.evals.results import JudgedMetric
 
-__all__ = ["corrected_html", "judge_line", "judges_html"]
+__all__ = [
+    "DOES_NOT_FIT",
+    "DOMAIN_LINE",
+    "WARNING_MARK",
+    "corrected_cell",
+    "corrected_html",
+    "judge_line",
+    "judges_html",
+    "label_step",
+]
 
 
 def _e(value: object) -> str:
@@ -27,26 +36,48 @@ def _e(value: object) -> str:
 def _kappa(judge: JudgedMetric) -> str:
     if judge.kappa is None:
         return "κ undefined" if judge.card else "no card"
-    interval = (
-        "" if judge.kappa_low is None else f" [{judge.kappa_low:.2f}, {judge.kappa_high:.2f}]"
-    )
+    if judge.kappa_low is None:
+        interval = ""
+    elif judge.kappa_low == judge.kappa_high:
+        interval = " (too few units for an interval)"
+    else:
+        interval = f" [{judge.kappa_low:.2f}, {judge.kappa_high:.2f}]"
     return f"κ {judge.kappa:.2f}{interval}"
 
 
 def judge_line(judge: JudgedMetric) -> str:
     """The muted line under a judged metric's name: its judge and κ (HTML)."""
-    mark = ' <span class="few">⚠</span>' if judge.warnings else ""
+    mark = (
+        f' <span class="warn" title="{_e("; ".join(judge.warnings))}">{WARNING_MARK}</span>'
+        if judge.warnings
+        else ""
+    )
     return f'<br><span class="muted">judged by {_e(judge.judge)} · {_e(_kappa(judge))}</span>{mark}'
 
 
-def judges_html(judges: Sequence[JudgedMetric]) -> str:
-    """The judges section: warnings first, then one row per judged metric."""
+DOMAIN_LINE = (
+    "Agreement varies by domain: the default judge lexical_trained reaches κ 0.42 on WiCE's "
+    "held-out test claims but κ 0.33 on 1,552 held-out claims of real LLM and generative-"
+    "search answers (κ 0.15, 0.44 and 0.59 on its three sources), and published judges move "
+    "the same way (AttributionBench: TRUE κ ≈ 0.10 / 0.37 / 0.54, GPT-4 κ ≈ 0.20 / 0.44 / "
+    "0.67). This run has no labels of its own: label 100 of its pairs (citelab.Labeller) to "
+    "know how far its judge agrees on these answers."
+)
+"""The judges section's one line when a run has no labels of its own (figures: README)."""
+
+WARNING_MARK = "⚑"
+"""A warning about a judge (no card, low agreement, not comparable); ⚠ means few units."""
+
+
+def judges_html(judges: Sequence[JudgedMetric], has_labels: bool = False) -> str:
+    """The judges section: warnings first, then one row per judged metric; without labels
+    of the run's own, the line that says agreement varies by domain."""
     if not judges:
         return ""
     warnings = list(dict.fromkeys(w for judge in judges for w in judge.warnings))
     loud = (
         '<section class="errors judge-warnings">'
-        + "".join(f"<p><b>⚠ {_e(w)}</b></p>" for w in warnings)
+        + "".join(f"<p><b>{WARNING_MARK} {_e(w)}</b></p>" for w in warnings)
         + "</section>"
         if warnings
         else ""
@@ -67,7 +98,8 @@ def judges_html(judges: Sequence[JudgedMetric]) -> str:
         "far the judge agrees with people (Cohen's κ with its 95% interval) on the card's "
         "labelled set; a judge without a card is uncalibrated. Agreement on the card's set may "
         "not carry over to other text.</p>"
-        f"{loud}<table><tr><th>metric</th><th>judge</th><th>card</th><th>agreement with "
+        + ("" if has_labels else f'<p class="domain">{_e(DOMAIN_LINE)}</p>')
+        + f"{loud}<table><tr><th>metric</th><th>judge</th><th>card</th><th>agreement with "
         f"people</th><th>weak categories</th></tr>{rows}</table>"
     )
 
@@ -80,26 +112,69 @@ def _interval(value: Any, low: Any, high: Any) -> str:
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def corrected_html(corrected: pd.DataFrame, judges: Sequence[JudgedMetric]) -> str:
-    """Citation recall and precision as judged and corrected (empty without such metrics)."""
+LABELS_TO_FIX = 100
+"""How many of a run's own pairs the report asks a researcher to label when a card does not
+fit (about what a card needs for an interval of ±0.1 on sensitivity and specificity)."""
+
+DOES_NOT_FIT = "— the card does not fit these answers"
+
+
+def label_step(suite: str | None, judge: str = "lexical_trained") -> str:
+    """The one step that fixes a card that does not fit: label this run's own pairs, make a
+    card of them, rescore with it (plain text: commands a reader can copy)."""
+    folder = f"evaluations/reports/{suite}" if suite else "RUN_FOLDER"
+    rescore = (
+        f"citelab eval --suite {suite} --rescore" if suite else "citelab score FILE"
+    ) + f" --judge-card cards/{judge}.card.json"
+    return (
+        f"label {LABELS_TO_FIX} of this run's pairs — in a notebook, "
+        f'citelab.Labeller("{folder}", "labels.jsonl", sample={LABELS_TO_FIX}) — then '
+        f"citelab judges card labels.jsonl --judge {judge} --out cards/ and {rescore}"
+    )
+
+
+def corrected_cell(row: Any) -> str:
+    """A corrected value as the report shows it (plain text, never bold): its interval, or
+    why there is no figure (no card, not correctable, the card does not fit these answers,
+    a zero-width interval)."""
+    fixed = _interval(row["corrected"], row["corrected_low"], row["corrected_high"])
+    if row.get("clipped"):
+        return f"{DOES_NOT_FIT} (clipped): label this run's pairs (below)"
+    if fixed.startswith("—"):
+        return "— (the judge has no card)" if row["card"] is None else "— (not correctable)"
+    low, high = row["corrected_low"], row["corrected_high"]
+    if isinstance(low, float) and isinstance(high, float) and low == high:
+        return "— too few units (a zero-width interval)"
+    return fixed
+
+
+def corrected_html(
+    corrected: pd.DataFrame, judges: Sequence[JudgedMetric], suite: str | None = None
+) -> str:
+    """Citation recall and precision as judged and corrected (empty without such metrics);
+    ``suite`` names the run's suite in the step that fixes a card that does not fit."""
     if corrected.empty:
         return ""
     rows = []
     for row in corrected.to_dict("records"):
         judged = _interval(row["value"], row["ci_low"], row["ci_high"])
-        fixed = _interval(row["corrected"], row["corrected_low"], row["corrected_high"])
-        if row.get("clipped"):
-            fixed += " (clipped)"
-        if fixed.startswith("—"):
-            fixed = "— (the judge has no card)" if row["card"] is None else "— (not correctable)"
         rates = (
             "—" if row["card"] is None else f"{row['sensitivity']:.2f} / {row['specificity']:.2f}"
         )
         rows.append(
             f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['metric'])}</td>"
             f'<td>{_e(row["judge"])}</td><td class="num">{judged}</td>'
-            f'<td class="num"><b>{fixed}</b></td><td class="num">{rates}</td></tr>'
+            f'<td class="num">{_e(corrected_cell(row))}</td><td class="num">{rates}</td></tr>'
         )
+    clipped = corrected["clipped"].fillna(False).astype(bool)
+    judge = str(corrected["judge"].iloc[0]).split(" ")[0]
+    fix = (
+        f'<p class="fix"><b>{clipped.sum()} of {len(corrected)} corrections: the card does not '
+        f"fit these answers.</b> The one step that fixes it: {_e(label_step(suite, judge))}."
+        "</p>"
+        if clipped.any()
+        else ""
+    )
     return (
         "<h3>Judged and corrected for the judge's error</h3>"
         '<p class="muted">Corrected: the Rogan–Gladen estimate from the card\'s sensitivity '
@@ -107,10 +182,11 @@ def corrected_html(corrected: pd.DataFrame, judges: Sequence[JudgedMetric]) -> s
         "resamples the cases and the card's sensitivity and specificity together (Beta "
         "posteriors from its confusion counts), so a card made on few labels gives a wide "
         "interval. It assumes the judge errs on these answers as on the card's labelled set "
-        "and independently of the answer. <i>clipped</i>: the judged value lies outside what the "
-        "card's rates can produce, so these answers are unlike the card's labelled set and "
-        "the corrected value only says so. See docs/corrected-metrics.md.</p>"
+        "and independently of the answer (the card's domain: its labelled set). When the judged "
+        "value lies outside what the card's rates can produce (the estimate is clipped), these "
+        "answers are unlike the card's labelled set: no figure is shown, only the step that "
+        "gives one. See docs/corrected-metrics.md.</p>"
         "<table><tr><th>variant · model</th><th>metric</th><th>judge</th><th>as judged</th>"
         "<th>corrected</th><th>sensitivity / specificity</th></tr>"
-        f"{''.join(rows)}</table>"
+        f"{''.join(rows)}</table>{fix}"
     )

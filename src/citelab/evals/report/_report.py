@@ -36,8 +36,8 @@ import pandas as pd
 from citelab.evals.report._case_browser import case_browser_parts, static_text
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._judges import WARNING_MARK, judge_line
 from citelab.evals.report._judges import corrected_html as _corrected_html
-from citelab.evals.report._judges import judge_line
 from citelab.evals.report._judges import judges_html as _judges_html
 from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
 from citelab.evals.report._usage_html import usage_html
@@ -268,9 +268,9 @@ table{border-collapse:collapse;margin:.5rem 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .errors{border:2px solid #a11;padding:0 1rem;margin:1rem 0}.errors h2{color:#a11}
-.holds{color:#0a6b2d}.fails{color:#a11}.untestable{color:#666;font-style:italic}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
+.holds{color:#0a6b2d}.fails{color:#a11}.untestable,.uninformative{color:#666;font-style:italic}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
 max-height:24rem;white-space:pre-wrap}img{max-width:100%}.muted,.citelab-muted{color:#666}
-.few{color:#8a5a00}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
+.few{color:#8a5a00}.warn{color:#a11}.better{color:#0a6b2d;font-weight:600}.worse{color:#a11;font-weight:600}
 td:first-child{white-space:nowrap}
 .citelab-swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;
 margin-right:.35em;vertical-align:baseline;background:#999}
@@ -361,11 +361,11 @@ def _page(  # noqa: PLR0917 - private, two call sites
         _findings_html(findings),
         "<h2>Variants</h2>",
         _variants_html(result, colors),
-        _judges_html(parts.judges),
+        _judges_html(parts.judges, has_labels=bool(result.config.get("labels"))),
         "<h2>Summary</h2>",
         _summary_note(),
         _summary_table(summary, colors, result, judges=parts.judges),
-        _corrected_html(parts.corrected, parts.judges),
+        _corrected_html(parts.corrected, parts.judges, _suite_name(result)),
         f"<h2>{_e(_differences_heading(result.baseline()))}</h2>",
         _differences_html(differences, colors, variant_order(result)),
         usage_html(result),
@@ -392,6 +392,11 @@ def _page(  # noqa: PLR0917 - private, two call sites
     return _document(title, sections)
 
 
+def _suite_name(result: EvalResult) -> str | None:
+    name = (result.config.get("suite") or {}).get("name")
+    return str(name) if name else None
+
+
 _CASES_NOTE = (
     '<p class="muted">Every scored turn; filter the list and open one to see its answer '
     "(cited spans highlighted), the sources it held and cited, the gold, every verdict "
@@ -410,7 +415,7 @@ def _score_sections(result: EvalResult, title: str, parts: _Parts) -> list[str]:
         "<h2>What was scored</h2>",
         _scored_facts(result),
         _notes_html(result.config.get("notes") or []),
-        _judges_html(parts.judges),
+        _judges_html(parts.judges, has_labels=bool(result.config.get("labels"))),
         "<h2>Summary</h2>",
         '<p class="muted">Each value with its 95% bootstrap interval (resampling answers), '
         "its units (statements or citations) and the answers it applies to. A unit whose "
@@ -458,7 +463,7 @@ def _scored_facts(result: EvalResult) -> str:
 
 
 def _notes_html(notes: Sequence[str]) -> str:
-    return "".join(f'<p class="few">⚠ {_e(note)}</p>' for note in notes)
+    return "".join(f'<p class="warn">{WARNING_MARK} {_e(note)}</p>' for note in notes)
 
 
 def _score_summary(summary: pd.DataFrame, result: EvalResult) -> str:
@@ -634,9 +639,14 @@ def _run_facts(result: EvalResult) -> str:
     return f"<ul>{items}</ul>"
 
 
-_MARKS = {"holds": "✔", "fails": "✘", "untestable": "○ not testable here:"}
+_MARKS = {
+    "holds": "✔",
+    "fails": "✘",
+    "untestable": "○ not testable here:",
+    "uninformative": "≡ not informative:",
+}
 """How a verdict shows: its class is the verdict itself (``holds``, ``fails``,
-``untestable``)."""
+``untestable``, ``uninformative``)."""
 
 
 def _findings_html(findings: Sequence[FindingResult]) -> str:
@@ -657,12 +667,22 @@ def _gates_html(gates: Sequence[GateResult]) -> str:
     """The gates first: whether the run passes them (what ``citelab eval`` exits 3 on)."""
     if not gates:
         return ""
-    failed = sum(not gate.passed for gate in gates)
+    failed = sum(gate.fails_run for gate in gates)
+    passed = sum(gate.passed is True for gate in gates)
+    uninformative = sum(gate.verdict == "uninformative" for gate in gates)
+    counts = f"{passed} passed" + (f", {uninformative} not informative" if uninformative else "")
     head = (
-        f'<p class="fails"><b>{failed} of {len(gates)} gates did not pass</b> '
-        "(<code>citelab eval</code> and <code>citelab compare</code> exit 3).</p>"
+        f'<p class="fails"><b>{failed} of {len(gates)} gates did not pass</b> ({counts}; '
+        "<code>citelab eval</code> and <code>citelab compare</code> exit 3).</p>"
         if failed
-        else f'<p class="holds"><b>All {len(gates)} gates passed.</b></p>'
+        else f'<p class="{"uninformative" if uninformative else "holds"}"><b>{counts}.</b>'
+        + (
+            " A gate that is not informative compared identical answers: it is neither "
+            "passed nor failed."
+            if uninformative
+            else ""
+        )
+        + "</p>"
     )
     items = "".join(
         f"<li><b>{_e(gate.name)}</b><br>"
@@ -721,7 +741,10 @@ def _summary_note() -> str:
         "a conversation's turns stay together), then <i>units</i> (what the metric counts: "
         "statements, citations, turns… see the glossary) and <i>cases</i>. "
         f'<span class="few">⚠</span> marks fewer than {MIN_UNITS} units: such an interval '
-        "says little. ↑ higher is better, ↓ lower is better.</p>"
+        f'says little (and only that); <span class="warn">{WARNING_MARK}</span> a warning '
+        "about the metric's judge (see Judges). ↑ higher is better, ↓ lower is better. "
+        "Citation metrics measure support (is what is cited backed by its sources); claim "
+        "recall measures completeness (does the answer say what the gold says).</p>"
     )
 
 

@@ -10,36 +10,42 @@ thresholds (``expect = "at_least" | "at_most"`` with ``threshold``)
 
 With several models, a finding is checked per model and holds only if it holds for each.
 
-A finding has one of three verdicts (``verdict``): ``holds`` (as predicted), ``fails`` (NOT
-shown by these results: the values are there and say otherwise) and ``untestable`` (not
+A finding has one of four verdicts (``verdict``): ``holds`` (as predicted), ``fails`` (NOT
+shown by these results: the values are there and say otherwise), ``untestable`` (not
 testable here: a variant it names has no value on its subset — no turn of the subset was
 run, as with ``--limit``, or none has that metric — so the results neither show nor refute
-it). Across models a failure wins over "not testable", which wins over "holds".
+it) and ``uninformative`` (not informative: a comparison whose two variants gave identical
+answers for a model, so their difference is 0 by construction and says nothing of the
+claim). Across models a failure wins over "not testable", which wins over "not
+informative", which wins over "holds".
 
-``required = true`` makes a finding a gate: a required finding that does not hold (fails, or
-is not testable here) fails ``citelab eval`` (see :mod:`citelab.evals.results._gates`).
+``required = true`` makes a finding a gate: a required finding that does not hold (fails, is
+not testable here, or is not informative) fails ``citelab eval`` (see
+:mod:`citelab.evals.results._gates`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citelab.evals.results._results import EvalResult, select_turns
 
-__all__ = ["Finding", "FindingResult", "Verdict", "evaluate_findings"]
+__all__ = ["Finding", "FindingResult", "Verdict", "evaluate_findings", "identical_answers"]
 
 Expectation = Literal["lower", "higher", "same", "at_least", "at_most"]
-Verdict = Literal["holds", "fails", "untestable"]
-"""A check's outcome: as predicted (or passed), not (failed), or not testable here."""
+Verdict = Literal["holds", "fails", "untestable", "uninformative"]
+"""A check's outcome: as predicted (or passed), not (failed), not testable here, or not
+informative (the answers it compares are identical)."""
 _COMPARISONS = frozenset({"lower", "higher", "same"})
 _WORDS: dict[str, str] = {
     "holds": "as predicted",
     "fails": "NOT shown by these results",
     "untestable": "not testable here",
+    "uninformative": "not informative",
 }
 
 
@@ -123,6 +129,14 @@ def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> Fi
         points = _points(rows[rows["model"] == model])
         values.update({f"{variant} · {model}": point for variant, point in points.items()})
         verdict, text = _check(finding, points, result)
+        if (
+            verdict != "untestable"
+            and finding.expect in _COMPARISONS
+            and identical_answers(
+                result, str(finding.baseline), finding.variant, model, finding.subset
+            )
+        ):
+            verdict, text = "uninformative", _same_answers_text(finding.variant, text)
         verdicts.append(verdict)
         parts.append(text if len(models) == 1 else f"[{model}] {text}")
     verdict = worst(verdicts) if verdicts else "untestable"
@@ -134,11 +148,50 @@ def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> Fi
 
 
 def worst(verdicts: Sequence[Verdict]) -> Verdict:
-    """Several verdicts as one: a failure wins over "not testable", which wins over "holds"."""
-    for verdict in ("fails", "untestable"):
+    """Several verdicts as one: a failure wins over "not testable", which wins over "not
+    informative", which wins over "holds"."""
+    order: tuple[Verdict, ...] = ("fails", "untestable", "uninformative")
+    for verdict in order:
         if verdict in verdicts:
             return verdict
     return "holds"
+
+
+def identical_answers(
+    result: EvalResult, first: str, second: str, model: str, subset: str = "all"
+) -> bool:
+    """Whether ``second``'s answers equal ``first``'s on every turn of ``subset`` that both
+    answered for ``model`` (False when they share none): the same recorded turn (text,
+    sources, rounds, numbering; its timing aside), so any difference between the two is 0
+    by construction. (The text alone is not enough: finalize renumbers, so "[1]" may name
+    another source, and the rounds' numbering may differ under the same final text.)"""
+    turns = select_turns(result.turns, subset)
+    if turns.empty:
+        return False
+    wanted = set(zip(turns["dataset"], turns["case_id"], turns["turn"], strict=True))
+    answers: dict[str, dict[tuple[str, str, int], dict[str, Any]]] = {}
+    for record in result.records:
+        if record.model != model or record.variant not in (first, second):
+            continue
+        mine = answers.setdefault(record.variant, {})
+        for turn in record.turns:
+            key = (record.dataset, record.case_id, turn.turn)
+            if key in wanted:
+                mine[key] = turn.model_dump(exclude=_VOLATILE)
+    base, other = answers.get(first, {}), answers.get(second, {})
+    paired = [key for key in base if key in other]
+    return bool(paired) and all(base[key] == other[key] for key in paired)
+
+
+_VOLATILE = {"seconds"}
+"""What a turn record holds that two runs of the same answer may differ in."""
+
+
+def _same_answers_text(variant: str, text: str) -> str:
+    return (
+        f"{text}; but every answer of {variant} is identical to the other's, so the "
+        "comparison is 0 by construction and shows nothing"
+    )
 
 
 def subset_words(subset: str) -> str:

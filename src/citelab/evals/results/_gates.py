@@ -17,8 +17,12 @@ non-inferiority (``not_worse_than = "baseline"`` with ``margin``)
 
 A gate is checked per model and passes only if it passes for each. A gate that has nothing to
 check (no value for a variant it names: no applicable turn, a subset not run) is *not testable
-here*, and fails the run too: a CI check that could not be made has not passed. Findings with
-``required = true`` are gates as well (see :mod:`citelab.evals.results._findings`).
+here*, and fails the run too: a CI check that could not be made has not passed. A
+non-inferiority gate whose two variants gave identical answers (for a model) is *not
+informative*: its difference is 0 by construction, so it is never reported as passed
+(``passed`` is None); it fails the run when the gate is ``required`` (the default), and is
+only reported when ``required = false``. Findings with ``required = true`` are gates as well
+(see :mod:`citelab.evals.results._findings`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,13 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from citelab.evals.results._findings import FindingResult, Verdict, subset_words, worst
+from citelab.evals.results._findings import (
+    FindingResult,
+    Verdict,
+    identical_answers,
+    subset_words,
+    worst,
+)
 from citelab.evals.results._results import EvalResult, select_turns
 
 __all__ = [
@@ -71,6 +81,9 @@ class Gate(BaseModel):
     """Which turns: ``all``, ``multi_round``, ``single_round`` or ``tag:<name>``."""
     title: str = ""
     """How the report names it (default: the check written out)."""
+    required: bool = True
+    """Whether a gate that is not informative here (identical answers compared) fails the
+    run; a gate that fails, or cannot be tested, always does."""
 
     @model_validator(mode="before")
     @classmethod
@@ -146,8 +159,15 @@ class GateResult(BaseModel):
     name: str
     """What was checked, in words."""
     verdict: Verdict
-    """``holds`` (passed), ``fails`` or ``untestable`` (not testable here: it fails too)."""
-    passed: bool
+    """``holds`` (passed), ``fails``, ``untestable`` (not testable here: it fails too) or
+    ``uninformative`` (identical answers compared: neither passed nor failed)."""
+    passed: bool | None
+    """True when it holds, False when it fails or cannot be tested, None when not
+    informative."""
+    required: bool = True
+    """Whether not informative fails the run (see :attr:`Gate.required`)."""
+    fails_run: bool
+    """Whether this result fails ``citelab eval`` / ``compare`` (exit 3)."""
     sentence: str
     """The figures it looked at and its verdict."""
     gate: Gate | None = None
@@ -186,7 +206,8 @@ def required_findings(findings: Sequence[FindingResult]) -> list[GateResult]:
         GateResult(
             name=f"required finding: {checked.finding.title}",
             verdict=checked.verdict,
-            passed=checked.verdict == "holds",
+            passed=_passed(checked.verdict),
+            fails_run=checked.verdict != "holds",
             sentence=checked.sentence,
         )
         for checked in findings
@@ -195,8 +216,13 @@ def required_findings(findings: Sequence[FindingResult]) -> list[GateResult]:
 
 
 def failed_gates(gates: Sequence[GateResult]) -> list[GateResult]:
-    """The gates that did not pass (failed, or not testable here)."""
-    return [gate for gate in gates if not gate.passed]
+    """The gates that fail the run (failed, not testable here, or required and not
+    informative)."""
+    return [gate for gate in gates if gate.fails_run]
+
+
+def _passed(verdict: Verdict) -> bool | None:
+    return None if verdict == "uninformative" else verdict == "holds"
 
 
 def _models(result: EvalResult) -> list[str]:
@@ -260,13 +286,22 @@ def _non_inferior(result: EvalResult, gate: Gate, differences: pd.DataFrame) -> 
             low, high = float(row["ci_low"]), float(row["ci_high"])
             higher = bool(row["higher_is_better"])
             holds = low >= -margin if higher else high <= margin
-            verdicts.append("holds" if holds else "fails")
             bound = f"lower end ≥ {-margin:+g}" if higher else f"upper end ≤ {margin:+g}"
             text = (
                 f"{gate.variant} − {gate.not_worse_than} = {float(row['difference']):+.3f} "
                 f"[{low:+.3f}, {high:+.3f}] on {int(row['cases'])} paired cases, "
                 f"needed: {bound}"
             )
+            if identical_answers(
+                result, str(gate.not_worse_than), gate.variant, model, gate.subset
+            ):
+                verdicts.append("uninformative")
+                text += (
+                    f"; but every answer of {gate.variant} is identical to "
+                    f"{gate.not_worse_than}'s, so the difference is 0 by construction"
+                )
+            else:
+                verdicts.append("holds" if holds else "fails")
         parts.append(text if len(models) == 1 else f"[{model}] {text}")
     return _result(gate, verdicts, parts)
 
@@ -275,17 +310,23 @@ _WORDS: dict[str, str] = {
     "holds": "passed",
     "fails": "FAILED",
     "untestable": "not testable here (a gate that cannot be checked fails)",
+    "uninformative": "not informative (neither passed nor failed)",
 }
 
 
 def _result(gate: Gate, verdicts: list[Verdict], parts: list[str]) -> GateResult:
     verdict = worst(verdicts) if verdicts else "untestable"
     text = "; ".join(parts) or "no results"
+    words = _WORDS[verdict]
+    if verdict == "uninformative" and gate.required:
+        words = "not informative, and the gate is required: it fails the run"
     return GateResult(
         name=gate.name,
         verdict=verdict,
-        passed=verdict == "holds",
-        sentence=f"{text} — {_WORDS[verdict]}.",
+        passed=_passed(verdict),
+        required=gate.required,
+        fails_run=verdict != "holds" and (verdict != "uninformative" or gate.required),
+        sentence=f"{text} — {words}.",
         gate=gate,
     )
 

@@ -129,11 +129,20 @@ def metric_cards(
     }
 
 
-def check_cards(scorers: Sequence[Scorer], cards: Iterable[JudgeCard]) -> None:
+def check_cards(
+    scorers: Sequence[Scorer], cards: Iterable[JudgeCard], *, allow_in_sample: bool = False
+) -> None:
     """:class:`InvalidInput` when a given card describes none of the scorers' judges (a card
-    for another judge or other settings would silently be ignored)."""
+    for another judge or other settings would silently be ignored), or was made on labels
+    its judge was trained on (its figures flatter the judge) unless ``allow_in_sample``."""
     judges = [j for j in (getattr(s, "judge", None) for s in scorers) if isinstance(j, Judge)]
     for card in cards:
+        if card.in_sample and not allow_in_sample:
+            raise InvalidInput(
+                f"judge card for {card.judge.label} on {card.labels.name} is in sample: "
+                f"{card.in_sample} Make a card on labels the judge never saw (your own run's "
+                "pairs), or insist with --allow-in-sample (allow_in_sample=True)"
+            )
         if not any(same_judge(card, judge) for judge in judges):
             run = ", ".join(dict.fromkeys(judge_label(j) for j in judges)) or "none"
             raise InvalidInput(
@@ -192,7 +201,11 @@ def _warnings(metric: str, label: str, judge: Judge, card: JudgeCard | None) -> 
             "is unknown, and the metrics it judged cannot be corrected "
             "(make a card with `citelab judges card` and give it with --judge-card)"
         )
-    elif card.metrics.kappa.value is None or card.metrics.kappa.value < LOW_KAPPA:
+    elif card.in_sample:
+        out.append(f"IN SAMPLE: {card.in_sample}")
+    if card is not None and (
+        card.metrics.kappa.value is None or card.metrics.kappa.value < LOW_KAPPA
+    ):
         kappa = card.metrics.kappa.value
         shown = "undefined" if kappa is None else f"{kappa:.2f}"
         out.append(

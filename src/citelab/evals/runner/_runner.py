@@ -118,6 +118,8 @@ class RunOptions(BaseModel):
     ``judge_cards`` and citelab's shipped cards."""
     prices: Mapping[str, ModelPrice] = Field(default_factory=dict)
     """Model name → price per million tokens, beside (and over) the suite's ``prices``."""
+    allow_in_sample: bool = False
+    """Accept a card made on labels its judge was trained on (refused otherwise)."""
 
     @classmethod
     def of(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
@@ -178,7 +180,7 @@ async def run_async(
     started = time.time()
     plan = plan_run(suite, models=opts.models, limit=opts.limit)
     plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
-    cards = _cards(suite, plan.scorers, opts.judge_cards)
+    cards = _cards(suite, plan.scorers, opts.judge_cards, opts.allow_in_sample)
     out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
     executor = get_executor(opts.executor, address=opts.address, workers=opts.workers)
@@ -211,11 +213,15 @@ async def run_async(
 
 
 def _cards(
-    suite: Suite, scorers: Sequence[Scorer], given: Sequence[str | Path | JudgeCard]
+    suite: Suite,
+    scorers: Sequence[Scorer],
+    given: Sequence[str | Path | JudgeCard],
+    allow_in_sample: bool = False,
 ) -> list[JudgeCard]:
-    """The suite's judge cards and the ``given`` ones, each checked to describe a judge."""
+    """The suite's judge cards and the ``given`` ones, each checked to describe a judge (and
+    not to be in sample, unless ``allow_in_sample``)."""
     cards = load_cards([*suite.card_paths(), *given])
-    check_cards(scorers, cards)
+    check_cards(scorers, cards, allow_in_sample=allow_in_sample)
     return cards
 
 
@@ -227,15 +233,16 @@ def rescore(
     address: str | None = None,
     workers: int | None = None,
     judge_cards: Sequence[str | Path | JudgeCard] = (),
+    allow_in_sample: bool = False,
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
 
     ``executor``, ``address`` and ``workers`` say where the scorers run (see :class:`RunOptions`);
-    ``judge_cards`` as for :func:`run`.
+    ``judge_cards`` and ``allow_in_sample`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
-    cards = _cards(suite, plan.scorers, judge_cards)
+    cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
     out = Path(out_dir)
     backend = get_executor(executor, address=address, workers=workers)
     scoring = ScoringJob(plan.cases, plan.scorers)
