@@ -112,18 +112,30 @@ def wilson_interval(
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def _weights(labels: int, probabilities: ArrayLike | None) -> NDArray[np.float64]:
-    """Normalised inverse-probability weights of the labelled units."""
-    if probabilities is None:
-        return np.full(labels, 1.0 / labels)
-    chances = np.asarray(probabilities, dtype=float)
+def _weights(
+    labels: int, probabilities: ArrayLike | None, shares: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Normalised weights of the labelled units: their share in the target over their
+    chance of being drawn."""
+    chances = np.ones(labels) if probabilities is None else np.asarray(probabilities, dtype=float)
     if chances.shape != (labels,):
         raise ValueError(f"expected {labels} sampling probabilities, got shape {chances.shape}")
     if not np.all((chances > 0) & (chances <= 1)):
         raise ValueError("sampling probabilities must lie in (0, 1]")
-    inverse: NDArray[np.float64] = 1.0 / chances
-    normalised: NDArray[np.float64] = inverse / inverse.sum()
+    share = _shares(labels, shares)
+    raw: NDArray[np.float64] = share / chances
+    normalised: NDArray[np.float64] = raw / raw.sum()
     return normalised
+
+
+def _shares(size: int, shares: ArrayLike | None) -> NDArray[np.float64]:
+    """Each unit's weight in the target (None: equal), checked."""
+    if shares is None:
+        return np.ones(size)
+    out = np.asarray(shares, dtype=float)
+    if out.shape != (size,) or not np.all(out > 0):
+        raise ValueError(f"expected {size} positive unit weights, got shape {out.shape}")
+    return out
 
 
 def _weighted_cov(w: NDArray[np.float64], x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
@@ -146,14 +158,19 @@ def _check_labels(labels: ArrayLike) -> NDArray[np.float64]:
 
 
 def labels_only(
-    labels: ArrayLike, probabilities: ArrayLike | None = None, confidence: float = 0.95
+    labels: ArrayLike,
+    probabilities: ArrayLike | None = None,
+    *,
+    shares: ArrayLike | None = None,
+    confidence: float = 0.95,
 ) -> Estimate:
     """The labelled share from the labels alone (weighted by ``1/probabilities`` when the
-    labels were drawn with those chances)."""
+    labels were drawn with those chances; ``shares``: each labelled unit's weight in the
+    target, as in :func:`ppi_mean`)."""
     y = _check_labels(labels)
     if len(y) == 0:
         return _empty("labels")
-    w = _weights(len(y), probabilities)
+    w = _weights(len(y), probabilities, shares)
     value = float(w @ y)
     return _finish("labels", value, _weighted_cov(w, y, y), y, w, lam=None, confidence=confidence)
 
@@ -164,6 +181,8 @@ def ppi_mean(
     predictions: ArrayLike,
     probabilities: ArrayLike | None = None,
     *,
+    shares: ArrayLike | None = None,
+    labelled_shares: ArrayLike | None = None,
     confidence: float = 0.95,
     tuning: float | None = None,
 ) -> Estimate:
@@ -172,8 +191,10 @@ def ppi_mean(
     ``labels`` and ``labelled_predictions``: per labelled unit, the person's 0/1 label and
     the judge's prediction; ``predictions``: the judge's prediction on every unit of the
     population (the labelled ones may be among them); ``probabilities``: each labelled
-    unit's chance of being drawn (None: uniform); ``tuning``: a fixed λ instead of the
-    power-tuned one."""
+    unit's chance of being drawn (None: uniform); ``shares`` and ``labelled_shares``: each
+    unit's weight in the target (a macro average weighs a unit by one over its answer's
+    units; None: equal), so the target is the share-weighted mean of the labels;
+    ``tuning``: a fixed λ instead of the power-tuned one."""
     y = _check_labels(labels)
     f = np.asarray(labelled_predictions, dtype=float)
     every = np.asarray(predictions, dtype=float)
@@ -181,11 +202,19 @@ def ppi_mean(
         raise ValueError(f"{len(y)} labels but {f.shape} labelled predictions")
     if len(y) == 0 or len(every) == 0:
         return _empty("ppi")
-    w = _weights(len(y), probabilities)
-    judge_variance = float(np.var(every, ddof=1)) / len(every) if len(every) > 1 else 0.0
+    w = _weights(len(y), probabilities, labelled_shares)
+    c = _shares(len(every), shares)
+    c = c / c.sum()
+    judge_mean = float(c @ every)
+    # The judge's mean over the population is a weighted mean too: its linearised variance.
+    judge_variance = (
+        float(np.sum(c * c * (every - judge_mean) ** 2)) * len(every) / (len(every) - 1)
+        if len(every) > 1
+        else 0.0
+    )
     s_ff, s_yf, s_yy = _weighted_cov(w, f, f), _weighted_cov(w, y, f), _weighted_cov(w, y, y)
     lam = _tuned(s_yf, s_ff + judge_variance) if tuning is None else tuning
-    value = float(lam * every.mean() + w @ (y - lam * f))
+    value = float(lam * judge_mean + w @ (y - lam * f))
     variance = lam * lam * (judge_variance + s_ff) - 2 * lam * s_yf + s_yy
     return _finish("ppi", value, max(variance, 0.0), y, w, lam=lam, confidence=confidence)
 
