@@ -203,9 +203,9 @@ def test_run_json_and_the_report_carry_the_judges(tmp_path: Path, own_card: Judg
         "citation_precision_alce",
     }
     corrected = pd.read_csv(out / "corrected.csv")
-    assert list(corrected["metric"]) == ["citation_recall_alce"] * 2 + [
-        "citation_precision_alce"
-    ] * 2
+    assert (
+        list(corrected["metric"]) == ["citation_recall_alce"] * 2 + ["citation_precision_alce"] * 2
+    )
     assert list(corrected["method"]) == ["judged", "card"] * 2
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == [
