@@ -24,7 +24,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
+from citelab.cli._common import (
+    RegisteredNames,
+    add_judge_card_argument,
+    add_labels_argument,
+    print_judges,
+)
 
 __all__ = ["EXIT_CODES", "register", "run"]
 
@@ -128,6 +133,7 @@ def register(subparsers: Any) -> None:
         help="do not ask the models' endpoints whether they answer before the run starts",
     )
     add_judge_card_argument(parser)
+    add_labels_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--json",
@@ -155,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             workers=args.workers,
             judge_cards=args.judge_cards,
+            labels=args.labels,
         )
     else:
         try:
@@ -174,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
                 address=args.address,
                 workers=args.workers,
                 judge_cards=args.judge_cards,
+                labels=args.labels,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)

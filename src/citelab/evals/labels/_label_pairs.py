@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from citelab._errors import InvalidInput
 from citelab.evals.labels._label_queue import LabelItem, LabelPassage
@@ -90,7 +90,8 @@ def label_pairs(
     statements: Splitter | None = None,
 ) -> LabelPairs:
     """The pairs to label of ``source`` (see the module docs); ``statements``: the splitter
-    of the metric they label (default citelab's own)."""
+    of the metric they label (default: a result's first citation metric's, else citelab's
+    own)."""
     if unit not in PAIR_UNITS:
         raise InvalidInput(f"unknown unit {unit!r}; choose one of {', '.join(PAIR_UNITS)}")
     name, records = _records(source)
@@ -100,7 +101,7 @@ def label_pairs(
     left: Counter[str] = Counter()
     # In the records' order of variant, model, dataset and case: the same however read.
     records.sort(key=lambda r: (r.variant, r.model, r.dataset, r.case_id))
-    split = statements if statements is not None else _citelab_split
+    split = statements if statements is not None else _run_split(source)
     items = [
         item for record in records for item in _record_pairs(record, chosen, unit, left, split)
     ]
@@ -212,6 +213,16 @@ class _Turn:
 
 def _citelab_split(turn: TurnRecord) -> Sequence[Statement]:
     return split_statements(turn.text)
+
+
+def _run_split(source: PairSource) -> Splitter:
+    """A result's first citation metric's splitter (an ``alce_compat`` run's is punkt's),
+    else citelab's own."""
+    for scorer in getattr(source, "scorers", None) or ():
+        split = getattr(scorer, "statements", None)
+        if callable(split):
+            return cast("Splitter", split)
+    return _citelab_split
 
 
 def _record_pairs(
