@@ -138,14 +138,43 @@ def _shares(size: int, shares: ArrayLike | None) -> NDArray[np.float64]:
     return out
 
 
-def _weighted_cov(w: NDArray[np.float64], x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-    """The linearised variance term Σ w̃ᵢ² (xᵢ − x̄)(yᵢ − ȳ) of a weighted mean, with the
-    n/(n − 1) correction (equal weights: the sample covariance over n)."""
+def _weighted_cov(
+    w: NDArray[np.float64],
+    x: NDArray[np.float64],
+    y: NDArray[np.float64],
+    strata: NDArray[np.int64] | None = None,
+) -> float:
+    """The linearised (co)variance of weighted means of ``x`` and ``y``: with
+    ``uᵢ = w̃ᵢ (xᵢ − x̄)`` and ``vᵢ`` alike, ``Σₕ nₕ/(nₕ − 1) Σᵢ (uᵢ − ūₕ)(vᵢ − v̄ₕ)`` within
+    each stratum ``h`` (one stratum without ``strata``; equal weights: the sample
+    covariance over n). A stratum of one label cannot be centred and adds ``uᵢvᵢ``."""
     n = len(w)
     if n < 2:
         return float("nan")
-    dx, dy = x - w @ x, y - w @ y
-    return float(np.sum(w * w * dx * dy) * n / (n - 1))
+    u, v = w * (x - w @ x), w * (y - w @ y)
+    if strata is None:
+        return float(np.sum((u - u.mean()) * (v - v.mean())) * n / (n - 1))
+    total = 0.0
+    for stratum in np.unique(strata):
+        inside = strata == stratum
+        size = int(inside.sum())
+        su, sv = u[inside], v[inside]
+        if size == 1:
+            total += float(su[0] * sv[0])
+        else:
+            total += float(np.sum((su - su.mean()) * (sv - sv.mean()))) * size / (size - 1)
+    return total
+
+
+def _strata(labels: int, strata: ArrayLike | None) -> NDArray[np.int64] | None:
+    """The labels' strata as codes (None: one stratum)."""
+    if strata is None:
+        return None
+    values = np.asarray(strata)
+    if values.shape != (labels,):
+        raise ValueError(f"expected {labels} strata, got shape {values.shape}")
+    codes: NDArray[np.int64] = np.unique(values, return_inverse=True)[1].astype(np.int64)
+    return codes
 
 
 def _check_labels(labels: ArrayLike) -> NDArray[np.float64]:
@@ -162,17 +191,19 @@ def labels_only(
     probabilities: ArrayLike | None = None,
     *,
     shares: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
     confidence: float = 0.95,
 ) -> Estimate:
     """The labelled share from the labels alone (weighted by ``1/probabilities`` when the
     labels were drawn with those chances; ``shares``: each labelled unit's weight in the
-    target, as in :func:`ppi_mean`)."""
+    target, and ``strata`` each label's stratum, as in :func:`ppi_mean`)."""
     y = _check_labels(labels)
     if len(y) == 0:
         return _empty("labels")
     w = _weights(len(y), probabilities, shares)
     value = float(w @ y)
-    return _finish("labels", value, _weighted_cov(w, y, y), y, w, lam=None, confidence=confidence)
+    variance = _weighted_cov(w, y, y, _strata(len(y), strata))
+    return _finish("labels", value, variance, y, w, lam=None, confidence=confidence)
 
 
 def ppi_mean(
@@ -183,6 +214,7 @@ def ppi_mean(
     *,
     shares: ArrayLike | None = None,
     labelled_shares: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
     confidence: float = 0.95,
     tuning: float | None = None,
 ) -> Estimate:
@@ -194,7 +226,9 @@ def ppi_mean(
     unit's chance of being drawn (None: uniform); ``shares`` and ``labelled_shares``: each
     unit's weight in the target (a macro average weighs a unit by one over its answer's
     units; None: equal), so the target is the share-weighted mean of the labels;
-    ``tuning``: a fixed λ instead of the power-tuned one."""
+    ``strata``: each labelled unit's stratum when the design drew a fixed number per
+    stratum (the variance is then taken within strata); ``tuning``: a fixed λ instead of
+    the power-tuned one."""
     y = _check_labels(labels)
     f = np.asarray(labelled_predictions, dtype=float)
     every = np.asarray(predictions, dtype=float)
@@ -212,7 +246,8 @@ def ppi_mean(
         if len(every) > 1
         else 0.0
     )
-    s_ff, s_yf, s_yy = _weighted_cov(w, f, f), _weighted_cov(w, y, f), _weighted_cov(w, y, y)
+    groups = _strata(len(y), strata)
+    s_ff, s_yf, s_yy = (_weighted_cov(w, a, b, groups) for a, b in ((f, f), (y, f), (y, y)))
     lam = _tuned(s_yf, s_ff + judge_variance) if tuning is None else tuning
     value = float(lam * judge_mean + w @ (y - lam * f))
     variance = lam * lam * (judge_variance + s_ff) - 2 * lam * s_yf + s_yy

@@ -114,7 +114,7 @@ _JUDGES = ["useful", "useless", "wrong"]
 
 def _population(
     rng: np.random.Generator, judge: str, size: int = 600
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     truth = (rng.random(size) < 0.35).astype(float)
     if judge == "useful":
         score = np.clip(0.25 + 0.5 * truth + rng.normal(0, 0.2, size), 0, 1)
@@ -127,18 +127,19 @@ def _population(
 
 def _stratified(
     rng: np.random.Generator, score: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Labels drawn within four judge-score strata, the middle ones at twice the rate."""
     ranks = np.argsort(np.argsort(score, kind="stable"), kind="stable")
     stratum = ranks * 4 // len(score)
     share = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
-    chosen, chances = [], []
+    chosen, chances, strata = [], [], []
     for h in range(4):
         members = np.flatnonzero(stratum == h)
         take = max(2, round(n * share[h]))
         chosen.append(rng.choice(members, take, replace=False))
         chances.append(np.full(take, take / len(members)))
-    return np.concatenate(chosen), np.concatenate(chances)
+        strata.append(np.full(take, h))
+    return np.concatenate(chosen), np.concatenate(chances), np.concatenate(strata)
 
 
 @pytest.mark.parametrize("design", ["uniform", "stratified"])
@@ -151,13 +152,13 @@ def test_intervals_cover_the_known_truth(judge: str, design: str) -> None:
         for _ in range(repetitions):
             truth, score = _population(rng, judge)
             if design == "uniform":
-                sample, chances = rng.choice(len(truth), n, replace=False), None
+                sample, chances, strata = rng.choice(len(truth), n, replace=False), None, None
             else:
-                sample, chances = _stratified(rng, score, n)
+                sample, chances, strata = _stratified(rng, score, n)
             target = truth.mean()
             for estimate in (
-                ppi_mean(truth[sample], score[sample], score, chances),
-                labels_only(truth[sample], chances),
+                ppi_mean(truth[sample], score[sample], score, chances, strata=strata),
+                labels_only(truth[sample], chances, strata=strata),
             ):
                 held[estimate.method] += estimate.low <= target <= estimate.high
         for method, count in held.items():

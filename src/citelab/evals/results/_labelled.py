@@ -49,47 +49,40 @@ class LabelledUnits:
     ``probability`` (the label's design chance; NaN: uniform)."""
 
 
-def _suffix(row: Mapping[Any, Any], last: str) -> str:
-    parts = [row[k] for k in ("variant", "model", "dataset", "case_id")]
-    return "/".join(
-        [*map(str, parts), f"turn-{row['turn']}", f"statement-{row['statement']}", last]
+def _heads(rows: pd.DataFrame) -> pd.Series:
+    """Each row's pair id after the run's name, up to the citation part (vectorised)."""
+    head = rows["variant"].astype(str)
+    for key in ("model", "dataset", "case_id"):
+        head = head + "/" + rows[key].astype(str)
+    return (
+        head
+        + "/turn-"
+        + rows["turn"].astype(str)
+        + "/statement-"
+        + rows["statement"].astype(str)
+        + "/"
     )
 
 
-def _numbers(value: Any) -> list[int]:
-    """A detail row's citations (``"1 3"`` in the table, a list in memory)."""
-    if isinstance(value, str):
-        return [int(v) for v in value.split()]
-    if isinstance(value, list | tuple):
-        return [int(v) for v in value]
-    return [] if value is None or pd.isna(value) else [int(value)]
-
-
-def _recall_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[list[str]]]:
+def _recall_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.Series]]:
     judged = rows[rows["reason"].isin(_JUDGED_REASONS)].reset_index(drop=True)
-    names = []
-    for row in judged.to_dict("records"):
-        numbers = _numbers(row["citations"])
-        ids = [_suffix(row, "citations-" + "+".join(map(str, numbers)))]
-        if len(numbers) == 1:
-            ids.append(_suffix(row, f"citation-{numbers[0]}"))
-        names.append(ids)
-    return judged, names
+    cited = judged["citations"].astype(str).str.strip()
+    head = _heads(judged)
+    single = ~cited.str.contains(" ")
+    together = head + "citations-" + cited.str.replace(" ", "+")
+    alone = (head + "citation-" + cited).where(single)
+    return judged, [together, alone]
 
 
-def _precision_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[list[str]]]:
+def _precision_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.Series]]:
     keys = [rows[k] for k in [*_KEYS, "statement"]]
     in_range = rows["uri"].notna().groupby(keys).transform("all")
     judgeable = rows["judgeable"].fillna(True).astype(bool) if "judgeable" in rows else True
     judged = rows[in_range & judgeable].reset_index(drop=True)
     cited = judged.groupby([judged[k] for k in [*_KEYS, "statement"]])["number"].transform("size")
-    names = []
-    for row, count in zip(judged.to_dict("records"), cited, strict=True):
-        ids = [_suffix(row, f"citation-{row['number']}")]
-        if count == 1:
-            ids.append(_suffix(row, f"citations-{row['number']}"))
-        names.append(ids)
-    return judged, names
+    head = _heads(judged)
+    number = judged["number"].astype(int).astype(str)
+    return judged, [head + "citation-" + number, (head + "citations-" + number).where(cited == 1)]
 
 
 def _shares(judged: pd.DataFrame, scores: pd.DataFrame, metric: str, macro: bool) -> np.ndarray:
@@ -145,30 +138,29 @@ def _strip_run(pair_id: str) -> str:
 
 def _labels_of(
     judged: pd.DataFrame,
-    names: Sequence[list[str]],
+    names: Sequence[pd.Series],
     by_suffix: Mapping[str, Any],
     metric: str,
     found: set[str],
 ) -> tuple[np.ndarray, np.ndarray]:
     label = np.full(len(judged), np.nan)
     chance = np.full(len(judged), np.nan)
-    claims = judged["claim"].tolist() if "claim" in judged else [None] * len(judged)
-    for index, ids in enumerate(names):
-        for suffix in ids:
-            pair = by_suffix.get(suffix)
-            if pair is None:
-                continue
-            if claims[index] is not None and pair.claim.strip() != str(claims[index]).strip():
+    claims = judged["claim"] if "claim" in judged else None
+    for ids in names:
+        matched = ids[ids.isin(list(by_suffix)) & np.isnan(label)]
+        for index, suffix in matched.items():
+            pair = by_suffix[suffix]
+            claim = None if claims is None else str(claims.iat[int(index)])
+            if claim is not None and pair.claim.strip() != claim.strip():
                 raise InvalidInput(
-                    f"label {pair.id!r} names a unit of {metric} whose claim is "
-                    f"{str(claims[index])!r}, not the label's {pair.claim!r}: its pair was cut "
-                    "by another splitter than the metric's (make pairs with "
+                    f"label {pair.id!r} names a unit of {metric} whose claim is {claim!r}, "
+                    f"not the label's {pair.claim!r}: its pair was cut by another splitter "
+                    "than the metric's (make pairs with "
                     "label_pairs(result, statements=scorer.statements))"
                 )
             found.add(suffix)
-            label[index] = float(pair.label)
-            chance[index] = np.nan if pair.probability is None else pair.probability
-            break
+            label[int(index)] = float(pair.label)
+            chance[int(index)] = np.nan if pair.probability is None else pair.probability
     return label, chance
 
 

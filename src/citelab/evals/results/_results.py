@@ -224,10 +224,12 @@ class EvalResult:
         if chosen is None:
             return method_rows(wide)
         label_set = chosen if isinstance(chosen, LabelSet) else load_label_set(Path(chosen))
-        details = {
-            level: frame.merge(turns[_KEYS], on=_KEYS) if not frame.empty else frame
-            for level, frame in self.details.items()
-        }
+        details = self.details
+        if subset != "all":
+            details = {
+                level: frame.merge(turns[_KEYS], on=_KEYS) if not frame.empty else frame
+                for level, frame in self.details.items()
+            }
         attached = attach_labels(label_set, details, scores, kinds)
         groups = list(dict.fromkeys(zip(wide["variant"], wide["model"], strict=True)))
         return method_rows(wide, label_estimates(attached, groups))
