@@ -18,11 +18,14 @@ from citelab.evals.labels._label_pairs import (
     run_name,
 )
 from citelab.evals.labels._label_queue import (
+    DESIGNS,
+    Design,
     JudgeSpec,
     LabelItem,
     LabelPassage,
     LabelQueue,
     label_queue,
+    pair_estimate,
     pending,
 )
 from citelab.evals.labels._labels import (
@@ -40,10 +43,12 @@ from citelab.evals.labels._labels import (
 
 __all__ = [
     "DEFAULT_LABELS",
+    "DESIGNS",
     "LABELS",
     "LABEL_FORMATS",
     "PAIR_UNITS",
     "PARTIAL_AS",
+    "Design",
     "JudgeSpec",
     "Label",
     "LabelColumns",
@@ -63,6 +68,7 @@ __all__ = [
     "label_pairs",
     "label_queue",
     "load_label_set",
+    "pair_estimate",
     "pending",
     "read_label_file",
     "run_name",

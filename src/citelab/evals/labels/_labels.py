@@ -128,6 +128,8 @@ class LabelledPair(BaseModel):
     """The chance the labelling design drew this pair (a labels file's
     ``origin.sampling.probability``); None: drawn uniformly. Estimates weigh a label by
     its inverse."""
+    stratum: str = ""
+    """The design's stratum of the pair (``origin.sampling.stratum``); empty: none."""
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -586,10 +588,11 @@ def _row_fields(
     category = _optional_text(row, columns.category, problems, where)
     claim_id = _optional_text(row, columns.claim_id, problems, where)
     probability = _probability(row, problems, where)
+    stratum = _optional_text(row, "origin.sampling.stratum", problems, where)
     invalid = len(problems.lines) > found
     return {"id": str(ident), "claim": claim, "evidence": evidence, "label": label,
             "category": category, "claim_id": claim_id, "probability": probability,
-            "invalid": invalid}  # fmt: skip
+            "stratum": stratum, "invalid": invalid}  # fmt: skip
 
 
 def _probability(row: Mapping[str, Any], problems: _Problems, where: str) -> float | None:

@@ -46,7 +46,7 @@ class LabelledUnits:
     metric: str
     units: pd.DataFrame
     """Per judged unit: the keys, ``verdict`` (0/1), ``share`` (its ``c``), ``label`` and
-    ``probability`` (the label's design chance; NaN: uniform)."""
+    ``probability`` (the label's design chance; NaN: uniform) and ``stratum``."""
 
 
 def _heads(rows: pd.DataFrame) -> pd.Series:
@@ -117,7 +117,7 @@ def attach_labels(
             continue
         rows = rows[rows["metric"] == metric]
         judged, names = (_recall_units if kind == "recall" else _precision_units)(rows)
-        label, chance = _labels_of(judged, names, by_suffix, metric, found)
+        label, chance, stratum = _labels_of(judged, names, by_suffix, metric, found)
         if np.isnan(label).all():
             continue
         units = judged[[*_KEYS]].assign(
@@ -125,6 +125,7 @@ def attach_labels(
             share=_shares(judged, scores, metric, scorer.aggregate == "macro"),
             label=label,
             probability=chance,
+            stratum=stratum,
         )
         out.append(LabelledUnits(metric, units))
     _check_all_found(labels, found, kinds)
@@ -142,10 +143,11 @@ def _labels_of(
     by_suffix: Mapping[str, Any],
     metric: str,
     found: set[str],
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     label = np.full(len(judged), np.nan)
     chance = np.full(len(judged), np.nan)
-    claims = judged["claim"] if "claim" in judged else None
+    stratum = [""] * len(judged)
+    claims = judged.get("claim")
     for ids in names:
         matched = ids[ids.isin(list(by_suffix)) & np.isnan(label)]
         for index, suffix in matched.items():
@@ -161,7 +163,8 @@ def _labels_of(
             found.add(suffix)
             label[int(index)] = float(pair.label)
             chance[int(index)] = np.nan if pair.probability is None else pair.probability
-    return label, chance
+            stratum[int(index)] = pair.stratum
+    return label, chance, stratum
 
 
 def _check_all_found(
@@ -216,9 +219,12 @@ def _group_rows(
         probabilities,
         shares=units["share"].to_numpy(dtype=float),
         labelled_shares=share,
+        strata=labelled["stratum"].tolist() if labelled["stratum"].astype(bool).any() else None,
         confidence=confidence,
     )
-    alone = labels_only(y, probabilities, shares=share, confidence=confidence)
+    strata = labelled["stratum"].tolist()
+    strata_given = strata if any(strata) else None
+    alone = labels_only(y, probabilities, shares=share, strata=strata_given, confidence=confidence)
     return [_row(head, e.method, e, total, "") for e in (ppi, alone)]
 
 
