@@ -108,6 +108,7 @@ def attach_labels(
     """The labelled metrics' units with their labels (see the module docs); an
     :class:`InvalidInput` for a label that names no scored unit of any of ``kinds``."""
     found: set[str] = set()
+    elsewhere: dict[str, str] = {}
     out = []
     by_suffix = {_strip_run(pair.id): pair for pair in labels.pairs}
     for metric, (kind, scorer) in kinds.items():
@@ -117,7 +118,9 @@ def attach_labels(
             continue
         rows = rows[rows["metric"] == metric]
         judged, names = (_recall_units if kind == "recall" else _precision_units)(rows)
-        label, chance, stratum = _labels_of(judged, names, by_suffix, metric, found)
+        label, chance, stratum = _labels_of(
+            judged, names, by_suffix, metric, found=found, elsewhere=elsewhere
+        )
         if np.isnan(label).all():
             continue
         units = judged[[*_KEYS]].assign(
@@ -128,7 +131,7 @@ def attach_labels(
             stratum=stratum,
         )
         out.append(LabelledUnits(metric, units))
-    _check_all_found(labels, found, kinds)
+    _check_all_found(labels, found, kinds, elsewhere)
     return out
 
 
@@ -142,7 +145,9 @@ def _labels_of(
     names: Sequence[pd.Series],
     by_suffix: Mapping[str, Any],
     metric: str,
+    *,
     found: set[str],
+    elsewhere: dict[str, str],
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     label = np.full(len(judged), np.nan)
     chance = np.full(len(judged), np.nan)
@@ -154,12 +159,10 @@ def _labels_of(
             pair = by_suffix[suffix]
             claim = None if claims is None else str(claims.iat[int(index)])
             if claim is not None and pair.claim.strip() != claim.strip():
-                raise InvalidInput(
-                    f"label {pair.id!r} names a unit of {metric} whose claim is {claim!r}, "
-                    f"not the label's {pair.claim!r}: its pair was cut by another splitter "
-                    "than the metric's (make pairs with "
-                    "label_pairs(result, statements=scorer.statements))"
-                )
+                # Another metric's splitter may cut this id elsewhere: an error only when
+                # no metric has the label's unit (see _check_all_found).
+                elsewhere.setdefault(suffix, f"{metric} scores the claim {claim!r} there")
+                continue
             found.add(suffix)
             label[int(index)] = float(pair.label)
             chance[int(index)] = np.nan if pair.probability is None else pair.probability
@@ -168,8 +171,21 @@ def _labels_of(
 
 
 def _check_all_found(
-    labels: LabelSet, found: set[str], kinds: Mapping[str, tuple[str, Scorer]]
+    labels: LabelSet,
+    found: set[str],
+    kinds: Mapping[str, tuple[str, Scorer]],
+    elsewhere: Mapping[str, str],
 ) -> None:
+    by_claim = [
+        p for p in labels.pairs if _strip_run(p.id) not in found and _strip_run(p.id) in elsewhere
+    ]
+    if by_claim:
+        pair = by_claim[0]
+        raise InvalidInput(
+            f"label {pair.id!r} names a unit whose claim is not the label's {pair.claim!r} "
+            f"({elsewhere[_strip_run(pair.id)]}): its pair was cut by another splitter than "
+            "the metric's (make pairs with label_pairs(result, statements=scorer.statements))"
+        )
     lost = [pair.id for pair in labels.pairs if _strip_run(pair.id) not in found]
     if not lost:
         return
