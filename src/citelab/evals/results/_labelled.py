@@ -50,18 +50,13 @@ class LabelledUnits:
 
 
 def _heads(rows: pd.DataFrame) -> pd.Series:
-    """Each row's pair id after the run's name, up to the citation part (vectorised)."""
+    """Each row's pair id after the run's name, up to the citation part (vectorised; the
+    detail tables of several metrics hold numbers as floats)."""
     head = rows["variant"].astype(str)
     for key in ("model", "dataset", "case_id"):
         head = head + "/" + rows[key].astype(str)
-    return (
-        head
-        + "/turn-"
-        + rows["turn"].astype(str)
-        + "/statement-"
-        + rows["statement"].astype(str)
-        + "/"
-    )
+    turn, statement = (rows[k].astype("int64").astype(str) for k in ("turn", "statement"))
+    return head + "/turn-" + turn + "/statement-" + statement + "/"
 
 
 def _recall_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.Series]]:
@@ -202,16 +197,23 @@ def _check_all_found(
 
 
 def label_estimates(
-    attached: Sequence[LabelledUnits], groups: Sequence[tuple[str, str]], confidence: float = 0.95
+    attached: Sequence[LabelledUnits],
+    groups: Sequence[tuple[str, str]],
+    confidence: float = 0.95,
+    source: str = "",
 ) -> list[dict[str, Any]]:
     """Per labelled metric and each of ``groups`` (variant, model): a ``ppi`` and a
-    ``labels`` row (a group without labels says so)."""
+    ``labels`` row (a group without labels says so); ``source`` names the labels in
+    each row's note."""
     out: list[dict[str, Any]] = []
     for item in attached:
         parts = item.units.groupby(["variant", "model"], sort=False)
         for group in groups:
             units = parts.get_group(group) if group in parts.groups else item.units.iloc[:0]
-            out.extend(_group_rows(item.metric, group, units, confidence))
+            for row in _group_rows(item.metric, group, units, confidence):
+                named = f"labels: {source}" if source else ""
+                row["note"] = "; ".join(part for part in (row["note"], named) if part)
+                out.append(row)
     return out
 
 

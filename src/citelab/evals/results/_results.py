@@ -232,7 +232,8 @@ class EvalResult:
             }
         attached = attach_labels(label_set, details, scores, kinds)
         groups = list(dict.fromkeys(zip(wide["variant"], wide["model"], strict=True)))
-        return method_rows(wide, label_estimates(attached, groups))
+        estimates = label_estimates(attached, groups, source=label_set.source.name)
+        return method_rows(wide, estimates)
 
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where
