@@ -126,7 +126,7 @@ def attach_labels(
             stratum=stratum,
         )
         out.append(LabelledUnits(metric, units))
-    _check_all_found(labels, found, kinds, elsewhere)
+    _check_all_found(labels, found, kinds, elsewhere, _turns(scores))
     return out
 
 
@@ -165,12 +165,29 @@ def _labels_of(
     return label, chance, stratum
 
 
+def _turns(scores: pd.DataFrame) -> set[str]:
+    """The run's scored turns, as pair ids after the run's name up to the turn part."""
+    if scores.empty:
+        return set()
+    head = scores["variant"].astype(str)
+    for key in ("model", "dataset", "case_id"):
+        head = head + "/" + scores[key].astype(str)
+    return set(head + "/turn-" + scores["turn"].astype("int64").astype(str))
+
+
+def _turn_of(suffix: str) -> str:
+    return suffix.rsplit("/", 2)[0]
+
+
 def _check_all_found(
     labels: LabelSet,
     found: set[str],
     kinds: Mapping[str, tuple[str, Scorer]],
     elsewhere: Mapping[str, str],
+    turns: set[str],
 ) -> None:
+    """An error for a label of a scored turn that names no scored unit there; labels of
+    turns this run did not score (a run with ``limit`` or fewer models) are left aside."""
     by_claim = [
         p for p in labels.pairs if _strip_run(p.id) not in found and _strip_run(p.id) in elsewhere
     ]
@@ -181,7 +198,11 @@ def _check_all_found(
             f"({elsewhere[_strip_run(pair.id)]}): its pair was cut by another splitter than "
             "the metric's (make pairs with label_pairs(result, statements=scorer.statements))"
         )
-    lost = [pair.id for pair in labels.pairs if _strip_run(pair.id) not in found]
+    lost = [
+        pair.id
+        for pair in labels.pairs
+        if _strip_run(pair.id) not in found and _turn_of(_strip_run(pair.id)) in turns
+    ]
     if not lost:
         return
     shown = ", ".join(repr(i) for i in lost[:3]) + (
