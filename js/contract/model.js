@@ -124,6 +124,18 @@
  * @property {string[]} [judges]
  * @property {string[]} [disagree]        Judges whose disagreements come first.
  * @property {number} [disagreements]
+ * @property {string} [design]            uniform, stratified or disagreement.
+ * @property {LabelEstimate | null} [estimate]  The share supported, from the labels so far.
+ *
+ * @typedef {object} LabelEstimate        The labeller's estimate after each label.
+ * @property {string} method              ppi (labels and the first judge) or labels.
+ * @property {number} value
+ * @property {number} low
+ * @property {number} high
+ * @property {number} width
+ * @property {number} labels
+ * @property {boolean} too_few             Fewer than 30 labels or no spread (Wilson's interval).
+ * @property {number | null} more          Labels still needed for ±0.05 (null: unknown).
  *
  * @typedef {object} LastLabel            Trait `last`: the last label saved (Undo takes it).
  * @property {string} id

@@ -179,7 +179,7 @@ export class LabelView {
     setIfChanged(
       this.progressText,
       "textContent",
-      `${decided} of ${wanted} decided · ${skipped} skipped${file}`,
+      `${decided} of ${wanted} decided · ${skipped} skipped${file}${estimateText(state.progress.estimate)}`,
     );
     setIfChanged(this.progressBar, "max", Math.max(1, Number(wanted) || 0));
     setIfChanged(this.progressBar, "value", Number(decided) || 0);
@@ -397,4 +397,19 @@ function passagePart(doc, passage, index, count) {
   text.append(...markedText(doc, content, { cited_spans: passage.cited_spans }));
   part.append(text);
   return part;
+}
+
+/**
+ * The estimate so far, as one clause of the progress line ("" before the first label).
+ * @param {import("../contract/model.js").LabelEstimate | null | undefined} estimate
+ * @returns {string}
+ */
+export function estimateText(estimate) {
+  if (!estimate) return "";
+  const { value, low, high, width, more, too_few: few } = estimate;
+  const shown = (/** @type {number} */ x) => (Number.isFinite(x) ? x.toFixed(2) : "—");
+  const range = `${shown(value)} [${shown(low)}, ${shown(high)}], width ${shown(width)}`;
+  const flag = few ? " (too few units)" : "";
+  const ahead = more === null || more === undefined ? "" : more > 0 ? ` · ${more} more for ±0.05` : " · ±0.05 reached";
+  return ` · supported: ${range}${flag}${ahead}`;
 }

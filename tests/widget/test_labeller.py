@@ -349,3 +349,16 @@ def test_a_process_killed_right_after_labelling_loses_nothing(tmp_path: Path) ->
     assert again.current is not None
     assert again.current.id == shown_next
     assert again.progress["decided"] == 2
+
+
+def test_after_each_label_the_estimate_and_the_labels_still_needed_show(tmp_path: Path) -> None:
+    labeller = Labeller(pairs(), tmp_path / "labels.jsonl", sample=6, judges=[STRICT])
+    assert labeller.progress["estimate"] is None
+    labeller.label("supported")
+    labeller.label("not_supported")
+    shown = labeller.progress["estimate"]
+    assert shown["labels"] == 2
+    assert shown["too_few"]  # two labels: Wilson's interval, never a zero-width one
+    assert shown["low"] < shown["value"] < shown["high"]
+    [line, *_] = read_label_file(tmp_path / "labels.jsonl")
+    assert line.origin["sampling"] == {"design": "uniform", "probability": 1.0}

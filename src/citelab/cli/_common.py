@@ -23,6 +23,7 @@ __all__ = [
     "add_agents_arguments",
     "add_judge_card_argument",
     "add_label_map_argument",
+    "add_labels_argument",
     "add_model_arguments",
     "add_reader_arguments",
     "agents_and_corpora",
@@ -277,6 +278,31 @@ def add_label_map_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_labels_argument(parser: argparse.ArgumentParser) -> None:
+    """``--labels FILE``: people's labels of the run's own units (pair ids)."""
+    parser.add_argument(
+        "--labels",
+        metavar="FILE",
+        default=None,
+        help="a labels file whose ids are this run's pair ids (citelab's Labeller, or any "
+        "labels file keyed by label_pairs' ids): citation recall and precision are also "
+        "estimated from the labels with the judge (method ppi) and from the labels alone",
+    )
+
+
+def print_label_estimates(table: Any) -> None:
+    """The ``ppi`` and ``labels`` rows of :meth:`EvalResult.corrected`, when there are any."""
+    if table.empty or "method" not in table:
+        return
+    rows = table[table["method"].isin(["ppi", "labels"])]
+    if rows.empty:
+        return
+    print("estimated from this run's labels (ppi: labels and judge; labels: alone):")
+    columns = ["variant", "model", "metric", "method", "labels", "value", "ci_low", "ci_high",
+               "width", "note"]  # fmt: skip
+    print(rows[columns].round(3).fillna("").to_string(index=False))
+
+
 def print_judges(result: Any, corrected: Any = None) -> None:
     """Under a summary: each judged metric's judge, card and κ (stdout); the corrected
     values (stdout); the warnings, loudly (stderr)."""
@@ -290,7 +316,10 @@ def print_judges(result: Any, corrected: Any = None) -> None:
             kappa = f"κ {value}{interval} on card: {judge.card}"
         weak = f"; weak: {', '.join(judge.weak_categories)}" if judge.weak_categories else ""
         print(f"{judge.metric}: judged by {judge.judge} ({kappa}{weak})")
-    table = corrected if corrected is not None else result.corrected()
+    from citelab.evals.results import card_view
+
+    estimates = corrected if corrected is not None else result.corrected()
+    table = card_view(estimates)
     if not table.empty and table["corrected"].notna().any():
         print("corrected for the judge's error (Rogan–Gladen; docs/corrected-metrics.md):")
         columns = ["variant", "model", "metric", "value", "corrected", "corrected_low",
@@ -307,5 +336,6 @@ def print_judges(result: Any, corrected: Any = None) -> None:
                 "make a card of them (citelab judges card LABELS --out cards/) and pass it "
                 "with --judge-card"
             )
+    print_label_estimates(estimates)
     for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):
         print(f"WARNING: {warning}", file=sys.stderr)

@@ -24,7 +24,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
+from citelab.cli._common import (
+    RegisteredNames,
+    add_judge_card_argument,
+    add_labels_argument,
+    print_judges,
+)
 from citelab.cli._run_log import (
     add_log_arguments,
     add_price_argument,
@@ -139,6 +144,7 @@ def register(subparsers: Any) -> None:
     add_judge_card_argument(parser)
     add_price_argument(parser)
     add_log_arguments(parser)
+    add_labels_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--json",
@@ -175,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             judge_cards=args.judge_cards,
             allow_in_sample=args.allow_in_sample,
+            labels=args.labels,
         )
     else:
         try:
@@ -196,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
                 judge_cards=args.judge_cards,
                 prices=prices,
                 allow_in_sample=args.allow_in_sample,
+                labels=args.labels,
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)

@@ -15,7 +15,12 @@ import json
 import sys
 from typing import Any
 
-from citelab.cli._common import RegisteredNames, add_judge_card_argument, print_judges
+from citelab.cli._common import (
+    RegisteredNames,
+    add_judge_card_argument,
+    add_labels_argument,
+    print_judges,
+)
 
 __all__ = ["ENVELOPE_HELP", "register", "run"]
 
@@ -84,6 +89,7 @@ def register(subparsers: Any) -> None:
         "precision; ALCE files also in ALCE-compatible mode)",
     )
     add_judge_card_argument(parser)
+    add_labels_argument(parser)
     parser.add_argument("--qampari", action="store_true", help="ALCE's QAMPARI list mode")
     parser.add_argument("--out", metavar="DIR", help="write tables, run.json and report.html")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -121,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         processes=args.processes,
         judge_cards=args.judge_cards,
         allow_in_sample=args.allow_in_sample,
+        labels=args.labels,
     )
     if args.json:
         print(json.dumps(summary_json(result, args.scale), indent=2))

@@ -34,6 +34,7 @@ from citelab._errors import CitelabError, InvalidInput
 from citelab.contract import sanitize_html
 from citelab.evals.labels import (
     LABELS,
+    Design,
     JudgeSpec,
     Label,
     LabelFile,
@@ -47,6 +48,7 @@ from citelab.evals.labels import (
     PairUnit,
     label_pairs,
     label_queue,
+    pair_estimate,
     pending,
 )
 from citelab.widget._chat import kernel_session
@@ -131,6 +133,7 @@ class Labeller(StaticFallbackWidget):
         unit: PairUnit = "citation",
         run: str | None = None,
         show_verdicts: ShowVerdicts = "after",
+        design: Design | None = None,
         **kwargs: Any,
     ) -> None:
         if show_verdicts not in SHOW_VERDICTS:
@@ -139,7 +142,7 @@ class Labeller(StaticFallbackWidget):
             )
         items, notes = _pairs(source, unit, run)
         self.queue: LabelQueue = label_queue(
-            items, sample=sample, seed=seed, disagree=disagree, judges=judges
+            items, sample=sample, seed=seed, disagree=disagree, judges=judges, design=design
         )
         """The pairs in labelling order, with the judges' verdicts."""
         self.file = LabelFile(path)
@@ -247,7 +250,18 @@ class Labeller(StaticFallbackWidget):
         }
         if self.queue.disagree:
             origin["disagree"] = list(self.queue.disagree)
+        origin["sampling"] = self.queue.sampling(item.id)
         return origin
+
+    def estimate(self) -> dict[str, Any] | None:
+        """The share of these pairs people call supported, from the labels so far (weighted
+        by the design's chances; with the first judge's verdicts on every pair, PPI++): its
+        value, interval, width, and how many more labels would reach ±0.05. None before
+        the first decision."""
+        pairs = self.pairs()
+        if not pairs:
+            return None
+        return pair_estimate(self.queue, pairs)
 
     def _show(self) -> None:
         """Set the traits from the file and the queue: the next pair, progress, the last label."""
@@ -274,6 +288,8 @@ class Labeller(StaticFallbackWidget):
             "judges": list(self.queue.judges),
             "disagree": list(self.queue.disagree),
             "disagreements": self.queue.disagreements,
+            "design": self.queue.design,
+            "estimate": self.estimate(),
         }
 
     def _last(self) -> dict[str, Any] | None:

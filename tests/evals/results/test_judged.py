@@ -13,7 +13,7 @@ import pytest
 from citelab import InvalidInput
 from citelab.evals import score_answers
 from citelab.evals.cards import JudgeCard, judge_card, shipped_card
-from citelab.evals.results import LOW_KAPPA, rogan_gladen
+from citelab.evals.results import LOW_KAPPA, card_view, rogan_gladen
 from citelab.evals.results._judged import corrected_interval
 
 FEES = "Tuition fees are due in May. A late payment costs 50 euros."
@@ -111,7 +111,7 @@ def test_corrected_metrics_match_an_independent_computation(
         _answers(tmp_path), "alce", scorers=["citation_recall", "citation_precision"],
         judge="lexical", judge_cards=[own_card],
     )  # fmt: skip
-    table = result.corrected().set_index("metric")
+    table = card_view(result.corrected()).set_index("metric")
     c = own_card.metrics.confusion
     se, sp = c.true_yes / (c.true_yes + c.false_no), c.true_no / (c.true_no + c.false_yes)
     statements = result.to_pandas("statement")
@@ -158,7 +158,7 @@ def test_a_judge_without_a_card_is_uncalibrated_and_cannot_be_corrected(tmp_path
     assert judge.card is None
     assert judge.card_source == "none"
     assert any(w.startswith("UNCALIBRATED") for w in judge.warnings)
-    assert result.corrected()["corrected"].isna().all()
+    assert card_view(result.corrected())["corrected"].isna().all()
 
 
 def test_the_shipped_card_belongs_to_its_judge_with_its_settings_only() -> None:
@@ -203,7 +203,10 @@ def test_run_json_and_the_report_carry_the_judges(tmp_path: Path, own_card: Judg
         "citation_precision_alce",
     }
     corrected = pd.read_csv(out / "corrected.csv")
-    assert list(corrected["metric"]) == ["citation_recall_alce", "citation_precision_alce"]
+    assert (
+        list(corrected["metric"]) == ["citation_recall_alce"] * 2 + ["citation_precision_alce"] * 2
+    )
+    assert list(corrected["method"]) == ["judged", "card"] * 2
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == [
         "variant", "model", "metric", "value", "ci_low", "ci_high", "units", "cases",

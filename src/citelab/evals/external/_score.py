@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from citelab._collector import bulk_scoring
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions
@@ -34,9 +36,10 @@ from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
 from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
+from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, SourceRecord, TurnRecord
 from citelab.evals.report import write_outputs
-from citelab.evals.results import EvalResult, ScoredRows, check_cards, result_of
+from citelab.evals.results import EvalResult, ScoredRows, card_view, check_cards, result_of
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
 from citelab.sources import parse_markers
 
@@ -107,6 +110,7 @@ def score_answers(
     processes: int | None = None,
     judge_cards: Sequence[str | Path | JudgeCard] = (),
     allow_in_sample: bool = False,
+    labels: str | Path | LabelSet | None = None,
 ) -> EvalResult:
     """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
 
@@ -120,8 +124,12 @@ def score_answers(
     ``report.html`` are written there. ``judge_cards``: cards (or card files) for the
     judges, beside citelab's shipped ones; a card that describes none of the judges is an
     error, and so is one made on labels its judge was trained on unless ``allow_in_sample``.
+    ``labels``: people's labels of these answers' units (a labels file or set keyed
+    by :func:`~citelab.evals.label_pairs` ids): the result's :meth:`~EvalResult.corrected`
+    then has the ``ppi`` and ``labels`` rows; a label naming no scored unit is an error.
     """
     began = time.time()
+    label_set = load_label_set(labels) if isinstance(labels, str | Path) else labels
     path = Path(answers) if isinstance(answers, str | Path) else None
     with bulk_scoring():  # see citelab._collector
         items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)
@@ -148,6 +156,9 @@ def score_answers(
             resamples=resamples,
             judge_cards=cards,
         )
+        if label_set is not None:
+            result.labels = label_set
+            result.corrected()  # a label that names no scored unit fails here, before writing
         result.config["unjudgeable"] = unjudgeable_counts(result)
         result.config["notes"] = _notes(result.config)
     if out_dir is not None:
@@ -219,8 +230,29 @@ def summary_json(
         "without_passage": result.config.get("without_passage", []),
         "metrics": metrics,
         "judges": [judge.model_dump(mode="json") for judge in result.judges()],
-        "corrected": _corrected_json(corrected, scale),
+        "corrected": _corrected_json(card_view(corrected), scale),
+        "estimates": _estimates_json(corrected, scale),
     }
+
+
+def _estimates_json(frame: Any, scale: float) -> list[dict[str, Any]]:
+    """One entry per metric and method (``judged``, ``card``, ``ppi``, ``labels``), times
+    ``scale``; NaN as null."""
+    out = []
+    scaled = ("value", "ci_low", "ci_high", "width")
+    for row in frame.to_dict("records"):
+        entry: dict[str, Any] = {}
+        for key, value in row.items():
+            if isinstance(value, float) and np.isnan(value):
+                entry[key] = None
+            elif key in scaled:
+                entry[key] = float(value) * scale
+            elif isinstance(value, np.generic):
+                entry[key] = value.item()
+            else:
+                entry[key] = value
+        out.append(entry)
+    return out
 
 
 def _corrected_json(frame: Any, scale: float) -> dict[str, Any]:

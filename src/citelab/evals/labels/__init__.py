@@ -19,11 +19,14 @@ from citelab.evals.labels._label_pairs import (
     run_name,
 )
 from citelab.evals.labels._label_queue import (
+    DESIGNS,
+    Design,
     JudgeSpec,
     LabelItem,
     LabelPassage,
     LabelQueue,
     label_queue,
+    pair_estimate,
     pending,
 )
 from citelab.evals.labels._labels import (
@@ -42,10 +45,12 @@ from citelab.evals.labels._labels import (
 
 __all__ = [
     "DEFAULT_LABELS",
+    "DESIGNS",
     "LABELS",
     "LABEL_FORMATS",
     "PAIR_UNITS",
     "PARTIAL_AS",
+    "Design",
     "JudgeSpec",
     "Label",
     "LabelColumns",
@@ -65,6 +70,7 @@ __all__ = [
     "label_pairs",
     "label_queue",
     "load_label_set",
+    "pair_estimate",
     "parse_label_map",
     "pending",
     "read_label_file",

@@ -8,8 +8,11 @@ citation (``unit="citation"``: the statement and the one passage it cites, the q
 citation precision asks of each citation) or per cited statement (``unit="statement"``: the
 statement and all its cited passages together, the question citation recall asks).
 
-Statements are split as citelab's citation scorers split them
-(:func:`~citelab.evals.split_statements`: the claim is the sentence without its markers);
+Statements are split as the metric the pairs label splits them: ``statements`` is that
+metric's splitter (a citation scorer's ``statements`` method: an ``alce_compat`` scorer
+splits with NLTK's punkt), by default citelab's own (:func:`~citelab.evals.split_statements`,
+what citelab's citation recall and precision score: the claim is the sentence without its
+markers), so a pair's id names a unit the metric scored;
 a passage is the source's text as the run's judge read it (``Title: …`` and the content);
 the span marked in it is the sentence(s) the claim rests on
 (:func:`citelab.sources.supporting_span`). Failed turns and substituted no-answers have
@@ -29,10 +32,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from citelab._errors import InvalidInput
 from citelab.evals.labels._label_queue import LabelItem, LabelPassage
@@ -57,6 +60,9 @@ class RunResult(Protocol):
     def config(self) -> Mapping[str, Any]: ...
 
 
+Splitter = Callable[[TurnRecord], Sequence[Statement]]
+"""How a metric splits a turn into statements (a citation scorer's ``statements``)."""
+
 PairSource = RunResult | str | os.PathLike[str] | Iterable[CaseRecord]
 """What pairs are read from: a result, a run folder or ``records.jsonl``, or records."""
 
@@ -77,9 +83,15 @@ class LabelPairs:
 
 
 def label_pairs(
-    source: PairSource, *, unit: PairUnit = "citation", run: str | None = None
+    source: PairSource,
+    *,
+    unit: PairUnit = "citation",
+    run: str | None = None,
+    statements: Splitter | None = None,
 ) -> LabelPairs:
-    """The pairs to label of ``source`` (see the module docs)."""
+    """The pairs to label of ``source`` (see the module docs); ``statements``: the splitter
+    of the metric they label (default: a result's first citation metric's, else citelab's
+    own)."""
     if unit not in PAIR_UNITS:
         raise InvalidInput(f"unknown unit {unit!r}; choose one of {', '.join(PAIR_UNITS)}")
     name, records = _records(source)
@@ -89,7 +101,10 @@ def label_pairs(
     left: Counter[str] = Counter()
     # In the records' order of variant, model, dataset and case: the same however read.
     records.sort(key=lambda r: (r.variant, r.model, r.dataset, r.case_id))
-    items = [item for record in records for item in _record_pairs(record, chosen, unit, left)]
+    split = statements if statements is not None else _run_split(source)
+    items = [
+        item for record in records for item in _record_pairs(record, chosen, unit, left, split)
+    ]
     return LabelPairs(chosen, items, unit, dict(left))
 
 
@@ -196,14 +211,28 @@ class _Turn:
         return LabelItem(id=pair_id, claim=statement.claim, passages=passages, origin=origin)
 
 
+def _citelab_split(turn: TurnRecord) -> Sequence[Statement]:
+    return split_statements(turn.text)
+
+
+def _run_split(source: PairSource) -> Splitter:
+    """A result's first citation metric's splitter (an ``alce_compat`` run's is punkt's),
+    else citelab's own."""
+    for scorer in getattr(source, "scorers", None) or ():
+        split = getattr(scorer, "statements", None)
+        if callable(split):
+            return cast("Splitter", split)
+    return _citelab_split
+
+
 def _record_pairs(
-    record: CaseRecord, run: str, unit: PairUnit, left: Counter[str]
+    record: CaseRecord, run: str, unit: PairUnit, left: Counter[str], split: Splitter
 ) -> Iterator[LabelItem]:
     for turn in record.turns:
         if turn.error is not None or turn.no_answer:
             continue
         where = _Turn(run, record, turn, {source.number: source for source in turn.sources})
-        for statement in split_statements(turn.text):
+        for statement in split(turn):
             if statement.citations:
                 yield from _statement_pairs(where, statement, unit, left)
 

@@ -14,6 +14,13 @@ orders a set of them for labelling:
   the rest. The verdicts travel with the queue, so the widget can show them and write them
   into each label's ``origin``.
 
+A **design** says how the sample is drawn, and each pair's chance of being in it is
+recorded with its label (``origin.sampling``: design, stratum, probability), so estimates
+weigh each label by its inverse and every design stays unbiased: ``uniform`` (the seed's
+order), ``stratified`` (strata by the first judge's verdict within each variant and model,
+an equal share of the sample from each, taken in turn so a shorter sample stays balanced)
+and ``disagreement`` (the pairs the ``disagree`` judges disagree on first, then the rest).
+
 :func:`pending` is the resumption rule: the pairs of the queue without a label in the file,
 in queue order, until ``sample`` pairs carry a decision (``skip`` does not count).
 """
@@ -24,16 +31,31 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citelab._errors import InvalidInput
+from citelab.evals._stats import labels_for_width, labels_only, ppi_mean
 from citelab.evals.judges import Judge, build_judge
 from citelab.evals.labels._label_file import Label, LabelFile, LabelLine
+from citelab.evals.labels._labels import LabelledPair
 from citelab.sources import supporting_span
 
-__all__ = ["JudgeSpec", "LabelItem", "LabelPassage", "LabelQueue", "label_queue", "pending"]
+__all__ = [
+    "DESIGNS",
+    "Design",
+    "JudgeSpec",
+    "LabelItem",
+    "LabelPassage",
+    "LabelQueue",
+    "label_queue",
+    "pair_estimate",
+    "pending",
+]
+
+Design = Literal["uniform", "stratified", "disagreement"]
+DESIGNS: tuple[Design, ...] = ("uniform", "stratified", "disagreement")
 
 JudgeSpec = str | Mapping[str, Any] | Judge
 """A judge by name, by configuration, or itself."""
@@ -144,6 +166,19 @@ class LabelQueue:
     """The judges whose disagreements come first (empty: a plain random order)."""
     disagreements: int = 0
     """Pairs those judges disagree on (they lead the order)."""
+    design: Design = "uniform"
+    strata: Mapping[str, str] = field(default_factory=dict)
+    """Pair id → its stratum (empty: one stratum)."""
+    probabilities: Mapping[str, float] = field(default_factory=dict)
+    """Pair id → its chance of being in the sample (the design's)."""
+
+    def sampling(self, pair_id: str) -> dict[str, Any]:
+        """What a label of ``pair_id`` records of the design (``origin.sampling``)."""
+        out: dict[str, Any] = {"design": self.design}
+        if pair_id in self.strata:
+            out["stratum"] = self.strata[pair_id]
+        out["probability"] = self.probabilities.get(pair_id, 1.0)
+        return out
 
     def disagreed(self, pair_id: str) -> bool:
         """The judges of ``disagree`` do not all give the pair one verdict."""
@@ -163,10 +198,13 @@ def label_queue(
     seed: int = 0,
     disagree: Sequence[JudgeSpec] | None = None,
     judges: Sequence[JudgeSpec] = (),
+    design: Design | None = None,
 ) -> LabelQueue:
     """Order ``items`` for labelling (see the module docs). ``disagree`` names two judges or
     more whose disagreements come first; ``judges`` are asked too (their verdicts are kept
-    and shown), without changing the order."""
+    and shown), without changing the order. ``design``: ``uniform``, ``stratified`` (by the
+    first judge's verdict: give one in ``judges`` or ``disagree``) or ``disagreement``
+    (default: ``disagreement`` when ``disagree`` is given, else ``uniform``)."""
     pairs = _unique(items)
     if sample is not None and (isinstance(sample, bool) or sample < 1):
         raise InvalidInput(f"sample must be a positive number of pairs (or None), got {sample!r}")
@@ -177,14 +215,135 @@ def label_queue(
             f"disagree names the judges whose disagreements come first: give two or more, "
             f"got {len(disagree)}"
         )
+    chosen = design if design is not None else ("disagreement" if disagree else "uniform")
+    _check_design(chosen, disagree, judges)
     built = _named([*(disagree or ()), *judges])
     names = tuple(built)
     leading = names[: len(disagree or ())]
     verdicts = _verdicts(pairs, built)
     queue = LabelQueue((), sample, seed, names, verdicts, leading)
-    order = sorted(pairs, key=lambda item: (not queue.disagreed(item.id), _place(seed, item.id)))
+    if chosen == "stratified":
+        first = names[0]
+        strata = {i.id: _stratum(i, verdicts[i.id][first]) for i in pairs}
+        order, chances = _stratified(pairs, strata, sample, seed)
+        return LabelQueue(tuple(order), sample, seed, names, verdicts, leading, 0, chosen,
+                          strata, chances)  # fmt: skip
+    if chosen == "disagreement":
+        order = sorted(
+            pairs, key=lambda item: (not queue.disagreed(item.id), _place(seed, item.id))
+        )
+    else:
+        order = sorted(pairs, key=lambda item: _place(seed, item.id))
     count = sum(queue.disagreed(item.id) for item in pairs) if leading else 0
-    return LabelQueue(tuple(order), sample, seed, names, verdicts, leading, count)
+    strata = (
+        {i.id: "disagree" if queue.disagreed(i.id) else "agree" for i in pairs}
+        if chosen == "disagreement"
+        else {}
+    )
+    chances = _in_order(order, strata, sample)
+    return LabelQueue(tuple(order), sample, seed, names, verdicts, leading, count, chosen,
+                      strata, chances)  # fmt: skip
+
+
+def _check_design(
+    design: str, disagree: Sequence[JudgeSpec] | None, judges: Sequence[JudgeSpec]
+) -> None:
+    if design not in DESIGNS:
+        raise InvalidInput(f"unknown design {design!r}; choose one of {', '.join(DESIGNS)}")
+    if design == "stratified" and not (disagree or judges):
+        raise InvalidInput(
+            "the stratified design strata pairs by a judge's verdict: name one in judges"
+        )
+    if design == "disagreement" and not disagree:
+        raise InvalidInput("the disagreement design needs two judges or more in disagree")
+
+
+def _stratum(item: LabelItem, verdict: bool) -> str:
+    """A pair's stratum: its variant and model (each its own population), and the verdict."""
+    group = "/".join(str(item.origin.get(k, "")) for k in ("variant", "model"))
+    return f"{group}/{'yes' if verdict else 'no'}"
+
+
+def _stratified(
+    pairs: Sequence[LabelItem], strata: Mapping[str, str], sample: int | None, seed: int
+) -> tuple[list[LabelItem], dict[str, float]]:
+    """An equal share of ``sample`` from each stratum (a small one gives all it has, the
+    others share what is left), taken in turn; each pair's chance is its stratum's share."""
+    members: dict[str, list[LabelItem]] = {}
+    for item in sorted(pairs, key=lambda i: _place(seed, i.id)):
+        members.setdefault(strata[item.id], []).append(item)
+    wanted = len(pairs) if sample is None else min(sample, len(pairs))
+    take: dict[str, int] = {}
+    left = wanted
+    for count, (name, items) in enumerate(sorted(members.items(), key=lambda kv: len(kv[1]))):
+        share = left // (len(members) - count)
+        take[name] = min(len(items), share)
+        left -= take[name]
+    chosen = [members[name][: take[name]] for name in members]
+    order = [item for row in _in_turn(chosen) for item in row]
+    rest = [item for name in members for item in members[name][take[name] :]]
+    chances = {
+        item.id: take[name] / len(members[name]) if take[name] else 1.0
+        for name in members
+        for item in members[name]
+    }
+    return [*order, *rest], chances
+
+
+def _in_turn(rows: Sequence[Sequence[LabelItem]]) -> list[list[LabelItem]]:
+    """One of each stratum in turn: the first of each, then the second of each…"""
+    longest = max((len(r) for r in rows), default=0)
+    return [[row[i] for row in rows if i < len(row)] for i in range(longest)]
+
+
+def _in_order(
+    order: Sequence[LabelItem], strata: Mapping[str, str], sample: int | None
+) -> dict[str, float]:
+    """Each pair's chance when the first ``sample`` pairs of ``order`` are labelled: the share
+    of its stratum among them (one stratum without ``strata``)."""
+    wanted = len(order) if sample is None else min(sample, len(order))
+    sizes: dict[str, int] = {}
+    taken: dict[str, int] = {}
+    for position, item in enumerate(order):
+        name = strata.get(item.id, "")
+        sizes[name] = sizes.get(name, 0) + 1
+        taken[name] = taken.get(name, 0) + (position < wanted)
+    return {
+        item.id: (taken[n] / sizes[n]) if taken[n] else 1.0
+        for item in order
+        for n in [strata.get(item.id, "")]
+    }
+
+
+def pair_estimate(
+    queue: LabelQueue, pairs: Sequence[LabelledPair], half_width: float = 0.05
+) -> dict[str, Any]:
+    """The share of the queue's pairs people call supported, from ``pairs`` (its labels so
+    far), weighted by the design's chances: with the queue's first judge's verdicts on every
+    pair by PPI++ (``ppi``), else from the labels alone; its interval, width, and ``more``:
+    how many more labels would reach ``±half_width`` (None: unknown yet)."""
+    ids = [pair.id for pair in pairs]
+    y = [float(pair.label) for pair in pairs]
+    chances = [queue.probabilities.get(i, 1.0) for i in ids]
+    strata = [queue.strata[i] for i in ids] if queue.strata else None
+    if queue.judges:
+        first = queue.judges[0]
+        every = [float(queue.verdicts[item.id][first]) for item in queue.items]
+        mine = [float(queue.verdicts.get(i, {}).get(first, False)) for i in ids]
+        estimate = ppi_mean(y, mine, every, chances, strata=strata)
+    else:
+        estimate = labels_only(y, chances, strata=strata)
+    needed = labels_for_width(estimate, half_width)
+    return {
+        "method": estimate.method,
+        "value": estimate.value,
+        "low": estimate.low,
+        "high": estimate.high,
+        "width": estimate.width,
+        "labels": estimate.labels,
+        "too_few": estimate.too_few,
+        "more": None if needed is None else max(0, needed - estimate.labels),
+    }
 
 
 def pending(queue: LabelQueue, labels: LabelFile) -> list[LabelItem]:

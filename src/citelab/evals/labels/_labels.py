@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citelab._errors import InvalidInput
 from citelab._jsonl import json_lines
@@ -129,6 +129,12 @@ class LabelledPair(BaseModel):
     chunks): the claim's verdict is the best over them. Empty: the pair is its own claim."""
     grade: Grade | None = None
     """The label as written, on the three-way scale (None when the set gave none)."""
+    probability: float | None = Field(default=None, gt=0.0, le=1.0)
+    """The chance the labelling design drew this pair (a labels file's
+    ``origin.sampling.probability``); None: drawn uniformly. Estimates weigh a label by
+    its inverse."""
+    stratum: str = ""
+    """The design's stratum of the pair (``origin.sampling.stratum``); empty: none."""
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -656,9 +662,26 @@ def _row_fields(
         problems.add(where, f"field {columns.id}: must be a string or an integer")
     category = _optional_text(row, columns.category, problems, where)
     claim_id = _optional_text(row, columns.claim_id, problems, where)
+    probability = _probability(row, problems, where)
+    stratum = _optional_text(row, "origin.sampling.stratum", problems, where)
     invalid = len(problems.lines) > found
     return {"id": str(ident), "claim": claim, "evidence": evidence, "label": label,
-            "category": category, "claim_id": claim_id, "invalid": invalid}  # fmt: skip
+            "category": category, "claim_id": claim_id, "probability": probability,
+            "stratum": stratum, "invalid": invalid}  # fmt: skip
+
+
+def _probability(row: Mapping[str, Any], problems: _Problems, where: str) -> float | None:
+    """The design's chance of drawing the pair (``origin.sampling.probability``), if any."""
+    value = _lookup(row, _SAMPLING_PROBABILITY)
+    if value is _MISSING or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        problems.add(where, f"field {_SAMPLING_PROBABILITY}: must be a number in (0, 1]")
+        return None
+    return float(value)
+
+
+_SAMPLING_PROBABILITY = "origin.sampling.probability"
 
 
 class _Missing:

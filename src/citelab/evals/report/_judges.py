@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from citelab.evals.results import JudgedMetric
+from citelab.evals.results import JudgedMetric, card_view
 
 __all__ = [
     "DOES_NOT_FIT",
@@ -26,6 +26,7 @@ __all__ = [
     "judge_line",
     "judges_html",
     "label_step",
+    "labelled_html",
 ]
 
 
@@ -156,7 +157,7 @@ def corrected_html(
     if corrected.empty:
         return ""
     rows = []
-    for row in corrected.to_dict("records"):
+    for row in card_view(corrected).to_dict("records"):
         judged = _interval(row["value"], row["ci_low"], row["ci_high"])
         rates = (
             "—" if row["card"] is None else f"{row['sensitivity']:.2f} / {row['specificity']:.2f}"
@@ -189,4 +190,39 @@ def corrected_html(
         "<table><tr><th>variant · model</th><th>metric</th><th>judge</th><th>as judged</th>"
         "<th>corrected</th><th>sensitivity / specificity</th></tr>"
         f"{''.join(rows)}</table>{fix}"
+    )
+
+
+def labelled_html(corrected: pd.DataFrame) -> str:
+    """The metrics estimated from the run's own labels (empty when the run has none)."""
+    if corrected.empty or "method" not in corrected:
+        return ""
+    estimated = corrected[corrected["method"].isin(["ppi", "labels"])]
+    if estimated.empty:
+        return ""
+    rows = []
+    for row in estimated.to_dict("records"):
+        value = _interval(row["value"], row["ci_low"], row["ci_high"])
+        if row["labels"] == 0:
+            value = "—"
+        note = row.get("note") or ""
+        if row["too_few"] and row["labels"]:
+            value = f"{value} ⚠"
+        width = "—" if row["labels"] == 0 or row["width"] != row["width"] else f"{row['width']:.3f}"
+        rows.append(
+            f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['metric'])}</td>"
+            f'<td>{_e(row["method"])}</td><td class="num">{int(row["labels"])}</td>'
+            f'<td class="num">{value}</td><td class="num">{width}</td><td>{_e(note)}</td></tr>'
+        )
+    return (
+        "<h3>Estimated from this run's own labels</h3>"
+        "<p class=\"muted\"><i>ppi</i>: people's labels of a sample of this run's units and "
+        "the judge's verdicts on all of them together (prediction-powered inference, "
+        "power-tuned: never wider than the labels alone, and valid however wrong the judge "
+        "is); <i>labels</i>: the labels alone. Each assumes only that the labels are right "
+        "and were drawn as their file says. ⚠ too few units: fewer than 30 labels or no "
+        "spread, shown with Wilson's interval. See docs/corrected-metrics.md.</p>"
+        "<table><tr><th>variant · model</th><th>metric</th><th>method</th><th>labels</th>"
+        "<th>estimate</th><th>width</th><th>note</th></tr>"
+        f"{''.join(rows)}</table>"
     )

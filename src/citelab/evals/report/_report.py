@@ -39,6 +39,7 @@ from citelab.evals.report._glossary import metric_glossary
 from citelab.evals.report._judges import WARNING_MARK, judge_line
 from citelab.evals.report._judges import corrected_html as _corrected_html
 from citelab.evals.report._judges import judges_html as _judges_html
+from citelab.evals.report._judges import labelled_html as _labelled_html
 from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
 from citelab.evals.report._usage_html import usage_html
 from citelab.evals.results import (
@@ -366,6 +367,7 @@ def _page(  # noqa: PLR0917 - private, two call sites
         _summary_note(),
         _summary_table(summary, colors, result, judges=parts.judges),
         _corrected_html(parts.corrected, parts.judges, _suite_name(result)),
+        _labelled_html(parts.corrected),
         f"<h2>{_e(_differences_heading(result.baseline()))}</h2>",
         _differences_html(differences, colors, variant_order(result)),
         usage_html(result),
@@ -422,6 +424,7 @@ def _score_sections(result: EvalResult, title: str, parts: _Parts) -> list[str]:
         "source has no passage is not judgeable: left out, never scored 0.</p>",
         _score_summary(parts.summary, result),
         _corrected_html(parts.corrected, parts.judges),
+        _labelled_html(parts.corrected),
         "<h2>Answers</h2>",
         _CASES_NOTE,
         cases,

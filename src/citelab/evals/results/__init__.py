@@ -15,7 +15,14 @@ from citelab.evals.results._gates import (
     failed_gates,
     required_findings,
 )
-from citelab.evals.results._judged import LOW_KAPPA, JudgedMetric, check_cards, rogan_gladen
+from citelab.evals.results._judged import (
+    LOW_KAPPA,
+    METHOD_COLUMNS,
+    JudgedMetric,
+    card_view,
+    check_cards,
+    rogan_gladen,
+)
 from citelab.evals.results._results import (
     TURN_FACTS,
     EvalResult,
@@ -40,6 +47,7 @@ from citelab.evals.results._usage import (
 
 __all__ = [
     "LOW_KAPPA",
+    "METHOD_COLUMNS",
     "TOKEN_FACTS",
     "TURN_FACTS",
     "EvalResult",
@@ -54,6 +62,7 @@ __all__ = [
     "ScoredRows",
     "Verdict",
     "bootstrap_interval",
+    "card_view",
     "check_cards",
     "evaluate_findings",
     "evaluate_gates",

@@ -40,7 +40,9 @@ __all__ = [
     "ALCE_JUDGE_MODEL",
     "CORRECTED_COLUMNS",
     "LOW_KAPPA",
+    "METHOD_COLUMNS",
     "JudgedMetric",
+    "card_view",
     "check_cards",
     "confusion_of",
     "correctable",
@@ -48,6 +50,7 @@ __all__ = [
     "corrected_table",
     "judged_metrics",
     "judged_units",
+    "method_rows",
     "metric_cards",
     "point_rates",
     "rogan_gladen",
@@ -78,6 +81,75 @@ CORRECTED_COLUMNS = [
     "clipped",
     "card",
 ]
+
+
+METHOD_COLUMNS = [
+    "variant",
+    "model",
+    "metric",
+    "method",
+    "judge",
+    "value",
+    "ci_low",
+    "ci_high",
+    "width",
+    "labels",
+    "too_few",
+    "tuning",
+    "judged_share",
+    "sensitivity",
+    "specificity",
+    "clipped",
+    "card",
+    "note",
+]
+""":meth:`EvalResult.corrected`'s columns: one row per variant, model, metric and
+``method`` — ``judged`` (the judge's verdicts counted), ``card`` (Rogan–Gladen from the
+judge's card), ``ppi`` (the run's labels and the judge's verdicts) and ``labels`` (the
+run's labels alone); ``labels`` is how many labels an estimate used, ``too_few`` says its
+interval is not a normal one (see ``citelab.evals._stats``)."""
+
+
+def method_rows(wide: pd.DataFrame, estimated: Sequence[Mapping[Any, Any]] = ()) -> pd.DataFrame:
+    """The long table (:data:`METHOD_COLUMNS`) of a :func:`corrected_table` and the
+    label estimates' rows, each variant's and model's metric together."""
+    out: list[dict[str, Any]] = []
+    by_key: dict[tuple[Any, ...], list[Mapping[Any, Any]]] = {}
+    for row in estimated:
+        by_key.setdefault((row["variant"], row["model"], row["metric"]), []).append(row)
+    for row in wide.to_dict("records"):
+        key = (row["variant"], row["model"], row["metric"])
+        head = {"variant": key[0], "model": key[1], "metric": key[2], "judge": row["judge"]}
+        card = {k: row[k] for k in ("judged_share", "sensitivity", "specificity", "card")}
+        judged = _interval_row(row["value"], row["ci_low"], row["ci_high"])
+        fixed = _interval_row(row["corrected"], row["corrected_low"], row["corrected_high"])
+        out.append({**head, "method": "judged", **judged, "judged_share": row["judged_share"]})
+        out.append({**head, "method": "card", **fixed, **card, "clipped": row["clipped"]})
+        out.extend({**head, **extra} for extra in by_key.get(key, []))
+    return pd.DataFrame(out, columns=METHOD_COLUMNS)
+
+
+def _interval_row(value: Any, low: Any, high: Any) -> dict[str, Any]:
+    return {"value": value, "ci_low": low, "ci_high": high, "width": high - low,
+            "labels": 0, "too_few": False}  # fmt: skip
+
+
+def card_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The judged and card rows of :data:`METHOD_COLUMNS` as one wide row each
+    (:data:`CORRECTED_COLUMNS`: ``value`` as judged, ``corrected`` from the card), as the
+    card's table shows them."""
+    if "method" not in table:
+        return table
+    keys = ["variant", "model", "metric"]
+    judged = table[table["method"] == "judged"][[*keys, "judge", "value", "ci_low", "ci_high"]]
+    card = table[table["method"] == "card"].rename(
+        columns={"value": "corrected", "ci_low": "corrected_low", "ci_high": "corrected_high"}
+    )
+    shown = ["corrected", "corrected_low", "corrected_high", "judged_share", "sensitivity",
+             "specificity", "clipped", "card"]  # fmt: skip
+    wide = judged.merge(card[[*keys, *shown]], on=keys, how="left")
+    wide["clipped"] = wide["clipped"].fillna(False).astype(bool)
+    return wide[CORRECTED_COLUMNS].reset_index(drop=True)
 
 
 class JudgedMetric(BaseModel):

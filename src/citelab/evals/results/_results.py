@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
@@ -31,6 +32,7 @@ import pandas as pd
 from citelab._errors import InvalidInput
 from citelab.evals.cards import JudgeCard
 from citelab.evals.dataset import Case
+from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord
 from citelab.evals.results._judged import (
     JudgedMetric,
@@ -38,8 +40,10 @@ from citelab.evals.results._judged import (
     corrected_table,
     judged_metrics,
     judged_units,
+    method_rows,
     metric_cards,
 )
+from citelab.evals.results._labelled import attach_labels, label_estimates
 from citelab.evals.results._usage import TOKEN_FACTS, run_prices, usage_table, with_costs
 from citelab.evals.scorers import Scorer
 
@@ -105,6 +109,9 @@ class EvalResult:
     judge_cards: list[JudgeCard] = field(default_factory=list)
     """Cards the user gave for the run's judges (a judge without one here has citelab's
     shipped card, or none: see :meth:`judges`)."""
+    labels: LabelSet | None = None
+    """People's labels of this run's units (by pair id), for :meth:`corrected`'s ``ppi``
+    and ``labels`` rows."""
 
     def to_pandas(self, level: Level = "case") -> pd.DataFrame:
         """The results at ``level``; see the module docs."""
@@ -187,14 +194,21 @@ class EvalResult:
         citelab's shipped card, else none), κ, weak categories and warnings."""
         return judged_metrics(self.scorers, self.judge_cards)
 
-    def corrected(self, subset: str = "all", summary: pd.DataFrame | None = None) -> pd.DataFrame:
-        """Citation recall and precision as judged and corrected for the judge's error, per
-        variant and model (see :mod:`citelab.evals.results._judged` and
-        ``docs/corrected-metrics.md``): ``value``, ``ci_low``, ``ci_high`` as judged;
-        ``corrected``, ``corrected_low``, ``corrected_high`` (NaN when the judge has no card
-        or is no better than chance); ``judged_share``, the card's ``sensitivity`` and
-        ``specificity``, and ``card``. ``summary``: :meth:`summary` of ``subset``, when at
-        hand."""
+    def corrected(
+        self,
+        subset: str = "all",
+        summary: pd.DataFrame | None = None,
+        labels: str | os.PathLike[str] | LabelSet | None = None,
+    ) -> pd.DataFrame:
+        """Citation recall and precision as judged, corrected by the judge's card, and
+        estimated from the run's own labels, from the recorded verdicts (nothing is judged
+        again): one row per variant, model, metric and ``method`` (see
+        :data:`~citelab.evals.results._judged.METHOD_COLUMNS` and
+        ``docs/corrected-metrics.md``). ``judged``: the judge's verdicts counted; ``card``:
+        Rogan–Gladen from its card (NaN without a usable card); with ``labels`` (a labels
+        file or set whose ids are this run's pair ids; default :attr:`labels`) ``ppi``
+        (labels and judge, PPI++) and ``labels`` (labels alone) for each metric they cover.
+        ``summary``: :meth:`summary` of ``subset``, when at hand."""
         kinds = correctable(self.scorers)
         table = summary if summary is not None else self.summary(subset=subset)
         turns = select_turns(self.turns, subset)
@@ -205,9 +219,23 @@ class EvalResult:
             for metric, card in metric_cards(self.scorers, self.judge_cards).items()
             if metric in kinds
         }
-        return corrected_table(
+        wide = corrected_table(
             per_case, table, cards, lambda key: _group_rng(self.seed, key), self.resamples
         )
+        chosen = labels if labels is not None else self.labels
+        if chosen is None:
+            return method_rows(wide)
+        label_set = chosen if isinstance(chosen, LabelSet) else load_label_set(Path(chosen))
+        details = self.details
+        if subset != "all":
+            details = {
+                level: frame.merge(turns[_KEYS], on=_KEYS) if not frame.empty else frame
+                for level, frame in self.details.items()
+            }
+        attached = attach_labels(label_set, details, scores, kinds)
+        groups = list(dict.fromkeys(zip(wide["variant"], wide["model"], strict=True)))
+        estimates = label_estimates(attached, groups, source=label_set.source.name)
+        return method_rows(wide, estimates)
 
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where

@@ -37,6 +37,7 @@ from citelab._errors import ConfigError
 from citelab.evals._versions import versions as _versions
 from citelab.evals.cards import JudgeCard, load_cards
 from citelab.evals.execution import AnswerFigures, Executor, ScoringJob, get_executor
+from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
@@ -120,6 +121,9 @@ class RunOptions(BaseModel):
     """Model name → price per million tokens, beside (and over) the suite's ``prices``."""
     allow_in_sample: bool = False
     """Accept a card made on labels its judge was trained on (refused otherwise)."""
+    labels: str | Path | LabelSet | None = None
+    """People's labels of this run's units (a labels file or set keyed by pair ids; default:
+    the suite's ``labels``): :meth:`EvalResult.corrected` gains ``ppi`` and ``labels`` rows."""
 
     @classmethod
     def of(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
@@ -166,7 +170,10 @@ def run(
 
     ``judge_cards`` (cards or card files) join the suite's ``judge_cards`` to describe the
     run's judges (see :meth:`EvalResult.judges`); one that describes none of them raises
-    :class:`~citelab.InvalidInput` before any case runs.
+    :class:`~citelab.InvalidInput` before any case runs. ``labels`` (a labels file or set
+    keyed by :func:`~citelab.evals.label_pairs` ids; default: the suite's ``labels``) adds
+    the estimates from the run's own labels; a label naming no scored unit raises
+    :class:`~citelab.InvalidInput` once the cases are scored (their records are kept).
     """
     return run_blocking(run_async(suite, options, **overrides))
 
@@ -181,6 +188,7 @@ async def run_async(
     plan = plan_run(suite, models=opts.models, limit=opts.limit)
     plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
     cards = _cards(suite, plan.scorers, opts.judge_cards, opts.allow_in_sample)
+    labels = _labels(suite, opts.labels)
     out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
     executor = get_executor(opts.executor, address=opts.address, workers=opts.workers)
@@ -205,6 +213,7 @@ async def run_async(
             resamples=suite.resamples,
             judge_cards=cards,
         )
+        result.labels = labels
     finally:
         if isinstance(opts.executor, str):
             executor.close()
@@ -225,6 +234,14 @@ def _cards(
     return cards
 
 
+def _labels(suite: Suite, given: str | Path | LabelSet | None) -> LabelSet | None:
+    """The given labels, else the suite's labels file, read (None: no labels)."""
+    chosen = given if given is not None else suite.labels_path()
+    if chosen is None or isinstance(chosen, LabelSet):
+        return chosen
+    return load_label_set(Path(chosen))
+
+
 def rescore(
     out_dir: str | Path,
     suite: Suite | str | Path,
@@ -234,15 +251,17 @@ def rescore(
     workers: int | None = None,
     judge_cards: Sequence[str | Path | JudgeCard] = (),
     allow_in_sample: bool = False,
+    labels: str | Path | LabelSet | None = None,
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
 
     ``executor``, ``address`` and ``workers`` say where the scorers run (see :class:`RunOptions`);
-    ``judge_cards`` and ``allow_in_sample`` as for :func:`run`.
+    ``judge_cards``, ``allow_in_sample`` and ``labels`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
     cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
+    label_set = _labels(suite, labels)
     out = Path(out_dir)
     backend = get_executor(executor, address=address, workers=workers)
     scoring = ScoringJob(plan.cases, plan.scorers)
@@ -270,6 +289,7 @@ def rescore(
         resamples=suite.resamples,
         judge_cards=cards,
     )
+    result.labels = label_set
     write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
 

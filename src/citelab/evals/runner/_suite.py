@@ -9,6 +9,7 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     concurrency = 8
     judge = {name = "lexical", threshold = 0.75}     # the judge of every scorer that takes one
     judge_cards = ["my_card.json"]                   # optional: cards for the judges
+    labels = "my_labels.jsonl"                       # optional: labels of this run's pairs
 
     [[variants]]
     name = "baseline"
@@ -184,6 +185,9 @@ class Suite(BaseModel):
     judge_cards: list[str] = []
     """Judge card files (relative to the suite file) for the run's judges, beside citelab's
     shipped cards; a card that describes none of the judges is an error."""
+    labels: str | None = None
+    """A labels file (relative to the suite file) whose ids are this run's pair ids: its
+    labels estimate citation recall and precision (``ppi`` and ``labels`` rows)."""
     findings: list[Finding] = []
     gates: list[Gate] = []
     """Checks the run must pass: ``citelab eval`` exits 3 when one does not."""
@@ -208,6 +212,13 @@ class Suite(BaseModel):
         """:attr:`judge_cards` as paths (relative ones against the suite file's folder)."""
         base = self.path.parent if self.path is not None else Path()
         return [base / card for card in self.judge_cards]
+
+    def labels_path(self) -> Path | None:
+        """:attr:`labels` as a path (a relative one against the suite file's folder)."""
+        if self.labels is None:
+            return None
+        base = self.path.parent if self.path is not None else Path()
+        return base / self.labels
 
     @field_validator("models", mode="before")
     @classmethod

@@ -237,10 +237,15 @@ class _CitationScorer:
             "granularity": self.granularity,
         }
 
+    def statements(self, record: TurnRecord) -> list[Statement]:
+        """The turn's statements as this metric splits them: the units it scores, and the
+        ones a label of this metric must name (``label_pairs(..., statements=...)``)."""
+        return _statements(record, self.alce_compat, self.qampari, self.granularity)
+
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _applicable(record, gold):
             return Score.not_applicable(self.metric)
-        statements = _statements(record, self.alce_compat, self.qampari, self.granularity)
+        statements = self.statements(record)
         if not statements:
             return Score.not_applicable(self.metric)
         support = _support_for(self.judge, record)

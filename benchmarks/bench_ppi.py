@@ -1,0 +1,166 @@
+"""Estimates from a run's own labels (issue #32, item 1), measured on known truth and printed.
+
+1. Coverage and mean width of the 95% interval from labels and judge (``ppi``, PPI++) and
+   from labels alone, at 50, 100 and 200 labels, with uniform and judge-score-stratified
+   designs, for a useful judge (citelab's default ``lexical_trained``, its score), a
+   near-useless one (random scores) and a badly wrong one (the default's score reversed).
+   Known truth: WiCE's dev split (``../shared/testdata/wice/claim_dev.jsonl``: every claim
+   has a human label; a sample plays the labels, all claims the run); without it a synthetic
+   population (printed which).
+2. Labels each design needs for ±0.05 (from the mean standard error at 100 labels, which
+   shrinks as 1/√n).
+3. ``EvalResult.corrected(labels=...)`` on 10,000 scored answers (generated ALCE answers,
+   the lexical judge; 200 labels), beside ``corrected()`` without labels.
+
+Run: ``.venv/bin/python benchmarks/bench_ppi.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from citelab.evals import label_pairs, score_answers
+from citelab.evals._stats import labels_only, normal_quantile, ppi_mean
+from citelab.evals.labels import LabelledPair, LabelSet
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _population() -> tuple[str, np.ndarray, dict[str, np.ndarray]]:
+    for base in (ROOT.parent, ROOT.parent.parent):
+        path = base / "shared" / "testdata" / "wice" / "claim_dev.jsonl"
+        if path.is_file():
+            from citelab.evals.judges import build_judge
+            from citelab.evals.labels import load_label_set
+
+            labels = load_label_set(path)
+            truth = np.array([pair.label for pair in labels.pairs], dtype=float)
+            judge = build_judge("lexical_trained")
+            score = np.array([judge.score(p.claim, "\n".join(p.evidence)) for p in labels.pairs])  # type: ignore[attr-defined]
+            name = f"WiCE dev, {len(truth)} claims, {truth.mean():.3f} supported"
+            break
+    else:
+        rng = np.random.default_rng(0)
+        truth = (rng.random(2000) < 0.35).astype(float)
+        score = np.clip(0.25 + 0.5 * truth + rng.normal(0, 0.2, 2000), 0, 1)
+        name = "synthetic, 2000 units (WiCE's dev split not found)"
+    rng = np.random.default_rng(1)
+    judges = {
+        "lexical_trained": score,
+        "random": rng.random(len(score)),
+        "reversed": 1.0 - score,
+    }
+    return name, truth, judges
+
+
+def _draw(
+    rng: np.random.Generator, design: str, score: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    if design == "uniform":
+        return rng.choice(len(score), n, replace=False), None, None
+    stratum = np.argsort(np.argsort(score, kind="stable"), kind="stable") * 4 // len(score)
+    chosen, chances, strata = [], [], []
+    for h, share in enumerate((1 / 6, 2 / 6, 2 / 6, 1 / 6)):
+        members = np.flatnonzero(stratum == h)
+        take = min(len(members), max(2, round(n * share)))
+        chosen.append(rng.choice(members, take, replace=False))
+        chances.append(np.full(take, take / len(members)))
+        strata.append(np.full(take, h))
+    return np.concatenate(chosen), np.concatenate(chances), np.concatenate(strata)
+
+
+def coverage(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int) -> None:
+    target = truth.mean()
+    print(f"{'judge':16} {'design':11} {'n':>4} {'cov ppi':>8} {'cov labels':>10} "
+          f"{'width ppi':>9} {'width labels':>12} {'λ mean':>7}")  # fmt: skip
+    needed: dict[tuple[str, str], tuple[float, float]] = {}
+    for judge, score in judges.items():
+        for design in ("uniform", "stratified"):
+            rng = np.random.default_rng(7)
+            for n in (50, 100, 200):
+                held = {"ppi": 0, "labels": 0}
+                widths: dict[str, list[float]] = {"ppi": [], "labels": []}
+                ses: dict[str, list[float]] = {"ppi": [], "labels": []}
+                tunings = []
+                for _ in range(repetitions):
+                    sample, chances, strata = _draw(rng, design, score, n)
+                    ppi = ppi_mean(truth[sample], score[sample], score, chances, strata=strata)
+                    alone = labels_only(truth[sample], chances, strata=strata)
+                    tunings.append(ppi.tuning or 0.0)
+                    for e in (ppi, alone):
+                        held[e.method] += e.low <= target <= e.high
+                        widths[e.method].append(e.width)
+                        ses[e.method].append(e.se)
+                print(
+                    f"{judge:16} {design:11} {n:>4} {held['ppi'] / repetitions:>8.3f} "
+                    f"{held['labels'] / repetitions:>10.3f} {statistics.mean(widths['ppi']):>9.3f} "
+                    f"{statistics.mean(widths['labels']):>12.3f} {statistics.mean(tunings):>7.2f}"
+                )
+                if n == 100:
+                    needed[(judge, design)] = (
+                        statistics.mean(ses["ppi"]), statistics.mean(ses["labels"])
+                    )  # fmt: skip
+    z = normal_quantile(0.95)
+    print("\nlabels needed for ±0.05 (95%), from the mean standard error at 100 labels:")
+    print(f"{'judge':16} {'design':11} {'ppi':>6} {'labels':>7}")
+    for (judge, design), (se_ppi, se_labels) in needed.items():
+        count = [math.ceil((z * se * math.sqrt(100) / 0.05) ** 2) for se in (se_ppi, se_labels)]
+        print(f"{judge:16} {design:11} {count[0]:>6} {count[1]:>7}")
+
+
+def corrected_timing(answers: int) -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for index in range(answers):
+        claim = f"The museum number {index} opens at {index % 12 + 1} o'clock on weekdays"
+        text = claim + "." if rng.random() < 0.6 else f"The ferry {index} leaves from pier {index}."
+        rows.append({"question": f"When does museum {index} open?", "output": f"{claim} [1].",
+                     "docs": [{"title": f"Page {index}", "text": text}]})  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "answers.json"
+        path.write_text(json.dumps(rows), encoding="utf-8")
+        began = time.perf_counter()
+        result = score_answers(path, "alce", judge="lexical")
+        scored = time.perf_counter() - began
+    pairs = label_pairs(result).items[:200]
+    labels = LabelSet.of(
+        [LabelledPair(id=p.id, claim=p.claim, evidence=[p.passages[0].text],
+                      label=bool(rng.random() < 0.6)) for p in pairs]
+    )  # fmt: skip
+    summary = result.summary()
+    timings = {}
+    for name, given in (("without labels", None), ("with 200 labels", labels)):
+        runs = []
+        for _ in range(3):
+            began = time.perf_counter()
+            result.corrected(summary=summary, labels=given)
+            runs.append(time.perf_counter() - began)
+        timings[name] = min(runs)
+    print(f"\n{answers} answers scored in {scored:.1f} s; corrected(summary=...), best of 3:")
+    for name, seconds in timings.items():
+        print(f"  {name:16} {seconds * 1000:8.1f} ms")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions and answers")
+    args = parser.parse_args()
+    name, truth, judges = _population()
+    repetitions = 300 if args.quick else 1000
+    print(f"known truth: {name}; {repetitions} repetitions per line\n")
+    coverage(truth, judges, repetitions)
+    corrected_timing(2000 if args.quick else 10_000)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

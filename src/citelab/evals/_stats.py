@@ -1,0 +1,311 @@
+"""Estimates of a labelled share: from people's labels alone, and from labels and a judge
+together (prediction-powered inference, power-tuned: PPI++, Angelopoulos et al. 2023).
+
+A population of units (a variant's statements or citations under one model) has a judge's
+prediction ``f`` for every unit — its score in ``[0, 1]`` where it has one, else its 0/1
+verdict — and a person's label ``y`` for a sample of them. The share ``θ`` of units people
+call supported is estimated as::
+
+    θ̂(λ) = λ · mean(f over all N units) + Σ w̃ᵢ (yᵢ − λ fᵢ)      (w̃: weights summing to 1)
+
+``λ = 0`` is the labels alone; ``λ = 1`` is classic prediction-powered inference (the
+judge's mean, rectified by its measured error on the labels). Any fixed ``λ`` leaves the
+estimate unbiased; PPI++ takes the ``λ`` that minimises the estimated variance, clipped to
+``[0, 1]``, so the variance is never above that of the labels alone (``λ = 0`` is among the
+choices) and a useless judge costs nothing. When labels were drawn with unequal, known
+probabilities ``πᵢ`` (a stratified or disagreement-first design), each weighs ``1/πᵢ``
+(Hájek's ratio form of inverse-probability weighting, design-consistent); the variance is
+the linearised one of that weighted mean. Intervals are normal approximations. Below
+:data:`MIN_LABELS` labels, or when the estimated variance is zero, an estimate says
+:attr:`Estimate.too_few` and carries Wilson's interval of the labels instead, which stays
+valid at small n. Written from the papers' formulas in numpy (the authors' ``ppi_py``
+needs numba, statsmodels and scikit-learn).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "MIN_LABELS",
+    "Estimate",
+    "EstimateMethod",
+    "difference",
+    "labels_for_width",
+    "labels_only",
+    "normal_quantile",
+    "ppi_mean",
+    "wilson_interval",
+]
+
+MIN_LABELS = 30
+"""Fewer labels than this: an estimate's normal interval is not trusted (``too_few``)."""
+
+EstimateMethod = Literal["labels", "ppi"]
+
+_ZERO = 1e-12
+"""A standard error at or below this is zero (the weights' rounding leaves ~1e-17)."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A share estimated from labels (and a judge), with its interval."""
+
+    method: str
+    """``labels`` (labels alone), ``ppi`` (labels and the judge) or ``difference``."""
+    value: float
+    low: float
+    high: float
+    se: float
+    """The estimate's standard error (NaN when undefined)."""
+    labels: int
+    """Labelled units the estimate used."""
+    tuning: float | None = None
+    """PPI++'s λ (0: the judge was no help; 1: classic PPI); None for labels alone."""
+    too_few: bool = False
+    """Fewer than :data:`MIN_LABELS` labels, or a zero-width normal interval: ``low`` and
+    ``high`` are then Wilson's interval of the labels (or NaN), never a zero-width one."""
+
+    @property
+    def width(self) -> float:
+        """``high − low``."""
+        return self.high - self.low
+
+
+def normal_quantile(confidence: float) -> float:
+    """The standard normal quantile for a two-sided ``confidence`` interval."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    return _inverse_normal(0.5 + confidence / 2.0)
+
+
+def _inverse_normal(p: float) -> float:
+    """Φ⁻¹(p) by bisection on ``math.erf`` (60 halvings: exact to double precision)."""
+    low, high = -40.0, 40.0
+    for _ in range(100):
+        middle = (low + high) / 2.0
+        if 0.5 * (1.0 + math.erf(middle / math.sqrt(2.0))) < p:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2.0
+
+
+def wilson_interval(
+    successes: float, trials: float, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Wilson's score interval of a proportion (valid at small n; NaN for no trials).
+    ``trials`` may be an effective sample size (weighted labels)."""
+    if trials <= 0:
+        return (float("nan"), float("nan"))
+    z = normal_quantile(confidence)
+    share = successes / trials
+    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = (
+        z / (1 + z * z / trials) * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials**2))
+    )
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _weights(
+    labels: int, probabilities: ArrayLike | None, shares: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Normalised weights of the labelled units: their share in the target over their
+    chance of being drawn."""
+    chances = np.ones(labels) if probabilities is None else np.asarray(probabilities, dtype=float)
+    if chances.shape != (labels,):
+        raise ValueError(f"expected {labels} sampling probabilities, got shape {chances.shape}")
+    if not np.all((chances > 0) & (chances <= 1)):
+        raise ValueError("sampling probabilities must lie in (0, 1]")
+    share = _shares(labels, shares)
+    raw: NDArray[np.float64] = share / chances
+    normalised: NDArray[np.float64] = raw / raw.sum()
+    return normalised
+
+
+def _shares(size: int, shares: ArrayLike | None) -> NDArray[np.float64]:
+    """Each unit's weight in the target (None: equal), checked."""
+    if shares is None:
+        return np.ones(size)
+    out = np.asarray(shares, dtype=float)
+    if out.shape != (size,) or not np.all(out > 0):
+        raise ValueError(f"expected {size} positive unit weights, got shape {out.shape}")
+    return out
+
+
+def _weighted_cov(
+    w: NDArray[np.float64],
+    x: NDArray[np.float64],
+    y: NDArray[np.float64],
+    strata: NDArray[np.int64] | None = None,
+) -> float:
+    """The linearised (co)variance of weighted means of ``x`` and ``y``: with
+    ``uᵢ = w̃ᵢ (xᵢ − x̄)`` and ``vᵢ`` alike, ``Σₕ nₕ/(nₕ − 1) Σᵢ (uᵢ − ūₕ)(vᵢ − v̄ₕ)`` within
+    each stratum ``h`` (one stratum without ``strata``; equal weights: the sample
+    covariance over n). A stratum of one label cannot be centred and adds ``uᵢvᵢ``."""
+    n = len(w)
+    if n < 2:
+        return float("nan")
+    u, v = w * (x - w @ x), w * (y - w @ y)
+    if strata is None:
+        return float(np.sum((u - u.mean()) * (v - v.mean())) * n / (n - 1))
+    total = 0.0
+    for stratum in np.unique(strata):
+        inside = strata == stratum
+        size = int(inside.sum())
+        su, sv = u[inside], v[inside]
+        if size == 1:
+            total += float(su[0] * sv[0])
+        else:
+            total += float(np.sum((su - su.mean()) * (sv - sv.mean()))) * size / (size - 1)
+    return total
+
+
+def _strata(labels: int, strata: ArrayLike | None) -> NDArray[np.int64] | None:
+    """The labels' strata as codes (None: one stratum)."""
+    if strata is None:
+        return None
+    values = np.asarray(strata)
+    if values.shape != (labels,):
+        raise ValueError(f"expected {labels} strata, got shape {values.shape}")
+    codes: NDArray[np.int64] = np.unique(values, return_inverse=True)[1].astype(np.int64)
+    return codes
+
+
+def _check_labels(labels: ArrayLike) -> NDArray[np.float64]:
+    y = np.asarray(labels, dtype=float)
+    if y.ndim != 1:
+        raise ValueError("labels must be one-dimensional")
+    if np.any(np.isnan(y)):
+        raise ValueError("labels must not be NaN")
+    return y
+
+
+def labels_only(
+    labels: ArrayLike,
+    probabilities: ArrayLike | None = None,
+    *,
+    shares: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    confidence: float = 0.95,
+) -> Estimate:
+    """The labelled share from the labels alone (weighted by ``1/probabilities`` when the
+    labels were drawn with those chances; ``shares``: each labelled unit's weight in the
+    target, and ``strata`` each label's stratum, as in :func:`ppi_mean`)."""
+    y = _check_labels(labels)
+    if len(y) == 0:
+        return _empty("labels")
+    w = _weights(len(y), probabilities, shares)
+    value = float(w @ y)
+    variance = _weighted_cov(w, y, y, _strata(len(y), strata))
+    return _finish("labels", value, variance, y, w, lam=None, confidence=confidence)
+
+
+def ppi_mean(
+    labels: ArrayLike,
+    labelled_predictions: ArrayLike,
+    predictions: ArrayLike,
+    probabilities: ArrayLike | None = None,
+    *,
+    shares: ArrayLike | None = None,
+    labelled_shares: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    confidence: float = 0.95,
+    tuning: float | None = None,
+) -> Estimate:
+    """The labelled share from the labels and a judge's predictions (PPI++; module docs).
+
+    ``labels`` and ``labelled_predictions``: per labelled unit, the person's 0/1 label and
+    the judge's prediction; ``predictions``: the judge's prediction on every unit of the
+    population (the labelled ones may be among them); ``probabilities``: each labelled
+    unit's chance of being drawn (None: uniform); ``shares`` and ``labelled_shares``: each
+    unit's weight in the target (a macro average weighs a unit by one over its answer's
+    units; None: equal), so the target is the share-weighted mean of the labels;
+    ``strata``: each labelled unit's stratum when the design drew a fixed number per
+    stratum (the variance is then taken within strata); ``tuning``: a fixed λ instead of
+    the power-tuned one."""
+    y = _check_labels(labels)
+    f = np.asarray(labelled_predictions, dtype=float)
+    every = np.asarray(predictions, dtype=float)
+    if f.shape != y.shape:
+        raise ValueError(f"{len(y)} labels but {f.shape} labelled predictions")
+    if len(y) == 0 or len(every) == 0:
+        return _empty("ppi")
+    w = _weights(len(y), probabilities, labelled_shares)
+    c = _shares(len(every), shares)
+    c = c / c.sum()
+    judge_mean = float(c @ every)
+    # The judge's mean over the population is a weighted mean too: its linearised variance.
+    judge_variance = (
+        float(np.sum(c * c * (every - judge_mean) ** 2)) * len(every) / (len(every) - 1)
+        if len(every) > 1
+        else 0.0
+    )
+    groups = _strata(len(y), strata)
+    s_ff, s_yf, s_yy = (_weighted_cov(w, a, b, groups) for a, b in ((f, f), (y, f), (y, y)))
+    lam = _tuned(s_yf, s_ff + judge_variance) if tuning is None else tuning
+    value = float(lam * judge_mean + w @ (y - lam * f))
+    variance = lam * lam * (judge_variance + s_ff) - 2 * lam * s_yf + s_yy
+    return _finish("ppi", value, max(variance, 0.0), y, w, lam=lam, confidence=confidence)
+
+
+def _tuned(covariance: float, variance: float) -> float:
+    """PPI++'s λ = Cov(y, f) / Var(λ's term), clipped to [0, 1] (0 when undefined)."""
+    if not math.isfinite(covariance) or not variance > 0:
+        return 0.0
+    return min(max(covariance / variance, 0.0), 1.0)
+
+
+def _finish(
+    method: str,
+    value: float,
+    variance: float,
+    y: NDArray[np.float64],
+    w: NDArray[np.float64],
+    *,
+    lam: float | None,
+    confidence: float,
+) -> Estimate:
+    se = math.sqrt(variance) if math.isfinite(variance) and variance >= 0 else float("nan")
+    if len(y) < MIN_LABELS or not se > _ZERO:
+        effective = 1.0 / float(np.sum(w * w))  # Kish's effective sample size
+        low, high = wilson_interval(float(w @ y) * effective, effective, confidence)
+        return Estimate(method, value, low, high, se, len(y), lam, too_few=True)
+    half = normal_quantile(confidence) * se
+    return Estimate(method, value, value - half, value + half, se, len(y), lam)
+
+
+def _empty(method: str) -> Estimate:
+    nan = float("nan")
+    return Estimate(method, nan, nan, nan, nan, 0, None, too_few=True)
+
+
+def difference(first: Estimate, second: Estimate, confidence: float = 0.95) -> Estimate:
+    """``first − second`` of two estimates made by the same estimator on two populations
+    whose labels were drawn apart (independent samples: the variances add). The shared
+    cases' common part is not subtracted out, so the interval is, if anything, wide.
+    ``too_few`` when either side is."""
+    value = first.value - second.value
+    se = math.hypot(first.se, second.se)
+    labels = min(first.labels, second.labels)
+    nan = float("nan")
+    if first.too_few or second.too_few or not se > _ZERO:
+        return Estimate("difference", value, nan, nan, se, labels, too_few=True)
+    half = normal_quantile(confidence) * se
+    return Estimate("difference", value, value - half, value + half, se, labels)
+
+
+def labels_for_width(
+    estimate: Estimate, half_width: float = 0.05, confidence: float = 0.95
+) -> int | None:
+    """How many labels in all the estimate's design would need for ``±half_width``
+    (the standard error shrinks as 1/√n); None when its standard error is unknown."""
+    if not estimate.se > 0 or estimate.labels == 0:
+        return None
+    spread = estimate.se * math.sqrt(estimate.labels)
+    return max(MIN_LABELS, math.ceil((normal_quantile(confidence) * spread / half_width) ** 2))

@@ -1,0 +1,291 @@
+"""Citation recall and precision estimated from the run's own labels: from the labels alone,
+and from the labels and the judge's recorded verdicts together (PPI++, ``citelab.evals._stats``).
+
+A label attaches to a scored unit by its pair id (:func:`~citelab.evals.label_pairs`:
+``<run>/<variant>/<model>/<dataset>/<case>/turn-<t>/statement-<s>/citation-<n>``, or
+``citations-<n>+<m>`` for a statement's pairs) and must name a unit the metric scored, with
+the same claim: a label cut by another splitter than the metric's, or of a unit nobody
+scored, is an error naming it. Recall's unit is a statement (its label: the statement's pair,
+or its one citation's when it cites one source); precision's is a citation (its label: that
+citation's pair — the passage supports the claim on its own, which is precision's verdict
+exactly when the statement cites one source, and for a citation needed only together with
+another counts it as not needed — or the statement's pair when it cites one source).
+
+Only the units the judge decided are estimated: a unit the rules decided (an uncited
+statement, a number out of range) is a miss whatever a label says. With ``c`` each judged
+unit's weight in the metric (one over all units, micro; one over the answers times one over
+its answer's units, macro) the metric is ``Σ c·y``: the estimators work on the
+``c``-weighted share of the judged units and scale it by ``Σ c``. Each variant and model is its
+own population: a label weighs by its design's sampling probability within it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from citelab._errors import InvalidInput
+from citelab.evals._stats import Estimate, labels_only, ppi_mean
+from citelab.evals.labels import LabelSet
+from citelab.evals.scorers import Scorer
+
+__all__ = ["LabelledUnits", "attach_labels", "label_estimates"]
+
+_KEYS = ["variant", "model", "dataset", "case_id", "turn"]
+_JUDGED_REASONS = ("supported", "unsupported")
+
+
+@dataclass(frozen=True)
+class LabelledUnits:
+    """One metric's judged units with their verdicts, weights and labels (NaN: unlabelled)."""
+
+    metric: str
+    units: pd.DataFrame
+    """Per judged unit: the keys, ``verdict`` (0/1), ``share`` (its ``c``), ``label`` and
+    ``probability`` (the label's design chance; NaN: uniform) and ``stratum``."""
+
+
+def _heads(rows: pd.DataFrame) -> pd.Series:
+    """Each row's pair id after the run's name, up to the citation part (vectorised; the
+    detail tables of several metrics hold numbers as floats)."""
+    head = rows["variant"].astype(str)
+    for key in ("model", "dataset", "case_id"):
+        head = head + "/" + rows[key].astype(str)
+    turn, statement = (rows[k].astype("int64").astype(str) for k in ("turn", "statement"))
+    return head + "/turn-" + turn + "/statement-" + statement + "/"
+
+
+def _recall_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.Series]]:
+    judged = rows[rows["reason"].isin(_JUDGED_REASONS)].reset_index(drop=True)
+    cited = judged["citations"].astype(str).str.strip()
+    head = _heads(judged)
+    single = ~cited.str.contains(" ")
+    together = head + "citations-" + cited.str.replace(" ", "+")
+    alone = (head + "citation-" + cited).where(single)
+    return judged, [together, alone]
+
+
+def _precision_units(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.Series]]:
+    keys = [rows[k] for k in [*_KEYS, "statement"]]
+    in_range = rows["uri"].notna().groupby(keys).transform("all")
+    judgeable = rows["judgeable"].fillna(True).astype(bool) if "judgeable" in rows else True
+    judged = rows[in_range & judgeable].reset_index(drop=True)
+    cited = judged.groupby([judged[k] for k in [*_KEYS, "statement"]])["number"].transform("size")
+    head = _heads(judged)
+    number = judged["number"].astype(int).astype(str)
+    return judged, [head + "citation-" + number, (head + "citations-" + number).where(cited == 1)]
+
+
+def _shares(judged: pd.DataFrame, scores: pd.DataFrame, metric: str, macro: bool) -> np.ndarray:
+    """Each judged unit's weight ``c`` in its variant's and model's metric."""
+    turns = scores[(scores["metric"] == metric) & scores["value"].notna()]
+    group = ["variant", "model"]
+    if macro:
+        answers = turns.groupby(group)["value"].transform("size")
+        per_turn = turns.assign(c=1.0 / (answers * turns["denominator"]))
+    else:
+        units = turns.groupby(group)["denominator"].transform("sum")
+        per_turn = turns.assign(c=1.0 / units)
+    weights = judged[_KEYS].merge(per_turn[[*_KEYS, "c"]], on=_KEYS, how="left")["c"]
+    return weights.to_numpy(dtype=float)
+
+
+def attach_labels(
+    labels: LabelSet,
+    details: Mapping[str, pd.DataFrame],
+    scores: pd.DataFrame,
+    kinds: Mapping[str, tuple[str, Scorer]],
+) -> list[LabelledUnits]:
+    """The labelled metrics' units with their labels (see the module docs); an
+    :class:`InvalidInput` for a label that names no scored unit of any of ``kinds``."""
+    found: set[str] = set()
+    elsewhere: dict[str, str] = {}
+    out = []
+    by_suffix = {_strip_run(pair.id): pair for pair in labels.pairs}
+    for metric, (kind, scorer) in kinds.items():
+        level = "statement" if kind == "recall" else "citation"
+        rows = details.get(level, pd.DataFrame())
+        if rows.empty or "metric" not in rows:
+            continue
+        rows = rows[rows["metric"] == metric]
+        judged, names = (_recall_units if kind == "recall" else _precision_units)(rows)
+        label, chance, stratum = _labels_of(
+            judged, names, by_suffix, metric, found=found, elsewhere=elsewhere
+        )
+        if np.isnan(label).all():
+            continue
+        units = judged[[*_KEYS]].assign(
+            verdict=judged["hit"].astype(float).to_numpy(),
+            share=_shares(judged, scores, metric, scorer.aggregate == "macro"),
+            label=label,
+            probability=chance,
+            stratum=stratum,
+        )
+        out.append(LabelledUnits(metric, units))
+    _check_all_found(labels, found, kinds, elsewhere, _turns(scores))
+    return out
+
+
+def _strip_run(pair_id: str) -> str:
+    run, _, rest = pair_id.partition("/")
+    return rest if rest else run
+
+
+def _labels_of(
+    judged: pd.DataFrame,
+    names: Sequence[pd.Series],
+    by_suffix: Mapping[str, Any],
+    metric: str,
+    *,
+    found: set[str],
+    elsewhere: dict[str, str],
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    label = np.full(len(judged), np.nan)
+    chance = np.full(len(judged), np.nan)
+    stratum = [""] * len(judged)
+    claims = judged.get("claim")
+    for ids in names:
+        matched = ids[ids.isin(list(by_suffix)) & np.isnan(label)]
+        for index, suffix in matched.items():
+            pair = by_suffix[suffix]
+            claim = None if claims is None else str(claims.iat[int(index)])
+            if claim is not None and pair.claim.strip() != claim.strip():
+                # Another metric's splitter may cut this id elsewhere: an error only when
+                # no metric has the label's unit (see _check_all_found).
+                elsewhere.setdefault(suffix, f"{metric} scores the claim {claim!r} there")
+                continue
+            found.add(suffix)
+            label[int(index)] = float(pair.label)
+            chance[int(index)] = np.nan if pair.probability is None else pair.probability
+            stratum[int(index)] = pair.stratum
+    return label, chance, stratum
+
+
+def _turns(scores: pd.DataFrame) -> set[str]:
+    """The run's scored turns, as pair ids after the run's name up to the turn part."""
+    if scores.empty:
+        return set()
+    head = scores["variant"].astype(str)
+    for key in ("model", "dataset", "case_id"):
+        head = head + "/" + scores[key].astype(str)
+    return set(head + "/turn-" + scores["turn"].astype("int64").astype(str))
+
+
+def _turn_of(suffix: str) -> str:
+    return suffix.rsplit("/", 2)[0]
+
+
+def _check_all_found(
+    labels: LabelSet,
+    found: set[str],
+    kinds: Mapping[str, tuple[str, Scorer]],
+    elsewhere: Mapping[str, str],
+    turns: set[str],
+) -> None:
+    """An error for a label of a scored turn that names no scored unit there; labels of
+    turns this run did not score (a run with ``limit`` or fewer models) are left aside."""
+    by_claim = [
+        p for p in labels.pairs if _strip_run(p.id) not in found and _strip_run(p.id) in elsewhere
+    ]
+    if by_claim:
+        pair = by_claim[0]
+        raise InvalidInput(
+            f"label {pair.id!r} names a unit whose claim is not the label's {pair.claim!r} "
+            f"({elsewhere[_strip_run(pair.id)]}): its pair was cut by another splitter than "
+            "the metric's (make pairs with label_pairs(result, statements=scorer.statements))"
+        )
+    lost = [
+        pair.id
+        for pair in labels.pairs
+        if _strip_run(pair.id) not in found and _turn_of(_strip_run(pair.id)) in turns
+    ]
+    if not lost:
+        return
+    shown = ", ".join(repr(i) for i in lost[:3]) + (
+        f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+    )
+    metrics = ", ".join(kinds) or "no citation metric"
+    raise InvalidInput(
+        f"labels {labels.source.name}: {len(lost)} label(s) name no unit the judge scored in "
+        f"{metrics}: {shown}. A label's id must be the pair id of a scored statement or "
+        "citation (label_pairs of this run, cut by the metric's own splitter: "
+        "label_pairs(result, statements=scorer.statements) for an alce_compat metric)"
+    )
+
+
+def label_estimates(
+    attached: Sequence[LabelledUnits],
+    groups: Sequence[tuple[str, str]],
+    confidence: float = 0.95,
+    source: str = "",
+) -> list[dict[str, Any]]:
+    """Per labelled metric and each of ``groups`` (variant, model): a ``ppi`` and a
+    ``labels`` row (a group without labels says so); ``source`` names the labels in
+    each row's note."""
+    out: list[dict[str, Any]] = []
+    for item in attached:
+        parts = item.units.groupby(["variant", "model"], sort=False)
+        for group in groups:
+            units = parts.get_group(group) if group in parts.groups else item.units.iloc[:0]
+            for row in _group_rows(item.metric, group, units, confidence):
+                named = f"labels: {source}" if source else ""
+                row["note"] = "; ".join(part for part in (row["note"], named) if part)
+                out.append(row)
+    return out
+
+
+def _group_rows(
+    metric: str, group: tuple[str, str], units: pd.DataFrame, confidence: float
+) -> list[dict[str, Any]]:
+    head = {"variant": group[0], "model": group[1], "metric": metric}
+    labelled = units[units["label"].notna()]
+    if labelled.empty:
+        note = "no labels of this variant and model"
+        return [_row(head, method, None, 0.0, note) for method in ("ppi", "labels")]
+    chances = labelled["probability"].to_numpy(dtype=float)
+    probabilities = None if np.isnan(chances).all() else np.nan_to_num(chances, nan=1.0)
+    y = labelled["label"].to_numpy(dtype=float)
+    share = labelled["share"].to_numpy(dtype=float)
+    total = float(units["share"].sum())
+    ppi = ppi_mean(
+        y,
+        labelled["verdict"].to_numpy(dtype=float),
+        units["verdict"].to_numpy(dtype=float),
+        probabilities,
+        shares=units["share"].to_numpy(dtype=float),
+        labelled_shares=share,
+        strata=labelled["stratum"].tolist() if labelled["stratum"].astype(bool).any() else None,
+        confidence=confidence,
+    )
+    strata = labelled["stratum"].tolist()
+    strata_given = strata if any(strata) else None
+    alone = labels_only(y, probabilities, shares=share, strata=strata_given, confidence=confidence)
+    return [_row(head, e.method, e, total, "") for e in (ppi, alone)]
+
+
+def _row(
+    head: dict[str, Any], method: str, estimate: Estimate | None, total: float, note: str
+) -> dict[str, Any]:
+    nan = float("nan")
+    if estimate is None:
+        return {**head, "method": method, "value": nan, "ci_low": nan, "ci_high": nan,
+                "width": nan, "labels": 0, "too_few": True, "tuning": nan, "judged_share": nan,
+                "note": note}  # fmt: skip
+    few = "too few units: fewer than 30 labels or no spread (Wilson's interval)"
+    return {
+        **head,
+        "method": method,
+        "value": estimate.value * total,
+        "ci_low": estimate.low * total,
+        "ci_high": estimate.high * total,
+        "width": estimate.width * total,
+        "labels": estimate.labels,
+        "too_few": estimate.too_few,
+        "tuning": nan if estimate.tuning is None else estimate.tuning,
+        "judged_share": total,
+        "note": few if estimate.too_few else note,
+    }

@@ -1,0 +1,177 @@
+"""Estimates from a run's own labels: labels attach to the units the metric scored (by pair
+id, with the metric's splitter), and the ppi and labels rows are the estimators' figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from citelab import InvalidInput
+from citelab.evals import EvalResult, label_pairs, score_answers
+from citelab.evals._stats import labels_only, ppi_mean
+from citelab.evals.labels import LabelledPair, LabelSet
+
+ADVANCE = (
+    "Additionally, Advance operates stores in Canada, Puerto Rico, the U.S. Virgin Islands, "
+    "and Mexico [1]."
+)
+
+
+def _advance(tmp_path: Path) -> Path:
+    answers = [
+        {
+            "question": "Where does Advance operate stores?",
+            "output": ADVANCE,
+            "docs": [{"title": "Advance", "text": ADVANCE.replace(" [1]", "")}],
+        }
+    ]
+    path = tmp_path / "advance.json"
+    path.write_text(json.dumps(answers), encoding="utf-8")
+    return path
+
+
+def _labelled(
+    result: EvalResult, ids: dict[str, bool] | None = None, **options: object
+) -> LabelSet:
+    pairs = label_pairs(result, **options)  # type: ignore[arg-type]
+    return LabelSet.of(
+        [
+            LabelledPair(
+                id=item.id,
+                claim=item.claim,
+                evidence=[p.text for p in item.passages],
+                label=True if ids is None else ids[item.id],
+            )
+            for item in pairs.items
+        ]
+    )
+
+
+def test_pairs_of_an_alce_run_are_cut_as_its_metric_cuts(tmp_path: Path) -> None:
+    result = score_answers(_advance(tmp_path), "alce")
+    # The ALCE-compatible scorers split with punkt: one statement, number 0.
+    ids = [item.id for item in label_pairs(result).items]
+    assert ids == ["advance/answers/alce/advance/0/turn-0/statement-0/citation-1"]
+    rows = result.corrected(labels=_labelled(result))
+    assert set(rows["method"]) == {"judged", "card", "ppi", "labels"}
+
+
+def test_a_label_cut_by_another_splitter_is_an_error_that_says_so(tmp_path: Path) -> None:
+    from citelab.evals import split_statements
+
+    result = score_answers(_advance(tmp_path), "alce")
+    # citelab's own splitter cuts at "U.S." and numbers the cited sentence 1.
+    other = _labelled(result, statements=lambda turn: split_statements(turn.text))
+    assert [p.id.rsplit("/", 2)[1] for p in other.pairs] == ["statement-1"]
+    with pytest.raises(
+        InvalidInput, match=r"statement-1/citation-1.*another splitter|name no unit"
+    ):
+        result.corrected(labels=other)
+
+
+def test_a_label_of_the_right_unit_with_another_claim_is_an_error(tmp_path: Path) -> None:
+    result = score_answers(_advance(tmp_path), "alce")
+    good = _labelled(result).pairs[0]
+    wrong = LabelSet.of([good.model_copy(update={"claim": "Advance sells cars."})])
+    with pytest.raises(InvalidInput, match="whose claim is"):
+        result.corrected(labels=wrong)
+
+
+def _many(tmp_path: Path, answers: int = 80) -> tuple[Path, dict[int, bool]]:
+    """Answers of one cited sentence each, its source supporting it or about something else."""
+    rng = np.random.default_rng(7)
+    rows, truth = [], {}
+    for index in range(answers):
+        claim = f"The museum number {index} opens at {index % 12 + 1} o'clock on weekdays"
+        supported = bool(rng.random() < 0.6)
+        text = claim + "." if supported else f"The ferry number {index} leaves from pier {index}."
+        rows.append(
+            {"question": f"When does museum {index} open?", "output": f"{claim} [1].",
+             "docs": [{"title": f"Page {index}", "text": text}]}
+        )  # fmt: skip
+        truth[index] = supported
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path, truth
+
+
+def test_ppi_and_labels_rows_are_the_estimators_figures(tmp_path: Path) -> None:
+    path, truth = _many(tmp_path)
+    result = score_answers(path, "alce")
+    pairs = label_pairs(result).items
+    labelled = {item.id: truth[int(item.origin["case"])] for item in pairs[:40]}
+    labels = LabelSet.of(
+        [
+            LabelledPair(
+                id=i.id, claim=i.claim, evidence=[i.passages[0].text], label=labelled[i.id]
+            )
+            for i in pairs[:40]
+        ]
+    )
+    table = result.corrected(labels=labels)
+    recall = table[table["metric"] == "citation_recall_alce"].set_index("method")
+    assert recall.loc["ppi", "labels"] == 40
+    statements = result.to_pandas("statement")
+    verdicts = statements.sort_values("case_id", key=lambda c: c.astype(int))["hit"].astype(float)
+    y = np.array([truth[int(i.origin["case"])] for i in pairs[:40]], dtype=float)
+    order = [int(i.origin["case"]) for i in pairs[:40]]
+    f = verdicts.to_numpy()
+    expected = ppi_mean(y, f[order], f)
+    assert recall.loc["ppi", "value"] == pytest.approx(expected.value)
+    assert recall.loc["ppi", "width"] == pytest.approx(expected.width)
+    assert recall.loc["labels", "value"] == pytest.approx(labels_only(y).value)
+    assert recall.loc["ppi", "width"] <= recall.loc["labels", "width"] + 1e-12
+    assert not recall.loc["ppi", "too_few"]
+
+
+def test_score_json_gives_the_ppi_row(tmp_path: Path) -> None:
+    path, truth = _many(tmp_path, 40)
+    result = score_answers(path, "alce")
+    lines = [
+        json.dumps(
+            {
+                "id": i.id,
+                "claim": i.claim,
+                "evidence": [i.passages[0].text],
+                "label": "supported" if truth[int(i.origin["case"])] else "not_supported",
+            }
+        )
+        for i in label_pairs(result).items[:35]
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    command = [sys.executable, "-m", "citelab", "score", str(path), "--labels", str(labels),
+               "--json", "--out", str(tmp_path / "out")]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["estimates"]
+    ppi = [r for r in rows if r["method"] == "ppi" and r["metric"] == "citation_recall_alce"]
+    assert len(ppi) == 1
+    assert ppi[0]["labels"] == 35
+    assert ppi[0]["ci_low"] <= ppi[0]["value"] <= ppi[0]["ci_high"]
+    written = pd.read_csv(tmp_path / "out" / "corrected.csv")
+    assert {"judged", "card", "ppi", "labels"} <= set(written["method"])
+    assert "Estimated from this run's own labels" in (tmp_path / "out" / "report.html").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_a_label_file_that_names_no_unit_fails_the_command(tmp_path: Path) -> None:
+    path, _ = _many(tmp_path, 5)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        json.dumps({"id": "many/answers/alce/many/0/turn-0/statement-3/citation-1",
+                    "claim": "x", "evidence": ["y"], "label": "supported"}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    command = [sys.executable, "-m", "citelab", "score", str(path), "--labels", str(labels)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "name no unit the judge scored" in done.stderr
+    assert "statement-3/citation-1" in done.stderr

@@ -1,0 +1,84 @@
+"""Coverage of the estimators' intervals on WiCE's dev split, whose every claim has a human
+label: a sample of the claims plays the labels, all of them the run, and the truth is the
+share people call supported. Judges: citelab's default (``lexical_trained``, its score),
+a near-useless one (random scores) and a badly wrong one (the default's score reversed).
+
+WiCE is third-party data read from ``../shared/testdata/wice/`` (never copied here): the
+test skips with a message when it is absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citelab.evals._stats import labels_only, ppi_mean
+
+ROOT = Path(__file__).resolve().parents[3]
+FOUND = [
+    base / "shared" / "testdata" / "wice" / "claim_dev.jsonl"
+    for base in (ROOT.parent, ROOT.parent.parent)
+    if (base / "shared" / "testdata" / "wice" / "claim_dev.jsonl").is_file()
+]
+
+
+@pytest.fixture(scope="module")
+def wice() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    if not FOUND:
+        pytest.skip(
+            "WiCE's dev split is not in ../shared/testdata/wice/ (claim_dev.jsonl: third-party "
+            "data kept outside the repository)"
+        )
+    from citelab.evals.judges import build_judge
+    from citelab.evals.labels import load_label_set
+
+    labels = load_label_set(FOUND[0])
+    truth = np.array([pair.label for pair in labels.pairs], dtype=float)
+    judge = build_judge("lexical_trained")
+    score = np.array([judge.score(p.claim, "\n".join(p.evidence)) for p in labels.pairs])  # type: ignore[attr-defined]
+    rng = np.random.default_rng(11)
+    judges = {"lexical_trained": score, "random": rng.random(len(score)), "reversed": 1 - score}
+    return truth, judges
+
+
+def _stratified(
+    rng: np.random.Generator, score: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Four strata by the judge's score rank, the two middle ones sampled at twice the rate."""
+    stratum = np.argsort(np.argsort(score, kind="stable"), kind="stable") * 4 // len(score)
+    chosen, chances, strata = [], [], []
+    for h, share in enumerate((1 / 6, 2 / 6, 2 / 6, 1 / 6)):
+        members = np.flatnonzero(stratum == h)
+        take = min(len(members), max(2, round(n * share)))
+        chosen.append(rng.choice(members, take, replace=False))
+        chances.append(np.full(take, take / len(members)))
+        strata.append(np.full(take, h))
+    return np.concatenate(chosen), np.concatenate(chances), np.concatenate(strata)
+
+
+@pytest.mark.parametrize("design", ["uniform", "stratified"])
+@pytest.mark.parametrize("judge", ["lexical_trained", "random", "reversed"])
+def test_a_nominal_95_interval_holds_the_truth_in_93_percent(
+    wice: tuple[np.ndarray, dict[str, np.ndarray]], judge: str, design: str
+) -> None:
+    truth, judges = wice
+    score = judges[judge]
+    target = truth.mean()
+    rng = np.random.default_rng(["lexical_trained", "random", "reversed"].index(judge))
+    repetitions = 600
+    for n in (50, 100, 200):
+        held = {"ppi": 0, "labels": 0}
+        for _ in range(repetitions):
+            if design == "uniform":
+                sample, chances, strata = rng.choice(len(truth), n, replace=False), None, None
+            else:
+                sample, chances, strata = _stratified(rng, score, n)
+            for estimate in (
+                ppi_mean(truth[sample], score[sample], score, chances, strata=strata),
+                labels_only(truth[sample], chances, strata=strata),
+            ):
+                held[estimate.method] += estimate.low <= target <= estimate.high
+        for method, count in held.items():
+            assert count / repetitions >= 0.93, (judge, design, n, method, count / repetitions)
