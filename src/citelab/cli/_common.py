@@ -332,9 +332,9 @@ def print_judges(result: Any, corrected: Any = None) -> None:
         if clipped.any():
             print(
                 f"{int(clipped.sum())} of {len(table)} corrections: — the card does not fit "
-                "these answers (clipped); label 100 of this run's pairs (citelab.Labeller), "
-                "make a card of them (citelab judges card LABELS --out cards/) and pass it "
-                "with --judge-card"
+                "these answers (clipped); label 100 of this run's pairs (citelab.Labeller) "
+                "and pass the file with --labels: the estimate from your labels and the "
+                "judge together (method ppi)"
             )
     print_label_estimates(estimates)
     for warning in dict.fromkeys(w for judge in judges for w in judge.warnings):

@@ -39,7 +39,7 @@ def test_a_clipped_correction_is_no_figure_and_says_how_to_fix_it() -> None:
     assert "1 of 2 corrections: the card does not fit these answers" in page
     assert "label 100 of this run&#x27;s pairs" in page
     assert "citelab.Labeller(&quot;evaluations/reports/default&quot;" in page
-    assert "citelab eval --suite default --rescore --judge-card" in page
+    assert "citelab eval --suite default --rescore --labels labels.jsonl" in page
 
 
 def test_a_zero_width_corrected_interval_says_too_few_units() -> None:

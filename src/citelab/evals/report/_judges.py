@@ -121,16 +121,18 @@ DOES_NOT_FIT = "— the card does not fit these answers"
 
 
 def label_step(suite: str | None, judge: str = "lexical_trained") -> str:
-    """The one step that fixes a card that does not fit: label this run's own pairs, make a
-    card of them, rescore with it (plain text: commands a reader can copy)."""
+    """The one step that fixes a card that does not fit: label a sample of this run's own
+    pairs and estimate from those labels with the judge (plain text: commands to copy)."""
     folder = f"evaluations/reports/{suite}" if suite else "RUN_FOLDER"
     rescore = (
-        f"citelab eval --suite {suite} --rescore" if suite else "citelab score FILE"
-    ) + f" --judge-card cards/{judge}.card.json"
+        f"citelab eval --suite {suite} --rescore --labels labels.jsonl"
+        if suite
+        else "citelab score FILE --labels labels.jsonl"
+    )
     return (
         f"label {LABELS_TO_FIX} of this run's pairs — in a notebook, "
         f'citelab.Labeller("{folder}", "labels.jsonl", sample={LABELS_TO_FIX}) — then '
-        f"citelab judges card labels.jsonl --judge {judge} --out cards/ and {rescore}"
+        f"{rescore} (the judge's verdicts and your labels together: method ppi)"
     )
 
 

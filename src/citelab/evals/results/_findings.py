@@ -183,8 +183,12 @@ def identical_answers(
     return bool(paired) and all(base[key] == other[key] for key in paired)
 
 
-_VOLATILE = {"seconds"}
-"""What a turn record holds that two runs of the same answer may differ in."""
+_VOLATILE: dict[str, Any] = {
+    "seconds": True,
+    "rounds": {"__all__": {"input_tokens", "output_tokens", "tokens_estimated"}},
+}
+"""What a turn record holds that two runs of the same answer may differ in: its timing, and
+what its calls cost (another prompt costs other tokens for the same answer)."""
 
 
 def _same_answers_text(variant: str, text: str) -> str:
