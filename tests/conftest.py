@@ -30,6 +30,8 @@ FIXTURE_GROUPS: dict[str, str] = {
 """Fixture name → the xdist group of every test using it (one worker starts the fixture)."""
 
 
+# First: xdist's worker reads the groups in its own hook of the same name.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
