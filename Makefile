@@ -60,8 +60,13 @@ PYTEST_WORKERS ?= auto
 XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
 QUICK := not browser and not notebook and not slow
 
+# make test stays in one process (-n 0) until the asyncio test that leaves a running loop in
+# its xdist worker is fixed (tests/evals/judges/test_llm_judge_concurrency.py: every asyncio
+# test after it in that worker fails); PYTEST_FULL_WORKERS=auto runs it under xdist.
+PYTEST_FULL_WORKERS ?= 0
+
 test-py: $(STAMP) chromium
-	sh scripts/pytest.sh $(BIN)/python $(XDIST)
+	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup
 
 test: lint typecheck test-js test-py
 
