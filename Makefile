@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 LINT_PATHS := src tests benchmarks fixtures notebooks/_build.py notebooks/*.ipynb
 
-.PHONY: install demo test test-py test-js js js-check chromium lint typecheck bench lab clean
+.PHONY: install demo test test-quick test-py test-js js js-check chromium lint typecheck bench lab clean
 
 # `make demo` needs only citelab itself; the tests need the dev extras as well (PyTorch for the
 # NLI judge's tests, Ray, Playwright, the linters), which the demo should not wait for.
@@ -52,10 +52,28 @@ js:
 chromium:
 	bash scripts/ensure-chromium.sh
 
+# pytest-xdist spreads the Python tests over the cores (PYTEST_WORKERS=1 for one process);
+# every test that uses the browser or JupyterLab is in the xdist group "browser", which
+# --dist loadgroup keeps in one worker: chromium and JupyterLab start once per run.
+# (pyproject.toml's addopts print the 20 slowest tests at the end of every run.)
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+QUICK := not browser and not notebook and not slow
+
+# make test stays in one process (-n 0) until the asyncio test that leaves a running loop in
+# its xdist worker is fixed (tests/evals/judges/test_llm_judge_concurrency.py: every asyncio
+# test after it in that worker fails); PYTEST_FULL_WORKERS=auto runs it under xdist.
+PYTEST_FULL_WORKERS ?= 0
+
 test-py: $(STAMP) chromium
-	sh scripts/pytest.sh $(BIN)/python
+	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup
 
 test: lint typecheck test-js test-py
+
+# The edit loop: the Python tests but the browser, notebook and slow ones (markers come from
+# the fixtures a test uses, see tests/conftest.py); no lint, types or JS. `make test` runs all.
+test-quick: $(STAMP)
+	sh scripts/pytest.sh $(BIN)/python $(XDIST) -m "$(QUICK)"
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f --quick || exit 1; done

@@ -22,6 +22,7 @@ Usage (from the repository root)::
     .venv/bin/python scripts/train_support_judge.py [--seeds 10] [--select] [--out FILE]
     .venv/bin/python scripts/train_support_judge.py --fit-only --out /tmp/model.json
     .venv/bin/python scripts/train_support_judge.py --oof-scores /tmp/oof.json
+    .venv/bin/python scripts/train_support_judge.py --seeds 1 --resamples 20 --out /tmp/m.json
 
 ``--oof-scores FILE`` also writes each WiCE dev claim's out-of-fold score and verdict (seed 0:
 scored by a model trained without that claim), the input a judge card on WiCE dev needs.
@@ -240,7 +241,7 @@ def metrics(label: np.ndarray, score: np.ndarray, verdict: np.ndarray) -> dict[s
 
 
 def bootstrap(
-    label: np.ndarray, score: np.ndarray, verdict: np.ndarray, seed: int, rounds: int = 2000
+    label: np.ndarray, score: np.ndarray, verdict: np.ndarray, seed: int, rounds: int
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals over units resampled with replacement."""
     rng = np.random.default_rng(seed)
@@ -264,6 +265,7 @@ class Evaluation:
     units: np.ndarray
     scores: list[np.ndarray]  # per seed, per unit
     verdicts: list[np.ndarray]
+    resamples: int  # bootstrap rounds of each interval
 
     def figures(self, mask: np.ndarray) -> dict[str, Any]:
         per_seed = [
@@ -272,12 +274,16 @@ class Evaluation:
         ]
         mean = {k: float(np.mean([m[k] for m in per_seed])) for k in per_seed[0]}
         spread = {k: (min(m[k] for m in per_seed), max(m[k] for m in per_seed)) for k in mean}
-        ci = bootstrap(self.label[mask], self.scores[0][mask], self.verdicts[0][mask], seed=0)
+        label, score, verdict = self.label[mask], self.scores[0][mask], self.verdicts[0][mask]
+        ci = bootstrap(label, score, verdict, seed=0, rounds=self.resamples)
         return {"n": int(mask.sum()), "mean": mean, "seed_range": spread, "ci95_seed0": ci}
 
 
 def evaluate(
-    data: Data, seeds: Sequence[int], trainer: Callable[[Data, int], tuple[Fitted, float]]
+    data: Data,
+    seeds: Sequence[int],
+    trainer: Callable[[Data, int], tuple[Fitted, float]],
+    resamples: int,
 ) -> Evaluation:
     units, inverse = np.unique(data.unit, return_inverse=True)
     label, _, source = unit_scores(data, np.zeros(len(data.y)))
@@ -290,10 +296,12 @@ def evaluate(
         threshold[inverse] = rows[:, 1]
         scores.append(best)
         verdicts.append(best >= threshold)
-    return Evaluation(label, source, units, scores, verdicts)
+    return Evaluation(label, source, units, scores, verdicts, resamples)
 
 
-def cross_source(data: Data, features: Sequence[str], seeds: Sequence[int]) -> dict[str, Any]:
+def cross_source(
+    data: Data, features: Sequence[str], seeds: Sequence[int], resamples: int
+) -> dict[str, Any]:
     """Train on one source (threshold by CV there), score the other."""
     out: dict[str, Any] = {}
     for train_on, test_on in (("wice", "own"), ("own", "wice")):
@@ -314,7 +322,7 @@ def cross_source(data: Data, features: Sequence[str], seeds: Sequence[int]) -> d
             "n": len(label),
             "threshold": threshold,
             **metrics(label, best, verdict),
-            "ci95": bootstrap(label, best, verdict, seed=0),
+            "ci95": bootstrap(label, best, verdict, seed=0, rounds=resamples),
         }
     return out
 
@@ -342,13 +350,13 @@ def t5_comparison(evaluation: Evaluation, wice: Path) -> dict[str, Any]:
         "n": int(mask.sum()),
         "t5_3b_anli": {
             **metrics(label, t5, t5 >= 0.5),
-            "ci95": bootstrap(label, t5, t5 >= 0.5, seed=0),
+            "ci95": bootstrap(label, t5, t5 >= 0.5, seed=0, rounds=evaluation.resamples),
         },
         "lexical_trained": evaluation.figures(mask),
     }
 
 
-def lexical_baseline(data: Data) -> dict[str, Any]:
+def lexical_baseline(data: Data, resamples: int) -> dict[str, Any]:
     label, best, source = unit_scores(data, data.lexical)
     out = {}
     for name in ("wice", "own"):
@@ -356,7 +364,7 @@ def lexical_baseline(data: Data) -> dict[str, Any]:
         verdict = best[mask] >= 0.75
         out[name] = {
             **metrics(label[mask], best[mask], verdict),
-            "ci95": bootstrap(label[mask], best[mask], verdict, seed=0),
+            "ci95": bootstrap(label[mask], best[mask], verdict, seed=0, rounds=resamples),
         }
     return out
 
@@ -459,6 +467,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, default=10, help="CV repetitions (seeds 0..N-1)")
     parser.add_argument("--features", default=",".join(CHOSEN), help="comma-separated features")
     parser.add_argument("--select", action="store_true", help="also run nested selection")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=2000,
+        help="bootstrap rounds of each interval (the shipped figures: 2000; a test's run: few)",
+    )
     parser.add_argument("--fit-only", action="store_true", help="write the file, skip figures")
     parser.add_argument(
         "--oof-scores",
@@ -469,6 +483,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.argv = list(argv)
     args.seed_list = list(range(args.seeds))
+    if args.resamples < 1:
+        parser.error(f"--resamples must be at least 1, not {args.resamples}")
     if args.oof_scores is not None and (args.fit_only or not args.seed_list):
         parser.error("--oof-scores needs the cross-validation: drop --fit-only, --seeds >= 1")
     args.feature_list = tuple(args.features.split(","))
@@ -498,7 +514,7 @@ def main(argv: Sequence[str]) -> int:
 
 def report(data: Data, features: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
     seeds = args.seed_list
-    evaluation = evaluate(data, seeds, fixed_trainer(features))
+    evaluation = evaluate(data, seeds, fixed_trainer(features), args.resamples)
     wice, own = evaluation.source == "wice", evaluation.source == "own"
     if args.oof_scores is not None:
         write_oof_scores(args.oof_scores, evaluation, wice, features)
@@ -509,8 +525,8 @@ def report(data: Data, features: Sequence[str], args: argparse.Namespace) -> dic
         "own_set": evaluation.figures(own),
         "own_set_categories_accuracy": categories(data, evaluation),
         "wice_dev_t5_subset": t5_comparison(evaluation, args.wice),
-        "cross_source": cross_source(data, features, seeds),
-        "lexical_baseline": lexical_baseline(data),
+        "cross_source": cross_source(data, features, seeds, args.resamples),
+        "lexical_baseline": lexical_baseline(data, args.resamples),
     }
     print_figures("WiCE dev, all claims", figures["wice_dev"])
     print_figures("citelab's own set", figures["own_set"])
@@ -523,7 +539,7 @@ def report(data: Data, features: Sequence[str], args: argparse.Namespace) -> dic
     for key, value in figures["lexical_baseline"].items():
         print_flat(f"lexical (0.75) on {key}", value)
     if args.select:
-        figures["nested_selection"] = nested_selection(data, seeds, wice)
+        figures["nested_selection"] = nested_selection(data, seeds, wice, args.resamples)
     return figures
 
 
@@ -550,12 +566,14 @@ def write_oof_scores(
     print(f"wrote out-of-fold scores of {len(ids)} WiCE dev claims to {path}")
 
 
-def nested_selection(data: Data, seeds: Sequence[int], wice: np.ndarray) -> dict[str, Any]:
+def nested_selection(
+    data: Data, seeds: Sequence[int], wice: np.ndarray, resamples: int
+) -> dict[str, Any]:
     log: list[str] = []
     chosen = forward_selection(data, 0, log)
     print("forward selection on all of WiCE dev + own set (inner CV, seed 0):")
     print("\n".join(log))
-    evaluation = evaluate(data, seeds, selecting_trainer)
+    evaluation = evaluate(data, seeds, selecting_trainer, resamples)
     figures = evaluation.figures(wice)
     print_figures("WiCE dev, selection nested in each outer fold", figures)
     return {"selected_on_all": list(chosen), "wice_dev": figures}

@@ -1,30 +1,44 @@
-"""Fixtures shared by every test package."""
+"""What every test package shares: markers and xdist groups that come from the fixtures a
+test uses, so nobody has to remember them.
+
+A test that asks for the session's browser or JupyterLab (``tests/browser/conftest.py``) is
+marked ``browser`` (and ``notebook`` for the lab) and ``slow``; one that runs the tour's
+notebooks in kernels is ``notebook`` and ``slow``. ``make test-quick`` deselects them all.
+Under ``--dist loadgroup`` the tests of one expensive fixture stay in one xdist worker, which
+starts it once: every browser test shares one chromium and one JupyterLab, the notebooks run
+once, and one Ray cluster and one wheel build serve their modules.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
-from browser._chromium import chromium_executable, launched_chromium
-from browser._lab import Lab, start_lab
+FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
+    "browser": ("browser", "slow"),
+    "running_lab": ("browser", "notebook", "slow"),
+    "kernel_env": ("notebook", "slow"),
+}
+"""Fixture name → the markers every test using it (directly or through another) gets."""
+
+FIXTURE_GROUPS: dict[str, str] = {
+    "browser": "browser",
+    "running_lab": "browser",
+    "kernel_env": "notebooks",
+    "cluster": "ray",
+    "wheel": "wheel",
+}
+"""Fixture name → the xdist group of every test using it (one worker starts the fixture)."""
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Debian's headless chromium through Playwright (skips when it is not installed)."""
-    if chromium_executable() is None:
-        pytest.skip("Debian's chromium is not on PATH: run scripts/ensure-chromium.sh")
-    pytest.importorskip("playwright.sync_api")
-    with launched_chromium(tmp_path_factory.mktemp("chromium")) as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """A private JupyterLab on loopback (see tests/browser/_lab.py), one per test module."""
-    pytest.importorskip("jupyterlab")
-    running = start_lab(tmp_path_factory.mktemp("lab"))
-    yield running
-    running.stop()
+# First: xdist's worker reads the groups in its own hook of the same name.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, markers in FIXTURE_MARKERS.items():
+            if fixture in used:
+                for name in markers:
+                    item.add_marker(name)
+        groups = [group for fixture, group in FIXTURE_GROUPS.items() if fixture in used]
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))

@@ -1,12 +1,12 @@
 """citelab's one use of Python's garbage collector: no cycle collection while answers are
 scored in bulk.
 
-Scoring 10,000 answers keeps about 600,000 small containers alive (the answers, their
-records and cases, the rows), nearly none of them garbage. CPython's cycle collector walks
-all of them again and again as they pile up; in ``citelab score`` on 10,000 answers that
-was about a third of the command's time, and the scoring makes next to no cyclic garbage
-(its peak memory is the same without the collector). ``docs/performance.md`` has the figure
-and the benchmark that shows it (``benchmarks/bench_score.py``).
+Scoring answers in bulk keeps a great many small containers alive (the answers, their
+records and cases, the rows), nearly none of them garbage, and CPython's cycle collector
+walks all of them again and again as they pile up; the scoring itself makes next to no cyclic
+garbage, so pausing the collector frees nothing later that it would have freed now.
+``docs/performance.md`` ("No cycle collection while answers are scored in bulk") has the
+figures and the benchmark that shows them (``benchmarks/bench_score.py``).
 
 The pause is one policy at two places: :func:`citelab.evals.score_answers` (this process)
 and the ``processes`` executor's scoring workers. It changes nothing else: the collector's

@@ -102,6 +102,7 @@ def _citelab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_ask_answers_from_a_users_notes_only_what_they_hold(tmp_path: Path) -> None:
     """The notes (tests/user_notes) hold a ferry's ticket prices and a harbour car park's
     price, but no semester fee and no museum: those get the no-answer, not a price."""

@@ -239,6 +239,7 @@ def locked_service(make_service: ServiceFactory, tmp_path: Path) -> Iterator[Loc
     store.close()
 
 
+@pytest.mark.slow
 async def test_a_locked_database_is_503_after_a_bounded_wait(
     locked_service: LockedService,
 ) -> None:

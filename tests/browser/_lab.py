@@ -7,6 +7,7 @@ stopped by its pid when the tests end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -20,6 +21,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # What stops the news prompt and the update check (without checkForUpdates: false the
 # server contacts the package index).
@@ -41,10 +43,26 @@ class Lab:
         return f"http://127.0.0.1:{self.port}"
 
     def notebook_url(self, name: str, workspace: str | None = None) -> str:
-        """The notebook's URL; in a workspace of its own when named (no tab of an earlier
-        test's notebook restored next to it)."""
-        where = f"/lab/workspaces/{workspace}" if workspace else "/lab"
+        """The notebook's URL, in a workspace of its own (named after the notebook unless
+        named here), so no tab of an earlier test's notebook is restored next to it."""
+        where = f"/lab/workspaces/{workspace or Path(name).stem}"
         return f"{self.base}{where}/tree/{name}?token={self.token}"
+
+    def stop_kernels(self) -> None:
+        """Shut down every kernel (and its session) a test started, keeping the server. A
+        kernel a test restarted or killed may refuse (404, 500): it is on its way out."""
+        for kind in ("sessions", "kernels"):
+            for entry in self._api("GET", f"/api/{kind}"):
+                with contextlib.suppress(urllib.error.HTTPError):
+                    self._api("DELETE", f"/api/{kind}/{entry['id']}")
+
+    def _api(self, method: str, path: str) -> Any:
+        request = urllib.request.Request(
+            self.base + path, method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
 
     def stop(self) -> None:
         if self.process.poll() is not None:

@@ -13,13 +13,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from browser._chromium import guard_loopback
 
 from ._lab import CHAT_CELL, Lab, notebook_json
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

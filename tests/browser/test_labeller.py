@@ -10,12 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from ._lab import Lab, notebook_json
 from .test_jupyterlab import LabPage
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CLAIMS = [
     "Tuition fees are due in May.",

@@ -29,6 +29,7 @@ def _eval(suite: Path, out: Path) -> int:
     return main(["eval", "--suite", str(suite), "--out", str(out), "--quiet"])
 
 
+@pytest.mark.slow
 def test_a_failed_gate_exits_3_and_a_passing_one_0(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -53,6 +54,7 @@ def test_a_failed_gate_exits_3_and_a_passing_one_0(
     assert {row["metric"] for row in facts["summary"]} >= {"citation_precision"}
 
 
+@pytest.mark.slow
 def test_a_required_finding_that_does_not_hold_exits_3(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -126,6 +128,7 @@ def test_a_bad_gate_is_bad_input_before_any_case_runs(
     assert not (tmp_path / "out" / "records.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_compare_exits_3_when_b_is_worse_than_a_by_more_than_the_margin(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

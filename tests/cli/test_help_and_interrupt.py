@@ -96,6 +96,7 @@ def ctrl_c_reaches_the_command() -> Iterator[None]:
     signal.signal(signal.SIGINT, before)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("ctrl_c_reaches_the_command")
 def test_an_interrupted_eval_says_what_is_kept_and_that_it_resumes(tmp_path: Path) -> None:
     process = _eval(tmp_path)

@@ -39,6 +39,7 @@ def _run(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_scoring_envelope_example_runs_as_written(tmp_path: Path) -> None:
     done = _run(_shell_block("citelab score answers.jsonl"), tmp_path)
     assert done.returncode == 0, done.stderr

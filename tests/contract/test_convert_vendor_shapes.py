@@ -123,6 +123,7 @@ def test_a_file_search_answer_written_back_validates_as_a_gemini_candidate() -> 
     assert [s.uri for s in again.sources] == [s.uri for s in message.sources]
 
 
+@pytest.mark.slow
 def test_citelab_score_scores_a_file_search_answer(tmp_path: Path) -> None:
     """Before, the contexts were dropped and the answer had no source to score."""
     path = tmp_path / "gemini.json"

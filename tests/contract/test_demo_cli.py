@@ -22,6 +22,7 @@ def test_demo_prints_the_wire_json_and_a_summary(capsys: pytest.CaptureFixture[s
     assert len(message.suggested_replies) == 3
 
 
+@pytest.mark.slow
 def test_demo_output_pipes_into_a_json_reader() -> None:
     """``citelab demo | jq``: the real command's stdout parses as one JSON document."""
     done = subprocess.run(

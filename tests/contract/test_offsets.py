@@ -93,6 +93,7 @@ def test_ascii_text_maps_to_itself() -> None:
 texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(texts)
 def test_offsets_round_trip_and_match_the_encoders(text: str) -> None:

@@ -98,6 +98,7 @@ def test_a_folder_given_as_a_corpus_says_it_is_a_folder(
     assert "does not exist" not in err
 
 
+@pytest.mark.slow
 def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
     # Far more than a pipe holds (64 KiB), so the writer meets the closed pipe for sure.
     command = [sys.executable, "-m", "citelab", "corpus", "synth", "--entities", "3000"]

@@ -1,13 +1,6 @@
 import citelab.evals
 
 
-def test_the_public_names_are_sorted_and_exported() -> None:
-    names = citelab.evals.__all__
-    assert names == sorted(names, key=lambda n: (not n.isupper(), not n[0].isupper(), n))
-    for name in names:
-        assert hasattr(citelab.evals, name), name
-
-
 def test_every_builtin_scorer_is_registered_and_rebuildable() -> None:
     names = citelab.evals.scorer_names()
     assert {

@@ -271,7 +271,6 @@ def run_of(executed: dict[str, Executed], name: str) -> Executed:
     return result
 
 
-@pytest.mark.notebook
 def test_the_python3_kernel_is_this_interpreter(kernel_env: Path) -> None:
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -279,8 +278,6 @@ def test_the_python3_kernel_is_this_interpreter(kernel_env: Path) -> None:
     assert spec.argv[0] == sys.executable
 
 
-@pytest.mark.notebook
-@pytest.mark.slow
 def test_quickstart_asks_follows_up_and_its_message_keeps_the_contract(
     executed: dict[str, Executed],
 ) -> None:
@@ -312,8 +309,6 @@ def test_quickstart_asks_follows_up_and_its_message_keeps_the_contract(
     assert broken == {"cited_text_mismatch", "unknown_source", "source_mismatch"}
 
 
-@pytest.mark.notebook
-@pytest.mark.slow
 def test_contract_lab_validates_its_own_key_and_compares_the_variants(
     executed: dict[str, Executed],
 ) -> None:
@@ -350,8 +345,6 @@ def test_contract_lab_validates_its_own_key_and_compares_the_variants(
     assert "Every template gave the same answers: the model does not read" in out
 
 
-@pytest.mark.notebook
-@pytest.mark.slow
 def test_multi_round_numbering_shows_stale_numbers_only_without_the_rewrite(
     executed: dict[str, Executed],
 ) -> None:
@@ -365,8 +358,6 @@ def test_multi_round_numbering_shows_stale_numbers_only_without_the_rewrite(
     assert re.search(r"model wrote: .*\[4\]\..*\[1\]\.\nclient gets: .*\[1\]\..*\[2\]\.\n", out)
 
 
-@pytest.mark.notebook
-@pytest.mark.slow
 def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     executed: dict[str, Executed], kernel_env: Path
 ) -> None:
@@ -393,8 +384,6 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     assert re.search(r"^baseline\s+0$", out, re.MULTILINE)
 
 
-@pytest.mark.notebook
-@pytest.mark.slow
 def test_scoring_external_answers_shows_alce_figures_and_judge_cards(
     executed: dict[str, Executed],
 ) -> None:

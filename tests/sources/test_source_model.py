@@ -1,50 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-import citelab.sources
 from citelab import InvalidInput
 from citelab.sources import RetrievalSettings, Source, parse_sources_block, sources_block
-
-PUBLIC = [
-    "MAX_GROUP_NUMBERS",
-    "MERGE_STRATEGIES",
-    "RERANKERS",
-    "BlockSource",
-    "DanglingCitation",
-    "FinalizedAnswer",
-    "LexicalOverlapReranker",
-    "Marker",
-    "MergeStrategy",
-    "NumberedSource",
-    "ReferenceKey",
-    "Reranker",
-    "RetrievalSettings",
-    "Source",
-    "ViewMode",
-    "build_anchors",
-    "finalize_citations",
-    "get_reranker",
-    "listed_summary",
-    "merge_round",
-    "numbered_round",
-    "parse_markers",
-    "parse_sources_block",
-    "process_listed",
-    "process_results",
-    "register_reranker",
-    "render_sources_block",
-    "replace_round",
-    "reranker_names",
-    "source_quotes",
-    "sources_block",
-    "supporting_span",
-]
-
-
-def test_public_names() -> None:
-    assert citelab.sources.__all__ == PUBLIC
-    for name in PUBLIC:
-        assert hasattr(citelab.sources, name), name
 
 
 def test_entity_source_needs_only_type_id_and_title() -> None:

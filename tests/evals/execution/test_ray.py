@@ -7,8 +7,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
@@ -43,7 +45,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     patch = pytest.MonkeyPatch()
     patch.setenv("RAY_AUTH_MODE", "disabled")
     patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    temp = tmp_path_factory.mktemp("ray")
+    # A short folder of its own: Ray's socket paths under it must stay within AF_UNIX's 107
+    # bytes, which pytest's own temp folders (deeper still under xdist) can exceed.
+    temp = Path(tempfile.mkdtemp(prefix="citelab-ray-"))
     try:
         address = os.environ.get("CITELAB_TEST_RAY_ADDRESS")
         if address:  # a running 2-CPU cluster (ray start --head), e.g. on a busy machine
@@ -59,6 +63,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)
             gc.collect()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _start_cluster(ray: Any, temp: Path) -> None:

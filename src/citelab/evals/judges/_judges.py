@@ -78,14 +78,14 @@ _ASCII_NON_WORD = str.maketrans(
 
 
 # The memos below hold the texts of the last few hundred answers: the scorers ask about the
-# same statements and passages within an answer, rarely across answers. Bigger memos win
-# nothing and cost time at the end, when the interpreter takes apart what they keep
-# (docs/performance.md, "Memo sizes").
+# same statements and passages within an answer, rarely across answers, so bigger memos
+# would only keep more for the interpreter to take apart at the end (the figures:
+# docs/performance.md, "Judge memos sized to a few hundred answers").
 @lru_cache(maxsize=8192)
 def _content_terms(text: str) -> frozenset[str]:
     # Shortcuts that change nothing: no "[" means no marker; ASCII is its own NFKC form, its
     # case folding stays ASCII, and its \w+ words are found by str.translate and str.split
-    # (about twice as fast as the regular expression).
+    # (docs/performance.md, "Lexical judge", has the figure).
     plain = _MARKER.sub(" ", text) if "[" in text else text
     if plain.isascii():
         words = plain.casefold().translate(_ASCII_NON_WORD).split()

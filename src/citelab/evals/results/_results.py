@@ -370,8 +370,8 @@ Columns = dict[str, list[Any]]
 class ScoredRows:
     """The table rows of scored records (see :func:`score_rows`): the turn and score tables
     by column, the detail rows as mappings (each scorer has columns of its own). Plain data
-    that pickles cheaply, so a worker that scored records elsewhere sends a batch's rows as a
-    few lists, and the process that builds the tables (:func:`result_of`) concatenates them
+    that pickles as a few lists, so a worker that scored records elsewhere sends a batch's rows
+    as they are, and the process that builds the tables (:func:`result_of`) concatenates them
     (:meth:`concat`) without touching a row."""
 
     keys: list[str] = field(default_factory=list)
@@ -678,7 +678,7 @@ def paired_bootstrap(
     count = len(base_n)
     diff = float(other_n.sum() / other_d.sum() - base_n.sum() / base_d.sum())
     draws = rng.integers(0, count, size=(resamples, count))
-    # np.take gathers the same values as ``array[draws]``, in less time.
+    # np.take gathers the same values as ``array[draws]``.
     ratios = np.take(other_n, draws).sum(axis=1) / np.take(other_d, draws).sum(axis=1)
     deltas = ratios - np.take(base_n, draws).sum(axis=1) / np.take(base_d, draws).sum(axis=1)
     tail = (1.0 - confidence) / 2 * 100

@@ -7,12 +7,12 @@ those of every SDK adapter (:mod:`citelab.models.adapters._remote`): the argumen
 no ``base_url`` is set (local servers usually need none). ``timeout`` is also the longest
 pause between two streamed chunks.
 
-The SDK sends the request (headers, retries, status errors) but the body is read here: the
-SDK's typed parse builds pydantic objects for every streamed chunk, and the LLM judge's
-figure needs that CPU (measured side by side: see docs/performance.md); ``json.loads`` of
-each chunk reads the same fields. ``stream=False`` asks for one JSON completion instead of
-Server-Sent Events (cheaper still, for callers that do not show tokens as they come); it
-yields the same deltas.
+The SDK sends the request (headers, retries, status errors) but the body is read here, with
+``json.loads`` of each chunk, instead of the SDK's typed parse, which builds pydantic objects
+for every streamed chunk (why, with the LLM judge's figure: docs/performance.md, "OpenAIModel
+reads the body itself beneath the SDK"). ``stream=False`` asks for one JSON completion
+instead of Server-Sent Events, for callers that do not show tokens as they come; it yields
+the same deltas.
 
 A few SDK clients per event loop, each with its own pool, take the calls in turn (see
 ``pools``), so calls share keep-alive connections. :meth:`OpenAIModel.aclose` (or
@@ -70,8 +70,8 @@ class OpenAIModel(SDKModel):
     vendor = _OPENAI
     pools = 8
     """httpcore probes every idle connection of a pool with a system call whenever a request
-    starts or ends, so a burst of n calls on one pool makes about n² probes; eight pools make
-    an eighth of them (see docs/performance.md). A pool opens connections only as calls need
+    starts or ends, so a burst of n calls on one pool makes about n² probes; eight pools share
+    them out (the figure: docs/performance.md). A pool opens connections only as calls need
     them."""
 
     async def _check(self, client: AsyncOpenAI) -> None:

@@ -14,9 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "src" / "citelab" / "static"
 ARTIFACTS = ROOT / "test-artifacts"
 ORIGIN = "http://127.0.0.1:8765"

@@ -26,9 +26,7 @@ from browser._page import (
 
 from .test_lab_chat import Notebook
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHOTS = os.environ.get("CITELAB_SCREENSHOTS")  # e.g. docs/images: the README's screenshot
 SETUP = """\
 from citelab.agent import default_agents

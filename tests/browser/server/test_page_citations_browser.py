@@ -23,12 +23,9 @@ from browser._page import (
     hover_card_follows_pointer_and_focus,
     numbers_agree,
 )
+from server.processes import served_page
 
-from .processes import served_page
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # Where the README's screenshots are written when asked (CITELAB_SCREENSHOTS=docs/images).
 SHOTS = os.environ.get("CITELAB_SCREENSHOTS")
 TIMEOUT_MS = 60_000

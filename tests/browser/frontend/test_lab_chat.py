@@ -18,8 +18,6 @@ import pytest
 
 from browser._lab import CHAT_CELL, Lab, notebook_json
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
 TIMEOUT_MS = 30_000
 FIRST = "When are tuition fees due?"
 SECOND = "How do I apply for a scholarship?"

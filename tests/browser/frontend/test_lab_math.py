@@ -14,8 +14,6 @@ from browser._lab import Lab, notebook_json
 
 from .test_lab_chat import Notebook
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
 CELLS = [
     "from IPython.display import HTML\n"
     "HTML('<p class=\"control\">Math here: $x^2 + y$ and $z$.</p>')",

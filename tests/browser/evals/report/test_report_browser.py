@@ -26,8 +26,7 @@ from citelab.evals import (
     score_records,
     write_outputs,
 )
-
-from .._builders import record
+from evals._builders import record
 
 FEES, PARKING = "entity:page/fees", "entity:page/parking"
 TEXT = "Tuition fees are due in May [1]. Permits cost 30 euros per term [2]."

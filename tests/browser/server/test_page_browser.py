@@ -10,12 +10,9 @@ from typing import Any
 import pytest
 
 from browser._page import OpenedPage
+from server.processes import served_page
 
-from .processes import served_page
-
-pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ARTIFACTS = ROOT / "test-artifacts"
 # The offline model, slowed down so that the stream is visible piece by piece.
 AGENTS = """
