@@ -60,7 +60,6 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
-    "EXECUTORS",
     "AlceDecoding",
     "BatchRunner",
     "CachedModel",
