@@ -86,8 +86,7 @@ chat
 
 # %%
 answer = await chat.ask(
-    "How many semesters and ECTS credits is the Data Science MSc, and how much is the "
-    "semester fee?"
+    "How many semesters and ECTS credits is the Data Science MSc, and how much is the semester fee?"
 )
 print(answer.text)
 print()
