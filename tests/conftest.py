@@ -42,3 +42,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         groups = [group for fixture, group in FIXTURE_GROUPS.items() if fixture in used]
         if groups:
             item.add_marker(pytest.mark.xdist_group(groups[0]))
+    # The session's browser runs last: Playwright's sync API keeps its event loop set as this
+    # thread's running loop while the browser is open, so a test after it that calls
+    # asyncio.run() in this thread would fail with "cannot be called from a running event loop".
+    items[:] = sorted(items, key=_uses_the_browser)
+
+
+def _uses_the_browser(item: pytest.Item) -> bool:
+    return bool(BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+BROWSER_FIXTURES = frozenset({"browser", "running_lab"})
+"""The session fixtures that hold Playwright's browser open."""
