@@ -99,7 +99,9 @@ pd.DataFrame(
 from citelab.evals import evaluate_gates
 
 gates = evaluate_gates(result, suite.gates)
-print(f"{sum(g.passed for g in gates)} of {len(gates)} gates pass")
+passed = sum(g.passed is True for g in gates)
+uninformative = sum(g.verdict == "uninformative" for g in gates)
+print(f"{passed} of {len(gates)} gates pass, {uninformative} not informative (identical answers)")
 pd.DataFrame({"gate": g.name, "verdict": g.verdict, "evidence": g.sentence} for g in gates)
 
 # %% [markdown]

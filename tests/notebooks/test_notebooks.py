@@ -374,7 +374,11 @@ def test_evaluation_report_checks_findings_and_a_served_model_scores_the_same(
     holding = re.search(r"^(\d+) of (\d+) findings hold$", out, re.MULTILINE)
     assert holding is not None
     assert holding.group(1) == holding.group(2) != "0"
-    assert re.search(r"^2 of 2 gates pass$", out, re.MULTILINE)
+    # The terse contract's answers are the baseline's (the offline model does not read the
+    # prompt): its gate is not informative, and the notebook says so.
+    assert re.search(
+        r"^1 of 2 gates pass, 1 not informative \(identical answers\)$", out, re.MULTILINE
+    )
     assert re.search(r"^serving at http://127\.0\.0\.1:\d+/v1$", out, re.MULTILINE)
     assert "identical metrics over HTTP: True" in out
     assert len(run.data("image/png")) == 2  # result.plot: differences, stability

@@ -247,7 +247,8 @@ def _statement_pairs(
             numbers = "+".join(str(n) for n in statement.citations)
             yield where.item(f"{head}/citations-{numbers}", statement, cited)
         return
-    for number in statement.citations:
+    # A number cited twice in one statement (ALCE's splitter keeps both) is one pair.
+    for number in dict.fromkeys(statement.citations):
         cited = _cited(where.sources, (number,), left)
         if cited:
             yield where.item(f"{head}/citation-{number}", statement, cited)

@@ -516,13 +516,17 @@ def _weights(terms: list[Term], candidates: list[_Sentence]) -> dict[str, float]
 def _score(sentence: _Sentence, weights: dict[str, float]) -> float:
     own = sentence.stems & weights.keys()
     from_title = (sentence.title_stems & weights.keys()) - own
-    return sum(weights[s] for s in own) + _TITLE_SHARE * sum(weights[s] for s in from_title)
+    # fsum: exactly rounded whatever the sets' order, which changes with the hash seed (a plain
+    # sum differed in its last bits between processes, and so did ties between sentences).
+    return math.fsum(weights[s] for s in own) + _TITLE_SHARE * math.fsum(
+        weights[s] for s in from_title
+    )
 
 
 def _rank(
     sentence: _Sentence, weights: dict[str, float], covered: set[str]
 ) -> tuple[float, float, int, int]:
-    gain = sum(weights[s] for s in (sentence.stems & weights.keys()) - covered)
+    gain = math.fsum(weights[s] for s in (sentence.stems & weights.keys()) - covered)
     return (gain, _score(sentence, weights), -sentence.order[0], -sentence.order[1])
 
 
