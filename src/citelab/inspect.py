@@ -19,7 +19,6 @@ reports as NaN rather than counting it 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from citelab._errors import MissingDependency
@@ -27,6 +26,7 @@ from citelab.evals.cards import card_for
 from citelab.evals.dataset import GoldTurn
 from citelab.evals.external import ExternalAnswer, inspect_answer
 from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
+from citelab.evals.labels import JudgeSpec
 from citelab.evals.records import TurnRecord
 from citelab.evals.scorers import Score as CitelabScore
 from citelab.evals.scorers import Scorer as CitelabScorer
@@ -40,8 +40,6 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
     raise MissingDependency("inspect_ai", "citelab's Inspect scorers", extra="inspect") from exc
 
 __all__ = ["citation_precision", "citation_recall", "judge_metadata"]
-
-JudgeSpec = str | Mapping[str, Any] | Judge
 
 
 @scorer(metrics=[mean(), stderr()])

@@ -198,7 +198,7 @@ class _Endpoint:
         writer = EventWriter(self.model.name, usage)
 
         def streamed(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> Response:
-            return _messages_sse(writer, first, rest)
+            return _wire_sse(writer, error_event, first, rest)
 
         def whole(turn: ModelTurn) -> Response:
             if body.get("stream"):  # cited blocks need the whole text: written at once
@@ -227,7 +227,8 @@ class _Endpoint:
         deltas = self.model.stream(asked.messages, asked.tools, tool_choice=asked.tool_choice)
 
         def streamed(first: ModelDelta, rest: AsyncIterator[ModelDelta]) -> Response:
-            return _responses_sse(ResponsesWriter(self.model.name, asked, usage), first, rest)
+            responses = ResponsesWriter(self.model.name, asked, usage)
+            return _wire_sse(responses, responses.error, first, rest)
 
         def whole(turn: ModelTurn) -> Response:
             usage.add_turn(turn)
@@ -399,9 +400,15 @@ async def _next_batch(queue: asyncio.Queue[object]) -> str | None:
     return "".join(batch) if batch else None
 
 
-def _messages_sse(
-    writer: EventWriter, first: ModelDelta, rest: AsyncIterator[ModelDelta]
+def _wire_sse(
+    writer: EventWriter | ResponsesWriter,
+    error: Callable[[str], str],
+    first: ModelDelta,
+    rest: AsyncIterator[ModelDelta],
 ) -> Response:
+    """A vendor wire's event stream: its opening event, one per delta, and a failure as the
+    wire writes one (``error``)."""
+
     async def events() -> AsyncIterator[str]:
         yield writer.start()
         try:
@@ -409,22 +416,7 @@ def _messages_sse(
                 if event := writer.of(delta):
                     yield event
         except (ModelError, InvalidInput) as exc:
-            yield error_event(str(exc))
-
-    return _event_stream(_coalesced(events()))
-
-
-def _responses_sse(
-    writer: ResponsesWriter, first: ModelDelta, rest: AsyncIterator[ModelDelta]
-) -> Response:
-    async def events() -> AsyncIterator[str]:
-        yield writer.start()
-        try:
-            async for delta in _chained(first, rest):
-                if event := writer.of(delta):
-                    yield event
-        except (ModelError, InvalidInput) as exc:
-            yield writer.error(str(exc))
+            yield error(str(exc))
 
     return _event_stream(_coalesced(events()))
 
