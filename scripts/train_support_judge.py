@@ -23,6 +23,13 @@ Usage (from the repository root)::
     .venv/bin/python scripts/train_support_judge.py --fit-only --out /tmp/model.json
     .venv/bin/python scripts/train_support_judge.py --oof-scores /tmp/oof.json
     .venv/bin/python scripts/train_support_judge.py --seeds 1 --resamples 20 --out /tmp/m.json
+    .venv/bin/python scripts/train_support_judge.py --fingerprint-only
+
+Beside the parameter file it writes ``<stem>.training.json``: the keys of the training claims
+(a short hash of each claim's normalised text; no text), by which a judge card finds labels the
+judge was trained on even in another file. ``--fingerprint-only`` writes just that file for the
+parameter file ``--out`` names, from the training files its provenance names (their sha256
+must match), without training again.
 
 ``--oof-scores FILE`` also writes each WiCE dev claim's out-of-fold score and verdict (seed 0:
 scored by a model trained without that claim), the input a judge card on WiCE dev needs.
@@ -56,6 +63,7 @@ from citelab.evals.judges._support_model import (
     MODEL_FORMAT,
     support_features,
 )
+from citelab.evals.judges._training_data import claim_key, fingerprint_document, fingerprint_path
 
 ROOT = Path(__file__).resolve().parents[1]
 WICE = ROOT.parent / "shared" / "testdata" / "wice"
@@ -383,6 +391,36 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def training_claims(path: Path) -> list[str]:
+    """The claim of every row of a training file (WiCE's or citelab's JSON Lines)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["claim"] for line in lines if line.strip()]
+
+
+def write_fingerprint(model: Path, wice: Path, own: Path) -> Path:
+    """The training claims' keys beside the parameter file ``model``, from the files its
+    provenance names (refused when one differs from the file it was trained on)."""
+    raw = model.read_bytes()
+    sources = json.loads(raw)["provenance"]["data"]
+    files = [wice / "oracle_claim_dev.jsonl", own]
+    if len(sources) != len(files):
+        raise SystemExit(f"{model}: its provenance names {len(sources)} files, not WiCE's and ours")
+    claims: list[str] = []
+    named = []
+    for source, path in zip(sources, files, strict=True):
+        if source["sha256"] != digest(path):
+            raise SystemExit(f"{path}: not the file {model} was trained on (its sha256 differs)")
+        found = training_claims(path)
+        claims.extend(found)
+        keys = {claim_key(claim) for claim in found}
+        named.append({"name": source["name"], "sha256": source["sha256"], "claims": len(keys)})
+    parameters = hashlib.sha256(raw).hexdigest()[:16]
+    out = fingerprint_path(model)
+    text = json.dumps(fingerprint_document(claims, parameters, named), indent=1)
+    out.write_text(text + "\n", encoding="utf-8")
+    return out
+
+
 def document(
     model: Fitted, threshold: float, figures: dict[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -475,6 +513,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--fit-only", action="store_true", help="write the file, skip figures")
     parser.add_argument(
+        "--fingerprint-only",
+        action="store_true",
+        help="only write the training fingerprint of the existing parameter file --out",
+    )
+    parser.add_argument(
         "--oof-scores",
         type=Path,
         metavar="FILE",
@@ -498,6 +541,9 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str]) -> int:
     args = parse(argv)
+    if args.fingerprint_only:
+        print(f"wrote {write_fingerprint(args.out, args.wice, args.own)}")
+        return 0
     data = args.data = load(args.wice, args.own)
     features = args.feature_list
     threshold = shipped_threshold(data, features, args.seed_list)
@@ -508,7 +554,9 @@ def main(argv: Sequence[str]) -> int:
     text = json.dumps(document(model, threshold, figures, args), indent=1, ensure_ascii=False)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text + "\n", encoding="utf-8")
+    fingerprint = write_fingerprint(args.out, args.wice, args.own)
     print(f"features {', '.join(features)}; threshold {threshold:.4f}; wrote {args.out}")
+    print(f"wrote {fingerprint}")
     return 0
 
 

@@ -54,7 +54,9 @@ from citelab.evals import run
 
 out_dir = Path("reports") / "default"
 result = run(suite, out_dir=out_dir, limit=LIMIT)
-print(f"{len(result.turns)} turns scored; report: {out_dir / 'report.html'}")
+conversations = result.turns.groupby(["variant", "model", "dataset", "case_id"]).ngroups
+print(f"{conversations} conversations, {len(result.turns)} turns scored")
+print("report:", out_dir / "report.html")
 print("failed turns:", len(result.turns) - int(result.turns["error"].isna().sum()))
 sorted(path.name for path in out_dir.iterdir())
 
@@ -94,6 +96,11 @@ pd.DataFrame(
 # one does not (the README's "Gates for CI"). The default suite asks that the baseline's
 # citation precision be at least 0.9, and that the terse contract's recall be no worse than
 # the baseline's by more than 0.02 with 95% confidence, paired on the cases.
+#
+# The offline model does not read its prompt, so the terse contract's answers are the
+# baseline's, word for word: the second gate compares identical answers and says so ("not
+# informative"), neither passed nor failed. With a model that reads the prompt it becomes a
+# real check.
 
 # %%
 from citelab.evals import evaluate_gates
@@ -102,6 +109,13 @@ gates = evaluate_gates(result, suite.gates)
 passed = sum(g.passed is True for g in gates)
 uninformative = sum(g.verdict == "uninformative" for g in gates)
 print(f"{passed} of {len(gates)} gates pass, {uninformative} not informative (identical answers)")
+for gate in suite.gates:
+    if gate.not_worse_than:
+        rule = f"not worse than {gate.not_worse_than}'s by more than {gate.margin}"
+        rule += f", {gate.confidence:.0%} confidence"
+    else:
+        rule = f"at least {gate.min}"
+    print(f"{gate.variant}'s {gate.metric}: {rule}")
 pd.DataFrame({"gate": g.name, "verdict": g.verdict, "evidence": g.sentence} for g in gates)
 
 # %% [markdown]
@@ -261,8 +275,8 @@ compare.round(3)
 #
 # `citelab compare RUN_A RUN_B` (or `compare_runs`) matches two run folders' cases by id — two
 # models, two prompt versions, before and after a change — and reports B minus A with paired
-# intervals, and the case browser over both. Here: the five-case run over HTTP against the
-# same cases of the full run.
+# intervals, and the case browser over both. Here: the run over HTTP (five cases of each
+# dataset) against the same cases of the full run.
 
 # %%
 from citelab.evals import compare_runs, write_comparison

@@ -154,6 +154,55 @@ def test_ctrl_c_in_a_terminal_prints_the_message_alone_with_worker_processes(
     assert err.strip().startswith("citelab eval: interrupted; "), err
 
 
+def _default_eval(tmp_path: Path, *options: str) -> subprocess.Popen[str]:
+    """``citelab eval --suite default`` (the bundled suite, as ``make demo`` runs it) in its
+    own session, so that a signal can reach its whole process group as a terminal's does."""
+    env = {**os.environ, "CITELAB_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "citelab", "eval", "--suite", "default"]
+    command += ["--out", str(tmp_path / "out"), *options]  # its model-call cache included
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("kept", "options"),
+    [(1, ["--quiet"]), (60, ["--quiet"]), (120, ["--quiet", "--concurrency", "8"]), (200, [])],
+    ids=["first-case", "60-cases", "concurrency-8", "progress-bar"],
+)
+@pytest.mark.usefixtures("ctrl_c_reaches_the_command")
+def test_ctrl_c_while_answering_prints_the_message_alone(
+    tmp_path: Path, kept: int, options: list[str]
+) -> None:
+    """#32: Ctrl-C during ``citelab eval --suite default`` (the default executor) printed
+    asyncio tracebacks ("I/O operation on closed file": cases still being answered wrote to
+    the records file after the run had closed it) before its message. Sent as a terminal
+    does (to the process group) at several moments of the answering."""
+    process = _default_eval(tmp_path, *options)
+    try:
+        waited = 0.0
+        while len(_records(tmp_path)) < kept:
+            assert process.poll() is None, process.communicate()
+            assert waited < 120, "too few cases finished"
+            time.sleep(0.02)  # waiting for the run to get there, not timing it
+            waited += 0.02
+        os.killpg(process.pid, signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert "I/O operation on closed file" not in err, err
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
+    message = [line for line in lines if not line.startswith("eval default")]  # the bar
+    assert len(message) == 1, err
+    assert message[0].startswith("citelab eval: interrupted; "), err
+
+
 _RECORD = (
     '{"key": "a", "variant": "v", "model": "m", "dataset": "d", "case_id": "c", "turns": [{}]}'
 )

@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -179,6 +180,27 @@ class Executed:
             if mime in output.get("data", {})
         ]
 
+    def markdown(self) -> str:
+        """The notebook's prose, its lines joined by spaces (a claim may wrap)."""
+        cells = [cell.source for cell in self.notebook.cells if cell.cell_type == "markdown"]
+        return " ".join(" ".join(cells).split())
+
+    def says(self, claim: str) -> str:
+        """``claim``, after checking that the prose makes it in these words (so the check
+        below it is a check of what the notebook says)."""
+        assert " ".join(claim.split()) in self.markdown(), f"the text no longer says {claim!r}"
+        return claim
+
+    def tables(self, *columns: str) -> list[list[dict[str, str]]]:
+        """The HTML tables shown (pandas' frames) that have all of ``columns``, in order: each
+        a list of rows, cells by column name (the index column is ``index``)."""
+        found = []
+        for html in self.data("text/html"):
+            parser = _Tables()
+            parser.feed(html)
+            found.extend(t for t in parser.tables() if t and set(columns) <= t[0].keys())
+        return found
+
     def widget_states(self, widget_id: str) -> list[dict[str, Any]]:
         state = self.notebook.metadata["widgets"][WIDGET_STATE]["state"]
         return [
@@ -186,6 +208,59 @@ class Executed:
             for model in state.values()
             if model["state"].get("_anywidget_id") == widget_id
         ]
+
+
+class _Tables(HTMLParser):
+    """The tables of an HTML output: the first header row names the columns."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tables: list[tuple[list[list[str]], list[list[str]]]] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._in_head = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self._tables.append(([], []))
+        elif tag in ("thead", "tbody"):
+            self._in_head = tag == "thead"
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._row is not None and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._tables:
+            head, body = self._tables[-1]
+            (head if self._in_head else body).append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def tables(self) -> list[list[dict[str, str]]]:
+        found = []
+        for head, body in self._tables:
+            if not head:
+                continue
+            names = [name or "index" for name in head[0]]
+            found.append([dict(zip(names, row, strict=False)) for row in body])
+        return found
+
+
+NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+def word_in(pattern: str, text: str) -> str:
+    """The group ``pattern`` captures in ``text`` (a count a claim states)."""
+    found = re.search(pattern, text)
+    assert found is not None, f"{pattern!r} not in {text!r}"
+    return found.group(1)
 
 
 def write_kernelspec(directory: Path) -> None:
@@ -414,3 +489,233 @@ def test_scoring_external_answers_shows_alce_figures_and_judge_cards(
     assert any("T5-3B (ANLI)" in table and "covered by" in table for table in tables)
     assert any('class="citelab-card"' in table for table in tables)  # the whole card
     assert len(run.data("image/png")) == 1  # its picture
+
+
+# --- what the notebooks' text says of their outputs (#32) ---------------------------------------
+# Each check first finds the claim in the prose (``says``), so a changed sentence fails here
+# until its check is changed with it.
+
+
+def test_multi_round_numbering_says_only_what_its_tables_show(
+    executed: dict[str, Executed],
+) -> None:
+    run = run_of(executed, "03_multi_round_numbering")
+    rounds = [o["data"]["text/plain"] for o in run.code_outputs()[2] if "data" in o]
+    run.says("One turn, two model rounds")
+    assert rounds == ["{'with rewrite': 2, 'without rewrite': 2}"]
+
+    # Step 1: the forced search numbers [1]-[3]; round 1's new entities get [4]-[6]; a held
+    # entity keeps its number.
+    run.says("The sources it finds are numbered `[1]`, `[2]`, `[3]`")
+    run.says("an entity that already has a number keeps it, new entities get `[4]`, `[5]`, `[6]`")
+    [numbering] = run.tables("entity", "after the forced search", "after round 1")
+    forced = [row["after the forced search"] for row in numbering]
+    after = [row["after round 1"] for row in numbering]
+    assert [n for n in forced if n] == ["[1]", "[2]", "[3]"]
+    assert all(a == f for f, a in zip(forced, after, strict=True) if f)
+    assert sorted(a for f, a in zip(forced, after, strict=True) if not f) == ["[4]", "[5]", "[6]"]
+
+    # Step 2: the rewritten tool message lists the new sources under their final numbers.
+    run.says('(`<source number="4" …>`)')
+    assert '<source number="4" uri="entity:page/semester-fee"' in run.stdout()
+
+    # The model's view: without the rewrite, positions 1-3 of the raw JSON override [1]-[3].
+    run.says("the raw JSON's positions 1–3 override the system prompt's `[1]`–`[3]`")
+    run.says("`[1]` now reads as the semester-fee page to the model, while the pipeline still "
+             "holds the Data Science MSc under `[1]`")  # fmt: skip
+    with_rewrite, without = run.tables("number", "pipeline holds", "round 2: model sees")
+    assert not any("⚠" in row["round 2: model sees"] for row in with_rewrite)
+    differs = [row["number"] for row in without if "⚠" in row["round 2: model sees"]]
+    assert differs == ["[1]", "[2]", "[3]"]
+    first = without[0]
+    assert first["pipeline holds"] == "entity:program/data-science-msc"
+    assert first["round 2: model sees"].startswith("entity:page/semester-fee")
+
+    # Step 3: every number means what the model meant with the rewrite; without it the fee
+    # sentence cites [1], which resolves to the Data Science MSc.
+    run.says("With the rewrite every number means what the model meant")
+    run.says("Without it the fee sentence cites `[1]`")
+    with_rewrite, without = run.tables("marker", "sentence", "pipeline resolves to", "stale")
+    assert [row["stale"] for row in with_rewrite] == ["False", "False"]
+    fee = next(row for row in without if "semester fee" in row["sentence"])
+    assert fee["marker"] == "[1]"
+    assert fee["pipeline resolves to"] == "entity:program/data-science-msc"
+    assert fee["stale"] == "True"
+
+    # Step 4: finalizing.
+    claim = run.says("the semester-fee page becomes `[1]` and the Data Science MSc `[2]`; the "
+                     "four uncited sources are dropped")  # fmt: skip
+    with_rewrite, without = run.tables("held as", "entity", "final number")
+    final = {row["entity"]: row["final number"] for row in with_rewrite}
+    assert final["entity:page/semester-fee"] == "[1]"
+    assert final["entity:program/data-science-msc"] == "[2]"
+    dropped = NUMBER_WORDS[word_in(r"the (\w+) uncited", claim)]
+    assert list(final.values()).count("dropped") == dropped
+    run.says("the semester-fee page, the real source of the fee, is dropped as uncited, and only "
+             "the Data Science MSc page survives")  # fmt: skip
+    kept = [row["entity"] for row in without if row["final number"] != "dropped"]
+    assert kept == ["entity:program/data-science-msc"]
+
+
+def test_evaluation_report_says_only_what_its_outputs_show(
+    executed: dict[str, Executed], kernel_env: Path
+) -> None:
+    run = run_of(executed, "04_evaluation_report")
+    out = run.stdout()
+    claim = run.says("The suite runs every case of the three fixture datasets under five "
+                     "variants (420 conversations)")  # fmt: skip
+    [variants] = run.tables("variant", "overrides", "what")
+    assert len(variants) == NUMBER_WORDS["five"]
+    conversations = word_in(r"\((\d+) conversations\)", claim)
+    assert re.search(rf"^{conversations} conversations, \d+ turns scored$", out, re.MULTILINE)
+    datasets = re.search(r"^datasets: (\[.*\]) ·", out, re.MULTILINE)
+    assert datasets is not None
+    assert len(json.loads(datasets.group(1).replace("'", '"'))) == NUMBER_WORDS["three"]
+
+    # The gates, as the text states them, and why the second one is not informative.
+    run.says("the baseline's citation precision be at least 0.9")
+    assert "baseline's citation_precision: at least 0.9\n" in out
+    run.says("the terse contract's recall be no worse than the baseline's by more than 0.02 "
+             "with 95% confidence")  # fmt: skip
+    assert ("terse_contract's citation_recall: not worse than baseline's by more than 0.02, "
+            "95% confidence\n") in out  # fmt: skip
+    run.says('the second gate compares identical answers and says so ("not informative")')
+    [gates] = run.tables("gate", "verdict", "evidence")
+    assert [row["verdict"] for row in gates] == ["holds", "uninformative"]
+
+    # The ablations: what the text says each one does on multi-round turns.
+    [diffs] = run.tables("variant", "metric", "difference", "excludes_zero")
+    by = {(row["variant"], row["metric"]): row for row in diffs}
+    run.says("Without the tool-message rewrite, citations written after a second search resolve "
+             "to other sources")  # fmt: skip
+    run.says("precision and the gold sources suffer with them")
+    for metric in ("numbering_stability", "citation_precision", "gold_sources"):
+        row = by["no_tool_rewrite", metric]
+        assert float(row["difference"]) < 0, row
+        assert row["excludes_zero"] == "True", row
+    run.says("`merge_replace` costs the offline model nothing here")
+    assert {float(row["difference"]) for row in diffs if row["variant"] == "merge_replace"} == {0}
+    run.says("the findings above say so")
+    [findings] = run.tables("finding", "holds")
+    [merge] = [row for row in findings if row["finding"].startswith("With the rewrite, replacing")]
+    assert merge["holds"] == "True"
+    # Across turns: the default numbering holds, turn_numbering and merge_replace do not.
+    run.says("The default numbering holds it; `turn_numbering` (each turn numbered 1..k, the "
+             "seed's way) does not, and neither does `merge_replace`")  # fmt: skip
+    [across] = run.tables("value", "ci_low", "ci_high", "units")
+    stability = {row["index"]: row for row in across}
+    assert float(stability["baseline"]["value"]) == float(stability["baseline"]["ci_low"]) == 1
+    for variant in ("turn_numbering", "merge_replace"):
+        assert float(stability[variant]["ci_high"]) < 1, stability[variant]
+
+    # The run over HTTP: five cases of each dataset, matched with the full run's.
+    run.says("the suite's baseline on the first five cases of each dataset")
+    run.says("the run over HTTP (five cases of each dataset) against the same cases of the full")
+    matched = re.search(r"^(\d+) cases matched; only in A: (\d+)$", out, re.MULTILINE)
+    assert matched is not None
+    both, only_full = map(int, matched.groups())
+    assert both == NUMBER_WORDS["five"] * NUMBER_WORDS["three"]
+    assert (both + only_full) * len(variants) == int(conversations)
+
+
+def test_scoring_external_answers_says_only_what_its_outputs_show(
+    executed: dict[str, Executed], kernel_env: Path
+) -> None:
+    run = run_of(executed, "05_scoring_external_answers")
+    out = run.stdout()
+    # ALCE's mode: the empty answer is skipped, [0] cites the last of three docs, the range is
+    # checked before the cap.
+    run.says("Answer `lindholm-6` is empty once `<|im_end|>` is removed, so ALCE skips it (no "
+             "value, not a zero)")  # fmt: skip
+    assert re.search(r"^lindholm-6\s+NaN\s+NaN$", out, re.MULTILINE)
+    assert re.search(r"^0\s+citation_recall_alce\s+\S+\s+\S+\s+\S+\s+5$", out, re.MULTILINE)
+    run.says("note `lindholm-4`, whose `[0]` cites the *last* doc")
+    run.says("`lindholm-5` cites `[2][1][3][7]` with three docs")
+    assert re.search(r"^lindholm-4 .+\s3\s+unsupported$", out, re.MULTILINE)
+    assert re.search(r"^lindholm-5 .+\s2 1 3 7 out_of_range$", out, re.MULTILINE)
+    run.says("citelab with a cap of 3 keeps `[2][1][3]`")
+    assert re.search(r"^lindholm-5\s+0\.0\s+1\.0\s", out, re.MULTILINE)
+
+    # The vendor response: the thought is not answer text, the maps chunk not a source.
+    run.says("the thought is left out of the answer's text, the maps chunk out of its sources "
+             "(and declared in `dropped`), and the rest is scored")  # fmt: skip
+    assert "Checking the ferry page first." not in out
+    assert "Ferries leave Lindholm for Skarø every two hours in summer.\n" in out
+    assert re.search(r"^\s*citation_recall\s+1\.0\n\s*citation_precision\s+1\.0$", out, re.M)
+
+    # The plain lexical judge's card on citelab's own set.
+    run.says("209 pairs **written and labelled by citelab's developers**")
+    assert "On 209 claims of citelab's own set" in out
+    run.says("The plain lexical judge cannot see a paraphrase (people say yes, it says no) and "
+             "cannot see swapped word pairs (it says yes): the card names those categories as "
+             "weak")  # fmt: skip
+    categories = {row["category"]: row for row in run.tables("category", "weak")[0]}
+    assert {name for name, row in categories.items() if row["weak"] == "True"} == {
+        "paraphrase",
+        "word_pairs",
+    }
+    paraphrase, word_pairs = categories["paraphrase"], categories["word_pairs"]
+    assert paraphrase["specificity"] == "NaN"  # people say yes to every one
+    assert float(paraphrase["says_yes"]) < 0.5
+    assert word_pairs["sensitivity"] == "NaN"  # people say no to every one
+    assert float(word_pairs["says_yes"]) > 0.5
+    run.says("it says yes to most claims whose number was changed")
+    assert 1 - float(categories["numbers"]["specificity"]) > 0.5
+    run.says('to about half of those with a dropped "not"')
+    assert 0.35 < 1 - float(categories["negation"]["specificity"]) < 0.65
+    run.says("is right more often on exactly those categories (accuracy per category, below)")
+    run.says("Neither judge sees through swapped word pairs")
+    accuracy = {
+        line.split()[0]: [float(value) for value in line.split()[1:]]
+        for line in re.findall(r"^(?:numbers|negation|word_pairs)\s+[\d.]+\s+[\d.]+$", out, re.M)
+    }
+    assert re.search(r"^judge\s+lexical \(threshold=0\.75\)\s+lexical_trained", out, re.M)
+    for category in ("numbers", "negation"):
+        plain, trained = accuracy[category]
+        assert trained > plain, category
+    assert max(accuracy["word_pairs"]) < 0.5
+    run.says("beside the agreement ALCE published for its NLI judge")
+    assert re.search(
+        r"^\s*ALCE NLI \(TRUE T5-11B\), citation recall .+ Gao et al\. 2023", out, re.M
+    )
+
+    # Labelling: disagreements first, and the file has the columns a labelled set needs.
+    run.says("the ones `lexical_trained` and `lexical` disagree on first")
+    labelled = re.findall(r"^(?:supported|not_supported) .+\(lexical_trained: (\w+), lexical: "
+                          r"(\w+)\)$", out, re.MULTILINE)  # fmt: skip
+    assert len(labelled) == 2
+    disagree = [trained != plain for trained, plain in labelled]
+    assert disagree[0]
+    assert disagree == sorted(disagree, reverse=True)
+    run.says("The file has the named columns a labelled set needs (`id`, `claim`, `evidence`, "
+             "`label`)")  # fmt: skip
+    [labels_file] = (kernel_env / "tmp").glob("*/labels.jsonl")
+    rows = [json.loads(line) for line in labels_file.read_text(encoding="utf-8").splitlines()]
+    assert all({"id", "claim", "evidence", "label"} <= row.keys() for row in rows)
+
+    if not (WICE / "oracle_claim_dev.jsonl").is_file():
+        return
+    # WiCE: about three chunks a claim; the lexical judge says yes less often than people; on
+    # T5-3B's 100 claims its κ is lower, with intervals that overlap widely.
+    run.says("The oracle-chunk file gives each claim about three chunks of its cited page")
+    [card] = [o for o in run.data("text/plain") if o.startswith("JudgeCard(")]
+    pairs = re.search(r"pairs=(\d+), claims=(\d+)", card)
+    assert pairs is not None
+    assert 2.5 < int(pairs.group(1)) / int(pairs.group(2)) < 3.5
+    run.says("On real text the lexical judge says yes less often than people do")
+    shares = re.search(r"oracle_claim_dev\.jsonl.+ calls (\d+)% of the claims supported \(the "
+                       r"labels: (\d+)%\)", out)  # fmt: skip
+    assert shares is not None
+    assert int(shares.group(1)) < int(shares.group(2))
+    run.says("on the 100 claims T5-3B's outputs cover, its κ is lower, but the two intervals "
+             "(the lines under the table) overlap widely")  # fmt: skip
+    kappas = {
+        judge: tuple(map(float, figures))
+        for judge, *figures in re.findall(
+            r"^(.+): κ ([\d.]+) \[([\d.]+), ([\d.]+)\] on 100 claims$", out, re.MULTILINE
+        )
+    }
+    t5, lexical = kappas["T5-3B (ANLI)"], kappas["lexical (threshold=0.75)"]
+    assert lexical[0] < t5[0]
+    assert t5[1] < lexical[0] < t5[2]  # "widely": each estimate inside the other's interval
+    assert lexical[1] < t5[0] < lexical[2]

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { MAX_RANGE, parseMarkerGroup } from "../../render/citations.js";
+import { MAX_GROUP_NUMBERS, parseMarkerGroup } from "../../render/citations.js";
 import { renderBlocks } from "../../render/markdown.js";
 
 // The numbers each marker links, in order, from rendered HTML.
@@ -14,10 +14,12 @@ describe("marker grammar", () => {
     ["Two groups [1][3].", [1, 3]],
     ["A list [1, 3] and [1,3].", [1, 3, 1, 3]],
     ["A range [2-4] and [2–4].", [2, 4, 2, 4]],
-    ["Spaces in a range [2 - 4].", [2, 4]],
+    ["An image label needs a link after it: great![1].", [1]],
+    [`A group of the most numbers [1-${MAX_GROUP_NUMBERS}].`, [1, MAX_GROUP_NUMBERS]],
     ["In a heading and a list:\n\n# H [1]\n\n- item [2]", [1, 2]],
     ["In a table:\n\n| a |\n|---|\n| x [5] |", [5]],
     ["Zero is a marker that links nothing [0].", [0]],
+    ["A chain [1][2] and one after a bracket (see [3]) and an escaped one \\[x\\][4].", [1, 2, 3, 4]],
   ])("%j links %j", (text, numbers) => {
     expect(linked(text)).toEqual(numbers);
   });
@@ -30,11 +32,18 @@ describe("marker grammar", () => {
     ["A reference link [1][ref].\n\n[ref]: https://example.org"],
     ["A collapsed reference [1][]."],
     ["A footnote [^1]."],
-    ["An image ![1]."],
+    ["An image ![1](x.png)."],
+    ["Spaces in a range [2 - 4]."],
+    ["A leading zero [01] and [1, 02]."],
+    ["A tab [1\t,2] and a line break [1\n,2]."],
+    [`Too many numbers in a group [${Array.from({ length: 51 }, (_, i) => i + 1).join(",")}].`],
+    ["Ranges adding up to too many [1-30, 31-51]."],
+    ["A reference link's label [text][1]."],
+    ["Brackets around a chain [[1]] and [1, [2]] and [[3][4]]."],
     ["Escaped \\[1]."],
     ["Inside a link's text [see [1]](https://example.org)."],
     ["A reversed range [4-2]."],
-    [`A huge range [1-${MAX_RANGE + 1}].`],
+    [`A huge range [1-${MAX_GROUP_NUMBERS + 1}].`],
     ["Too many digits [12345]."],
     ["Letters [1a] and [a1] and [ 1]."],
   ])("%j has no marker", (text) => {

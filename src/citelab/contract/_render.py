@@ -39,6 +39,7 @@ from citelab.contract._allowlists import (
     LINK_REL,
     URL_IGNORED,
 )
+from citelab.contract._code import is_escaped
 from citelab.contract._markers import MARKER_GROUP, group_numbers
 from citelab.contract._message import AnswerMessage
 from citelab.contract._payloads import SOURCE_URL_KEY, link_url_problem
@@ -209,7 +210,7 @@ def _citation_marker(state: StateInline, silent: bool) -> bool:
     # Silent runs measure link labels: claiming the "[" there would make "[x [1]](url)" look
     # like a nested link and break the outer link, so leave it to the link rule as text.
     src, pos, end_of_inline = state.src, state.pos, state.posMax
-    if silent or src[pos] != "[" or state.linkLevel > 0:
+    if silent or src[pos] != "[" or state.linkLevel > 0 or _label_or_in_brackets(state):
         return False
     match = MARKER_GROUP.match(src, pos, end_of_inline)
     if match is None or group_numbers(match.group(1)) is None:
@@ -220,7 +221,33 @@ def _citation_marker(state: StateInline, silent: bool) -> bool:
         return False  # the text of a link: [1](url), [1][ref], [1][]
     _push_marker(state, match.group(1))
     state.pos = end
+    state.env["cite_after"] = (id(src), end)
     return True
+
+
+_MARKER_CHARS = frozenset("0123456789 ,-–")
+
+
+def _label_or_in_brackets(state: StateInline) -> bool:
+    """The grammar's context rules before a chain (``_markers``): directly after an unescaped
+    ``]`` that closes no marker of this chain, a reference link's label (``[text][1]``); with
+    only marker characters between it and brackets around it, inside brackets (``[[1]]``)."""
+    src, pos, end = state.src, state.pos, state.posMax
+    if not state.pending and state.env.get("cite_after") == (id(src), pos):
+        return False  # a later group of a chain: the rules looked at its first one
+    if pos > 0 and src[pos - 1] == "]" and not is_escaped(src, pos - 1):
+        return True
+    before = pos - 1
+    while before >= 0 and src[before] in _MARKER_CHARS:
+        before -= 1
+    if before < 0 or src[before] != "[" or is_escaped(src, before):
+        return False
+    after = pos
+    while (match := MARKER_GROUP.match(src, after, end)) is not None:
+        after = match.end()
+    while after < end and src[after] in _MARKER_CHARS:
+        after += 1
+    return after > pos and after < end and src[after] == "]"
 
 
 def _push_marker(state: StateInline, items: str) -> None:

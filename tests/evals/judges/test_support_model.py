@@ -357,6 +357,12 @@ def test_retraining_reproduces_the_shipped_parameters(tmp_path: Path) -> None:
         retrained["provenance"]["data"], shipped["provenance"]["data"], strict=True
     ):
         assert source_new["sha256"] == source_old["sha256"]  # the same data
+    # Beside the parameters, the training claims' fingerprint: the shipped one's keys.
+    fingerprint = json.loads((tmp_path / "model.training.json").read_text(encoding="utf-8"))
+    ours = json.loads(DEFAULT_MODEL.with_name("support_model.training.json").read_text("utf-8"))
+    assert fingerprint["claims"] == ours["claims"]
+    assert fingerprint["sources"] == ours["sources"]
+    assert TrainedLexicalJudge(model=str(out)).parameters.training_keys == set(ours["claims"])
 
 
 @needs_wice

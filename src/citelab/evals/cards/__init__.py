@@ -20,13 +20,16 @@ from citelab.evals.cards._calibrate import (
 )
 from citelab.evals.cards._card import (
     DEFAULT_CARD_JUDGE,
+    IN_SAMPLE_SHARE,
     CardDisplay,
     JudgeCard,
     Reference,
+    TrainingOverlap,
     judge_card,
     judge_label,
     set_card_display,
     trained_on,
+    training_overlap,
 )
 from citelab.evals.cards._card_schema import (
     MIN_CARD_UNITS,
@@ -49,6 +52,7 @@ __all__ = [
     "ALCE_PUBLISHED_AGREEMENT",
     "CARDS_DIR",
     "DEFAULT_CARD_JUDGE",
+    "IN_SAMPLE_SHARE",
     "MIN_CARD_UNITS",
     "AgreementFigures",
     "CardData",
@@ -56,6 +60,7 @@ __all__ = [
     "Estimate",
     "JudgeCard",
     "Reference",
+    "TrainingOverlap",
     "calibrate",
     "calibrate_cards",
     "calibration_table",
@@ -72,5 +77,6 @@ __all__ = [
     "shipped_cards",
     "too_few_units",
     "trained_on",
+    "training_overlap",
     "wilson_interval",
 ]

@@ -45,7 +45,7 @@ from citelab.evals.cards._card_schema import (
     ReferenceComparison,
     ThresholdSweep,
 )
-from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
+from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge, claim_key
 from citelab.evals.labels import (
     LabelColumns,
     LabelFormat,
@@ -62,14 +62,17 @@ if TYPE_CHECKING:
 __all__ = [
     "ALCE_PUBLISHED",
     "DEFAULT_CARD_JUDGE",
+    "IN_SAMPLE_SHARE",
     "JudgeCard",
     "JudgedPairs",
     "Reference",
+    "TrainingOverlap",
     "ask_judge",
     "judge_card",
     "judge_label",
     "labels_of",
     "trained_on",
+    "training_overlap",
 ]
 
 DEFAULT_CARD_JUDGE = DEFAULT_JUDGE
@@ -418,8 +421,22 @@ def card_of(
         references=[_compare(r, folded, seed, resamples) for r in references],
         published=list(ALCE_PUBLISHED),
     )
-    card = card.model_copy(update={"in_sample": trained_on(judge, label_set.source)})
-    return card.model_copy(update={"notes": _notes(card)})
+    overlap = training_overlap(judge, label_set)
+    in_sample = trained_on(judge, label_set.source) or overlap.in_sample(judge.name)
+    card = card.model_copy(update={"in_sample": in_sample})
+    notes = _notes(card)
+    if overlap.shared and not in_sample:
+        notes.insert(0, overlap.note(judge.name))
+    return card.model_copy(update={"notes": notes})
+
+
+#: A card more than this share of whose claims are in the judge's training data is in sample
+#: (refused for corrections without --allow-in-sample); a smaller overlap is a note.
+IN_SAMPLE_SHARE = 0.1
+_OPTIMISTIC = (
+    "its figures here are optimistic, and the card corrects no metric unless you insist "
+    "(--allow-in-sample); the honest figures are out of fold (citelab's shipped card)."
+)
 
 
 def trained_on(judge: Judge, source: LabelSource) -> str | None:
@@ -435,12 +452,48 @@ def trained_on(judge: Judge, source: LabelSource) -> str | None:
         if isinstance(entry, Mapping) and entry.get("sha256") == source.sha256:
             return (
                 f"{judge.name} was trained on these very labels (the file's sha256 is that of "
-                f"its training data {entry.get('name', '')!s}): its figures here are "
-                "optimistic, and the card corrects no metric unless you insist "
-                "(--allow-in-sample); the honest figures are out of fold (citelab's shipped "
-                "card)."
+                f"its training data {entry.get('name', '')!s}): {_OPTIMISTIC}"
             )
     return None
+
+
+@dataclass(frozen=True)
+class TrainingOverlap:
+    """How many of a label set's claims are in a judge's training data, by content."""
+
+    shared: int
+    claims: int
+
+    @property
+    def share(self) -> float:
+        return self.shared / self.claims if self.claims else 0.0
+
+    def counted(self, judge: str) -> str:
+        return (
+            f"{self.shared} of these {self.claims} claims ({self.share:.0%}) are in {judge}'s "
+            "training data (matched by their normalised text)"
+        )
+
+    def in_sample(self, judge: str) -> str | None:
+        """The in-sample sentence when more than :data:`IN_SAMPLE_SHARE` are shared."""
+        return f"{self.counted(judge)}: {_OPTIMISTIC}" if self.share > IN_SAMPLE_SHARE else None
+
+    def note(self, judge: str) -> str:
+        return (
+            f"{self.counted(judge)}: at most {IN_SAMPLE_SHARE:.0%}, so the card is not "
+            "refused, but those claims' figures flatter the judge."
+        )
+
+
+def training_overlap(judge: Judge, label_set: LabelSet) -> TrainingOverlap:
+    """The label set's claims (a pair's ``claim_id``, else its id) whose text is one the
+    judge's parameters were trained on (their ``training_keys``; none for other judges)."""
+    keys = getattr(getattr(judge, "parameters", None), "training_keys", None)
+    claims = {pair.claim_id or pair.id: pair.claim for pair in label_set.pairs}
+    if not keys:
+        return TrainingOverlap(0, len(claims))
+    shared = sum(claim_key(text) in keys for text in claims.values())
+    return TrainingOverlap(shared, len(claims))
 
 
 def _subset_draws(size: int, resamples: int, seed: int, salt: str) -> np.ndarray:

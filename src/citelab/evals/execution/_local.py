@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
 from citelab._async import run_blocking
@@ -75,7 +75,7 @@ async def answer_here(
                 record = await answering.answer(index)
             keep(record)
 
-        await asyncio.gather(*(one(index) for index in indices))
+        await _all_or_none(one(index) for index in indices)
         figures.seconds = time.perf_counter() - began
         figures.cpu_seconds = time.process_time() - cpu
     finally:
@@ -84,6 +84,20 @@ async def answer_here(
     figures.model_calls = answering.model_calls()
     figures.streaming = dict(answering.streaming)
     return figures
+
+
+async def _all_or_none(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run ``coroutines`` concurrently; when one fails or the run is cancelled (Ctrl-C), cancel
+    the others and wait for them before raising, so that none outlives the files and
+    connections its caller closes next (gather alone returns at the first failure)."""
+    running = [asyncio.ensure_future(coroutine) for coroutine in coroutines]
+    try:
+        await asyncio.gather(*running)
+    except BaseException:
+        for future in running:
+            future.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
 
 
 async def _score_deferring(

@@ -37,6 +37,7 @@ from citelab.evals.judges._judges import (
 from citelab.evals.judges._nli import TRUE_INPUT, NLIJudge
 from citelab.evals.judges._prompts import MINICHECK_PROMPT, MINICHECK_SYSTEM
 from citelab.evals.judges._support_model import TrainedLexicalJudge
+from citelab.evals.judges._training_data import claim_key
 
 if TYPE_CHECKING:
     from citelab.evals.judges._judge_model import JudgeModel, read_judge_prompt
@@ -62,6 +63,7 @@ __all__ = [
     "TrainedLexicalJudge",
     "VerdictPending",
     "build_judge",
+    "claim_key",
     "content_terms",
     "deferring",
     "judge_names",

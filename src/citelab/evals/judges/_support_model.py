@@ -29,7 +29,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from citelab._errors import ConfigError, InvalidInput
 from citelab._lexicon import SUPPORT_FUNCTION_WORDS, stem_once
 from citelab.contract import MARKER_TEXT
+from citelab.evals.judges._training_data import read_fingerprint
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -470,6 +471,9 @@ class SupportModel:
     threshold: float
     digest: str  # sha256 of the parameter file, so a run's log names the exact parameters
     document: Mapping[str, Any] = field(repr=False)  # the whole file: provenance, figures
+    training_keys: frozenset[str] = field(default=frozenset(), repr=False)
+    """The keys of the claims it was trained on (``<stem>.training.json`` beside the file;
+    :func:`~citelab.evals.judges._training_data.claim_key`); empty when it has none."""
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL) -> SupportModel:
@@ -563,9 +567,9 @@ def _load_model(path: str) -> SupportModel:
         raise ConfigError(f"support model {path}: not JSON: {exc}") from exc
     if not isinstance(document, dict):
         raise ConfigError(f"support model {path}: must be a JSON object")
-    return SupportModel.from_document(
-        document, hashlib.sha256(raw).hexdigest()[:16], f"support model {path}"
-    )
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    model = SupportModel.from_document(document, digest, f"support model {path}")
+    return replace(model, training_keys=read_fingerprint(Path(path), digest))
 
 
 class TrainedLexicalJudge:
