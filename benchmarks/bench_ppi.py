@@ -9,7 +9,11 @@
    population (printed which).
 2. Labels each design needs for ±0.05 (from the mean standard error at 100 labels, which
    shrinks as 1/√n).
-3. ``EvalResult.corrected(labels=...)`` on 10,000 scored answers (generated ALCE answers,
+3. The paired difference of two variants over the same cases (``ppi_difference``): its
+   coverage and mean width beside the labels-alone difference (``λ = (0, 0)``), at 50, 100 and
+   200 labels per variant; variant B answers a third of the cases (two units each) with
+   units people call unsupported, each variant labels a uniform sample of its own units.
+4. ``EvalResult.corrected(labels=...)`` on 10,000 scored answers (generated ALCE answers,
    the lexical judge; 200 labels), beside ``corrected()`` without labels.
 
 Run: ``.venv/bin/python benchmarks/bench_ppi.py [--quick]``.
@@ -29,7 +33,13 @@ from pathlib import Path
 import numpy as np
 
 from citelab.evals import label_pairs, score_answers
-from citelab.evals._stats import labels_only, normal_quantile, ppi_mean
+from citelab.evals._stats import (
+    Population,
+    labels_only,
+    normal_quantile,
+    ppi_difference,
+    ppi_mean,
+)
 from citelab.evals.labels import LabelledPair, LabelSet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,6 +127,36 @@ def coverage(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int)
         print(f"{judge:16} {design:11} {count[0]:>6} {count[1]:>7}")
 
 
+def paired_coverage(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int) -> None:
+    units = len(truth)
+    rng = np.random.default_rng(5)
+    cases = np.arange(units) // 2
+    changed = rng.random(units) < 1 / 3
+    swap = np.where(changed, rng.choice(np.flatnonzero(truth == 0), units), np.arange(units))
+    target = truth[swap].mean() - truth.mean()
+    shares = np.full(units, 1.0 / units)
+    print(f"\npaired difference B − A (true {target:+.3f}), each variant its own uniform labels:")
+    print(f"{'judge':16} {'n':>4} {'cov ppi':>8} {'cov labels':>10} {'width ppi':>9} "
+          f"{'width labels':>12}")  # fmt: skip
+    for judge, score in judges.items():
+        for n in (50, 100, 200):
+            held = {"ppi": 0, "labels": 0}
+            widths: dict[str, list[float]] = {"ppi": [], "labels": []}
+            for _ in range(repetitions):
+                a, b = (rng.choice(units, n, replace=False) for _ in range(2))
+                first = Population(score, shares, cases, a, truth[a])
+                second = Population(score[swap], shares, cases, b, truth[swap][b])
+                for method, tuning in (("ppi", None), ("labels", (0.0, 0.0))):
+                    e = ppi_difference(first, second, tuning=tuning)
+                    held[method] += e.low <= target <= e.high
+                    widths[method].append(e.width)
+            print(
+                f"{judge:16} {n:>4} {held['ppi'] / repetitions:>8.3f} "
+                f"{held['labels'] / repetitions:>10.3f} {statistics.mean(widths['ppi']):>9.3f} "
+                f"{statistics.mean(widths['labels']):>12.3f}"
+            )
+
+
 def corrected_timing(answers: int) -> None:
     rng = np.random.default_rng(3)
     rows = []
@@ -158,6 +198,7 @@ def main() -> int:
     repetitions = 300 if args.quick else 1000
     print(f"known truth: {name}; {repetitions} repetitions per line\n")
     coverage(truth, judges, repetitions)
+    paired_coverage(truth, judges, repetitions)
     corrected_timing(2000 if args.quick else 10_000)
     return 0
 

@@ -27,6 +27,7 @@ from typing import Any
 from citelab.cli._common import (
     RegisteredNames,
     add_judge_card_argument,
+    add_label_map_argument,
     add_labels_argument,
     print_judges,
 )
@@ -145,6 +146,7 @@ def register(subparsers: Any) -> None:
     add_price_argument(parser)
     add_log_arguments(parser)
     add_labels_argument(parser)
+    add_label_map_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--json",
@@ -165,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from citelab.evals import default_output_dir, load_suite, rescore
     from citelab.evals import run as run_suite
+    from citelab.evals.labels import parse_label_map
 
     _check_options(args)
     prices = prices_of(args)
@@ -182,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
             judge_cards=args.judge_cards,
             allow_in_sample=args.allow_in_sample,
             labels=args.labels,
+            label_map=parse_label_map(args.label_map),
         )
     else:
         try:
@@ -204,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                 prices=prices,
                 allow_in_sample=args.allow_in_sample,
                 labels=args.labels,
+                label_map=parse_label_map(args.label_map),
             )
         except KeyboardInterrupt:  # Ctrl-C: say what is kept and how to go on
             print(_interrupted_message(Path(out)), file=sys.stderr)

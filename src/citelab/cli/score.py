@@ -18,6 +18,7 @@ from typing import Any
 from citelab.cli._common import (
     RegisteredNames,
     add_judge_card_argument,
+    add_label_map_argument,
     add_labels_argument,
     print_judges,
 )
@@ -90,6 +91,7 @@ def register(subparsers: Any) -> None:
     )
     add_judge_card_argument(parser)
     add_labels_argument(parser)
+    add_label_map_argument(parser)
     parser.add_argument("--qampari", action="store_true", help="ALCE's QAMPARI list mode")
     parser.add_argument("--out", metavar="DIR", help="write tables, run.json and report.html")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -113,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
     from citelab.evals import DEFAULT_JUDGE, score_answers, summary_json
     from citelab.evals.external import nothing_judged_message
+    from citelab.evals.labels import parse_label_map
 
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}")
@@ -128,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         judge_cards=args.judge_cards,
         allow_in_sample=args.allow_in_sample,
         labels=args.labels,
+        label_map=parse_label_map(args.label_map),
     )
     if args.json:
         print(json.dumps(summary_json(result, args.scale), indent=2))

@@ -25,6 +25,7 @@ needs numba, statsmodels and scikit-learn).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,10 +36,12 @@ __all__ = [
     "MIN_LABELS",
     "Estimate",
     "EstimateMethod",
+    "Population",
     "difference",
     "labels_for_width",
     "labels_only",
     "normal_quantile",
+    "ppi_difference",
     "ppi_mean",
     "wilson_interval",
 ]
@@ -70,6 +73,8 @@ class Estimate:
     too_few: bool = False
     """Fewer than :data:`MIN_LABELS` labels, or a zero-width normal interval: ``low`` and
     ``high`` are then Wilson's interval of the labels (or NaN), never a zero-width one."""
+    tunings: tuple[float, ...] = ()
+    """A difference's λ of each side (:func:`ppi_difference`); empty otherwise."""
 
     @property
     def width(self) -> float:
@@ -298,6 +303,155 @@ def difference(first: Estimate, second: Estimate, confidence: float = 0.95) -> E
         return Estimate("difference", value, nan, nan, se, labels, too_few=True)
     half = normal_quantile(confidence) * se
     return Estimate("difference", value, value - half, value + half, se, labels)
+
+
+@dataclass(frozen=True)
+class Population:
+    """One side of :func:`ppi_difference`: a variant's (or model's) judged units on the cases
+    both sides share, and its own labels of a sample of them."""
+
+    predictions: NDArray[np.float64]
+    """The judge's prediction on every unit (its score, else its 0/1 verdict)."""
+    shares: NDArray[np.float64]
+    """Each unit's weight in the metric (so the metric is ``Σ shares · y``)."""
+    cases: NDArray[np.int64]
+    """Each unit's case, as codes both sides share (the pairing)."""
+    labelled: NDArray[np.int64]
+    """The labelled units, as positions in the arrays above."""
+    labels: NDArray[np.float64]
+    """The person's 0/1 label of each labelled unit."""
+    probabilities: NDArray[np.float64] | None = None
+    """Each label's chance of being drawn (None: uniform)."""
+    strata: NDArray[np.int64] | None = None
+    """Each label's stratum when the design drew a fixed number per stratum."""
+
+
+@dataclass(frozen=True)
+class _Side:
+    """What a side contributes to the difference's variance, as a quadratic in its λ."""
+
+    judged: float  # Σ c·f
+    total: float  # Σ c
+    rectified: tuple[float, float]  # the labels' weighted means of y and f
+    moments: tuple[float, float, float]  # T²·(s_ff, s_yf, s_yy)
+    per_case: NDArray[np.float64]  # Σ c·f per case code
+
+
+def _side(side: Population, codes: int) -> _Side:
+    f, c = np.asarray(side.predictions, dtype=float), np.asarray(side.shares, dtype=float)
+    y = _check_labels(side.labels)
+    at = np.asarray(side.labelled, dtype=np.int64)
+    if at.shape != y.shape:
+        raise ValueError(f"{len(y)} labels but {at.shape} labelled positions")
+    w = _weights(len(y), side.probabilities, c[at])
+    groups = _strata(len(y), side.strata)
+    fl, total = f[at], float(c.sum())
+    s_ff, s_yf, s_yy = (_weighted_cov(w, a, b, groups) for a, b in ((fl, fl), (y, fl), (y, y)))
+    per_case = np.asarray(
+        np.bincount(np.asarray(side.cases, dtype=np.int64), c * f, minlength=codes), dtype=float
+    )
+    return _Side(
+        float(c @ f),
+        total,
+        (float(w @ y), float(w @ fl)),
+        (total * total * s_ff, total * total * s_yf, total * total * s_yy),
+        per_case,
+    )
+
+
+def ppi_difference(
+    first: Population,
+    second: Population,
+    confidence: float = 0.95,
+    tuning: tuple[float, float] | None = None,
+) -> Estimate:
+    """``second − first`` of a metric ``Σ c·y`` by PPI++ on two populations over the same
+    cases (``docs/corrected-metrics.md``): the judged part ``λ₂·Σc f − λ₁·Σc f`` is paired
+    over the cases (its variance is that of the per-case judged difference), each side's
+    rectifier ``T·Σ w̃ (y − λ f)`` comes from its own labels (independent samples: their
+    variances add). The λ pair minimises the estimated variance over ``[0, 1]²``, so it is
+    never above that of the labels alone (``λ = (0, 0)``); ``tuning`` fixes it. ``too_few``
+    (NaN interval) when either side has fewer than :data:`MIN_LABELS` labels or the variance
+    is zero."""
+    codes = int(max(np.max(first.cases, initial=-1), np.max(second.cases, initial=-1))) + 1
+    labels = min(len(first.labels), len(second.labels))
+    if labels == 0 or codes == 0:
+        return _empty("ppi")
+    one, two = _side(first, codes), _side(second, codes)
+    cases = np.flatnonzero(_present(first, second, codes))
+    g, h = one.per_case[cases], two.per_case[cases]
+    k = len(cases)
+    scale = k / (k - 1) if k > 1 else float("nan")
+    v_one = float(np.sum((g - g.mean()) ** 2)) * scale
+    v_two = float(np.sum((h - h.mean()) ** 2)) * scale
+    c_12 = float(np.sum((g - g.mean()) * (h - h.mean()))) * scale
+
+    def variance(a: float, b: float) -> float:
+        judged = a * a * v_one + b * b * v_two - 2 * a * b * c_12
+        s1, s2 = one.moments, two.moments
+        rectifiers = (a * a * s1[0] - 2 * a * s1[1] + s1[2]) + (
+            b * b * s2[0] - 2 * b * s2[1] + s2[2]
+        )
+        return judged + rectifiers
+
+    lam = (
+        tuning
+        if tuning is not None
+        else _tuned_pair(
+            (v_one + one.moments[0], one.moments[1]),
+            (v_two + two.moments[0], two.moments[1]),
+            c_12,
+            variance,
+        )
+    )
+    a, b = lam
+    value_one = a * one.judged + one.total * (one.rectified[0] - a * one.rectified[1])
+    value_two = b * two.judged + two.total * (two.rectified[0] - b * two.rectified[1])
+    value = value_two - value_one
+    spread = variance(a, b)
+    se = math.sqrt(spread) if math.isfinite(spread) and spread > 0 else float("nan")
+    nan = float("nan")
+    if labels < MIN_LABELS or not se > _ZERO:
+        return Estimate("ppi", value, nan, nan, se, labels, too_few=True, tunings=(a, b))
+    half = normal_quantile(confidence) * se
+    return Estimate("ppi", value, value - half, value + half, se, labels, tunings=(a, b))
+
+
+def _present(first: Population, second: Population, codes: int) -> NDArray[np.bool_]:
+    """The case codes either side has a unit in."""
+    seen = np.zeros(codes, dtype=bool)
+    seen[np.asarray(first.cases, dtype=np.int64)] = True
+    seen[np.asarray(second.cases, dtype=np.int64)] = True
+    return seen
+
+
+def _tuned_pair(
+    first: tuple[float, float],
+    second: tuple[float, float],
+    coupling: float,
+    variance: Callable[[float, float], float],
+) -> tuple[float, float]:
+    """The (λ₁, λ₂) in ``[0, 1]²`` that minimise the difference's variance, a convex quadratic
+    ``a λ₁² + b λ₂² − 2 c λ₁λ₂ − 2 p λ₁ − 2 q λ₂`` (``first`` = (a, p), ``second`` = (b, q),
+    ``coupling`` = c): its free minimum when it lies in the square, else the best point on
+    the square's edges (each a clipped one-dimensional minimum)."""
+    (a, p), (b, q) = first, second
+    if not all(math.isfinite(x) for x in (a, p, b, q, coupling)):
+        return (0.0, 0.0)
+
+    def best(slope: float, curve: float) -> float:
+        return min(max(slope / curve, 0.0), 1.0) if curve > 0 else 0.0
+
+    candidates = [(0.0, 0.0)]
+    det = a * b - coupling * coupling
+    if det > 0:
+        free = ((p * b + q * coupling) / det, (q * a + p * coupling) / det)
+        if 0.0 <= free[0] <= 1.0 and 0.0 <= free[1] <= 1.0:
+            candidates.append(free)
+    for edge in (0.0, 1.0):
+        candidates.append((edge, best(q + edge * coupling, b)))
+        candidates.append((best(p + edge * coupling, a), edge))
+    return min(candidates, key=lambda pair: variance(*pair))
 
 
 def labels_for_width(

@@ -247,3 +247,67 @@ def test_gates_naming_what_the_suite_does_not_run_fail_before_any_case(tmp_path:
     )
     with pytest.raises(ConfigError, match=r"gates\.0\.variant: no variant named 'nope'"):
         plan_run(load_suite(suite))
+
+
+def _labelled(result, wrong: float, variants=("baseline", "other")):  # type: ignore[no-untyped-def]
+    """Every pair of ``variants`` labelled: supported, except the library statement in a
+    share ``wrong`` of the cases (the judge calls it unsupported in all) and the fees
+    statement in every fifth case."""
+    from citelab.evals import label_pairs
+    from citelab.evals.labels import LabelledPair, LabelSet
+
+    pairs = []
+    for item in label_pairs(result).items:
+        variant, _, _, case = item.id.split("/")[1:5]
+        if variant not in variants:
+            continue
+        index = int(case.removeprefix("c"))
+        label = index >= wrong * 40 if "library" in item.claim else True
+        label = label and not ("fees" in item.claim and index % 5 == 0)
+        pairs.append(
+            LabelledPair(
+                id=item.id, claim=item.claim, evidence=[p.text for p in item.passages], label=label
+            )
+        )
+    return LabelSet.of(pairs)
+
+
+def test_a_non_inferiority_gate_reads_the_ppi_difference_when_both_sides_have_labels() -> None:
+    result = _result(cases=40)
+    gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.2)
+    # The judge calls the library statement unsupported: judged, other is 0.5 worse.
+    (judged,) = evaluate_gates(result, [gate])
+    assert judged.method == "judged"
+    assert judged.verdict == "fails"
+    assert "no labels of this run" in judged.sentence
+    # People call it supported in 39 cases of 40: from both sides' labels, other is about
+    # 0.01 worse, within the margin.
+    result.labels = _labelled(result, wrong=1 / 40)
+    (estimated,) = evaluate_gates(result, [gate])
+    assert estimated.method == "ppi"
+    assert estimated.verdict == "holds", estimated.sentence
+    assert "ppi difference (both variants' labels and the judge" in estimated.sentence
+    row = result.label_differences("baseline").set_index("metric").loc["citation_recall"]
+    assert row["difference"] == pytest.approx(-0.5 / 40, abs=1e-9)
+    assert row["ci_low"] >= -0.2
+    assert estimated.model_dump(mode="json")["method"] == "ppi"
+
+
+def test_a_gate_says_it_fell_back_when_one_side_has_no_labels() -> None:
+    result = _result(cases=40)
+    result.labels = _labelled(result, wrong=1 / 40, variants=("other",))
+    gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.2)
+    (checked,) = evaluate_gates(result, [gate])
+    assert checked.method == "judged"
+    assert "'other' or 'baseline' has no labels of citation_recall" in checked.sentence
+    assert result.label_differences("baseline").empty
+
+
+def test_a_gate_on_identical_answers_with_labels_is_still_not_informative() -> None:
+    result = _result(other=GOOD, cases=40)
+    result.labels = _labelled(result, wrong=0.5)
+    gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.2)
+    (checked,) = evaluate_gates(result, [gate])
+    assert checked.method == "ppi"
+    assert checked.verdict == "uninformative"
+    assert checked.passed is None

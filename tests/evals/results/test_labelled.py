@@ -175,3 +175,62 @@ def test_a_label_file_that_names_no_unit_fails_the_command(tmp_path: Path) -> No
     assert done.returncode != 0
     assert "name no unit the judge scored" in done.stderr
     assert "statement-3/citation-1" in done.stderr
+
+
+def _attribution_labels(tmp_path: Path, path: Path, truth: dict[int, bool], typo: int = -1) -> Path:
+    """AttributionBench's spelling of this run's first 35 pairs; line ``typo`` misspelt."""
+    result = score_answers(path, "alce")
+    lines = [
+        json.dumps(
+            {
+                "id": i.id,
+                "claim": i.claim,
+                "evidence": [i.passages[0].text],
+                "label": "attributable" if truth[int(i.origin["case"])] else "not attributable",
+            }
+            if n != typo
+            else {"id": i.id, "claim": i.claim, "evidence": ["e"], "label": "atributable"}
+        )
+        for n, i in enumerate(label_pairs(result).items[:35])
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return labels
+
+
+MAP = "attributable=supported,not attributable=not_supported"
+
+
+def test_labels_in_their_own_spelling_read_with_a_label_map(tmp_path: Path) -> None:
+    path, truth = _many(tmp_path, 40)
+    labels = _attribution_labels(tmp_path, path, truth)
+    with pytest.raises(InvalidInput, match='"attributable" is not a label'):
+        score_answers(path, "alce", labels=labels)
+    mapped = score_answers(
+        path,
+        "alce",
+        labels=labels,
+        label_map={"attributable": "supported", "not attributable": "not_supported"},
+    )
+    ppi = mapped.corrected().query("method == 'ppi' and metric == 'citation_recall_alce'")
+    assert int(ppi["labels"].iloc[0]) == 35
+    command = [sys.executable, "-m", "citelab", "score", str(path), "--labels", str(labels),
+               "--label-map", MAP, "--json"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["estimates"]
+    from_cli = [r for r in rows if r["method"] == "ppi" and r["metric"] == "citation_recall_alce"]
+    assert from_cli[0]["value"] == pytest.approx(float(ppi["value"].iloc[0]))
+
+
+def test_a_spelling_the_map_does_not_name_is_an_error_naming_it_and_its_line(
+    tmp_path: Path,
+) -> None:
+    path, truth = _many(tmp_path, 40)
+    labels = _attribution_labels(tmp_path, path, truth, typo=6)
+    command = [sys.executable, "-m", "citelab", "score", str(path), "--labels", str(labels),
+               "--label-map", MAP]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stderr
+    assert 'labels.jsonl:7: field label: "atributable" is not a label' in done.stderr
+    assert "1 problem(s)" in done.stderr

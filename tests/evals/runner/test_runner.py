@@ -335,3 +335,29 @@ def test_records_of_another_configuration_are_kept_only_when_asked(suite_file: P
     units = json.loads((out / "run.json").read_text())["units"]
     assert CountingModel.calls == calls
     assert (units["ran"], units["resumed"], units["rerun_changed"]) == (0, 6, 0)
+
+
+def test_run_and_rescore_read_labels_in_their_own_spelling_with_label_map(
+    suite_file: Path,
+) -> None:
+    from citelab import InvalidInput
+    from citelab.evals import label_pairs
+
+    out = suite_file.parent / "out"
+    first = run(suite_file, out_dir=out, progress=False)
+    rows = [
+        {"id": item.id, "claim": item.claim, "evidence": [p.text for p in item.passages],
+         "label": "attributable" if n % 2 else "not attributable"}
+        for n, item in enumerate(label_pairs(first).items)
+    ]  # fmt: skip
+    labels = suite_file.parent / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    spelling = {"attributable": "supported", "not attributable": "not_supported"}
+    with pytest.raises(InvalidInput, match='"not attributable" is not a label'):
+        rescore(out, load_suite(suite_file), labels=labels)
+    rescored = rescore(out, load_suite(suite_file), labels=labels, label_map=spelling)
+    assert rescored.labels is not None
+    assert len(rescored.labels.pairs) == len(rows)
+    again = run(suite_file, out_dir=out, progress=False, labels=labels, label_map=spelling)
+    assert again.labels is not None
+    assert sum(p.label for p in again.labels.pairs) == len(rows) // 2

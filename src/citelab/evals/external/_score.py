@@ -111,6 +111,7 @@ def score_answers(
     judge_cards: Sequence[str | Path | JudgeCard] = (),
     allow_in_sample: bool = False,
     labels: str | Path | LabelSet | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> EvalResult:
     """Score answers (a file path, or loaded data) in ``answer_format``; see the module docs.
 
@@ -127,9 +128,13 @@ def score_answers(
     ``labels``: people's labels of these answers' units (a labels file or set keyed
     by :func:`~citelab.evals.label_pairs` ids): the result's :meth:`~EvalResult.corrected`
     then has the ``ppi`` and ``labels`` rows; a label naming no scored unit is an error.
+    ``label_map``: the labels file's own spellings read as grades (as for
+    :func:`~citelab.evals.labels.load_label_set`).
     """
     began = time.time()
-    label_set = load_label_set(labels) if isinstance(labels, str | Path) else labels
+    label_set = (
+        load_label_set(labels, label_map=label_map) if isinstance(labels, str | Path) else labels
+    )
     path = Path(answers) if isinstance(answers, str | Path) else None
     with bulk_scoring():  # see citelab._collector
         items = read_answers(path, answer_format) if path else to_answers(answers, answer_format)

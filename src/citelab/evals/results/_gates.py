@@ -13,7 +13,10 @@ non-inferiority (``not_worse_than = "baseline"`` with ``margin``)
     their difference (the one the report's differences table shows, at ``confidence``): it
     passes when the interval's worse end is no worse than ``margin`` (higher-is-better
     metrics: ``ci_low >= -margin``; lower-is-better: ``ci_high <= margin``). "B is not worse
-    than A by more than 0.02 with 95% confidence."
+    than A by more than 0.02 with 95% confidence." When the run has labels of its own and
+    both variants have labels of the metric (30 or more), the gate reads the paired PPI++
+    difference from their labels and the judge instead (:meth:`EvalResult.label_differences`);
+    ``method`` says which decided, and the sentence why a gate fell back to the judged one.
 
 A gate is checked per model and passes only if it passes for each. A gate that has nothing to
 check (no value for a variant it names: no applicable turn, a subset not run) is *not testable
@@ -172,6 +175,10 @@ class GateResult(BaseModel):
     """The figures it looked at and its verdict."""
     gate: Gate | None = None
     """The gate; None for a required finding."""
+    method: Literal["ppi", "judged", "ppi and judged"] | None = None
+    """What decided a non-inferiority gate: ``ppi`` (the paired difference from both
+    variants' own labels and the judge), ``judged`` (the judged difference: a side has no
+    labels, or too few), or each for some models; None for other checks."""
 
 
 def evaluate_gates(
@@ -186,6 +193,7 @@ def evaluate_gates(
     already computed; the others are computed here, once each."""
     known = dict(summaries or {})
     paired = dict(differences or {})
+    estimated: dict[tuple[str, str, float], pd.DataFrame] = {}
     checked = []
     for gate in gates:
         if gate.kind == "threshold":
@@ -196,7 +204,11 @@ def evaluate_gates(
         key = (str(gate.not_worse_than), gate.subset, gate.confidence)
         if key not in paired:
             paired[key] = result.differences(key[0], subset=gate.subset, confidence=gate.confidence)
-        checked.append(_non_inferior(result, gate, paired[key]))
+        if key not in estimated:
+            estimated[key] = result.label_differences(
+                key[0], subset=gate.subset, confidence=gate.confidence
+            )
+        checked.append(_non_inferior(result, gate, paired[key], estimated[key]))
     return checked
 
 
@@ -263,16 +275,24 @@ def _point_text(gate: Gate, name: str, row: Mapping[Any, Any]) -> str:
     return f"{name} {value:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def _non_inferior(result: EvalResult, gate: Gate, differences: pd.DataFrame) -> GateResult:
+def _non_inferior(
+    result: EvalResult, gate: Gate, differences: pd.DataFrame, estimated: pd.DataFrame
+) -> GateResult:
+    """Per model: on the ppi difference when both variants have labels of the metric,
+    else on the judged (paired bootstrap) difference, saying why."""
     rows = differences[
         (differences["metric"] == gate.metric) & (differences["variant"] == gate.variant)
     ]
+    labelled = estimated[
+        (estimated["metric"] == gate.metric) & (estimated["variant"] == gate.variant)
+    ]
     verdicts: list[Verdict] = []
     parts: list[str] = []
+    methods: list[str] = []
     models = _models(result)
-    margin = float(gate.margin or 0.0)
     for model in models:
         mine = rows[rows["model"] == model].to_dict("records")
+        ppi = labelled[labelled["model"] == model].to_dict("records")
         if not mine:
             verdicts.append("untestable")
             text = (
@@ -282,28 +302,62 @@ def _non_inferior(result: EvalResult, gate: Gate, differences: pd.DataFrame) -> 
                 f"{gate.metric} value (not run, or the metric applies to none)"
             )
         else:
-            row = mine[0]
-            low, high = float(row["ci_low"]), float(row["ci_high"])
-            higher = bool(row["higher_is_better"])
-            holds = low >= -margin if higher else high <= margin
-            bound = f"lower end ≥ {-margin:+g}" if higher else f"upper end ≤ {margin:+g}"
-            text = (
-                f"{gate.variant} − {gate.not_worse_than} = {float(row['difference']):+.3f} "
-                f"[{low:+.3f}, {high:+.3f}] on {int(row['cases'])} paired cases, "
-                f"needed: {bound}"
-            )
+            usable = ppi and not ppi[0]["too_few"]
+            method = "ppi" if usable else "judged"
+            methods.append(method)
+            verdict, text = _paired_verdict(gate, ppi[0] if usable else mine[0], method)
+            if not usable:
+                text += f" ({_why_judged(result, gate, bool(ppi))})"
             if identical_answers(
                 result, str(gate.not_worse_than), gate.variant, model, gate.subset
             ):
-                verdicts.append("uninformative")
+                verdict = "uninformative"
                 text += (
                     f"; but every answer of {gate.variant} is identical to "
                     f"{gate.not_worse_than}'s, so the difference is 0 by construction"
                 )
-            else:
-                verdicts.append("holds" if holds else "fails")
+            verdicts.append(verdict)
         parts.append(text if len(models) == 1 else f"[{model}] {text}")
-    return _result(gate, verdicts, parts)
+    decided = sorted(set(methods), key=["ppi", "judged"].index)
+    by = " and ".join(decided) if decided else None
+    return _result(gate, verdicts, parts).model_copy(update={"method": by})
+
+
+def _paired_verdict(gate: Gate, row: Mapping[Any, Any], method: str) -> tuple[Verdict, str]:
+    margin = float(gate.margin or 0.0)
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    higher = _higher_is_better(row)
+    holds = low >= -margin if higher else high <= margin
+    bound = f"lower end ≥ {-margin:+g}" if higher else f"upper end ≤ {margin:+g}"
+    what = (
+        f"ppi difference (both variants' labels and the judge; {int(row['labels'])} labels a "
+        "side at least)"
+        if method == "ppi"
+        else "judged difference"
+    )
+    text = (
+        f"{gate.variant} − {gate.not_worse_than} = {float(row['difference']):+.3f} "
+        f"[{low:+.3f}, {high:+.3f}] on {int(row['cases'])} paired cases, {what}, "
+        f"needed: {bound}"
+    )
+    return ("holds" if holds else "fails"), text
+
+
+def _higher_is_better(row: Mapping[Any, Any]) -> bool:
+    """A difference row's direction (the estimated rows are of citation recall and
+    precision, where higher is better)."""
+    return bool(row.get("higher_is_better", True))
+
+
+def _why_judged(result: EvalResult, gate: Gate, too_few: bool) -> str:
+    if too_few:
+        return "fewer than 30 labels on a side: not the ppi difference"
+    if result.labels is None:
+        return "no labels of this run: the judge's verdicts alone"
+    return (
+        f"{gate.variant!r} or {gate.not_worse_than!r} has no labels of {gate.metric}: the "
+        "judge's verdicts alone"
+    )
 
 
 _WORDS: dict[str, str] = {

@@ -29,11 +29,12 @@ import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
-from citelab.evals._stats import Estimate, labels_only, ppi_mean
+from citelab.evals._stats import Estimate, Population, labels_only, ppi_difference, ppi_mean
 from citelab.evals.labels import LabelSet
 from citelab.evals.scorers import Scorer
 
-__all__ = ["LabelledUnits", "attach_labels", "label_estimates"]
+__all__ = ["LABEL_DIFFERENCE_COLUMNS", "LabelledUnits", "attach_labels", "label_differences",
+           "label_estimates"]  # fmt: skip
 
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
 _JUDGED_REASONS = ("supported", "unsupported")
@@ -47,6 +48,8 @@ class LabelledUnits:
     units: pd.DataFrame
     """Per judged unit: the keys, ``verdict`` (0/1), ``share`` (its ``c``), ``label`` and
     ``probability`` (the label's design chance; NaN: uniform) and ``stratum``."""
+    macro: bool = False
+    """Whether the metric averages per answer (its ``c`` then counts answers)."""
 
 
 def _heads(rows: pd.DataFrame) -> pd.Series:
@@ -125,7 +128,7 @@ def attach_labels(
             probability=chance,
             stratum=stratum,
         )
-        out.append(LabelledUnits(metric, units))
+        out.append(LabelledUnits(metric, units, scorer.aggregate == "macro"))
     _check_all_found(labels, found, kinds, elsewhere, _turns(scores))
     return out
 
@@ -289,3 +292,94 @@ def _row(
         "judged_share": total,
         "note": few if estimate.too_few else note,
     }
+
+
+LABEL_DIFFERENCE_COLUMNS = ["variant", "model", "metric", "baseline", "method", "difference",
+                            "ci_low", "ci_high", "labels", "too_few", "tunings", "cases",
+                            "note"]  # fmt: skip
+
+
+def label_differences(
+    attached: Sequence[LabelledUnits],
+    scores: pd.DataFrame,
+    baseline: str,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Per labelled metric, model and variant other than ``baseline``: the paired PPI++
+    difference ``variant − baseline`` on the cases both scored (:func:`ppi_difference`), when
+    both have labels of that metric and model (see :data:`LABEL_DIFFERENCE_COLUMNS`; a pair
+    of which a side has no labels has no row)."""
+    out: list[dict[str, Any]] = []
+    for item in attached:
+        turns = scores[(scores["metric"] == item.metric) & scores["value"].notna()]
+        labelled = item.units[item.units["label"].notna()]
+        sides = set(zip(labelled["variant"], labelled["model"], strict=True))
+        for variant, model in sorted(sides):
+            if variant == baseline or (baseline, model) not in sides:
+                continue
+            out.append(_paired_row(item, turns, baseline, (variant, model), confidence))
+    return pd.DataFrame(out, columns=LABEL_DIFFERENCE_COLUMNS)
+
+
+def _paired_row(
+    item: LabelledUnits,
+    turns: pd.DataFrame,
+    baseline: str,
+    side: tuple[str, str],
+    confidence: float,
+) -> dict[str, Any]:
+    variant, model = side
+
+    def scored(name: str) -> pd.DataFrame:
+        return turns[(turns["variant"] == name) & (turns["model"] == model)]
+
+    shared = (
+        scored(baseline)[["dataset", "case_id"]]
+        .merge(scored(variant)[["dataset", "case_id"]].drop_duplicates())
+        .drop_duplicates()
+    )
+    codes = {key: code for code, key in enumerate(map(tuple, shared.to_numpy()))}
+    first, second = (
+        _population(item, scored(name), name, model, codes) for name in (baseline, variant)
+    )
+    estimate = ppi_difference(first, second, confidence=confidence)
+    note = "too few units: fewer than 30 labels on a side, or no spread" if estimate.too_few else ""
+    return {"variant": variant, "model": model, "metric": item.metric, "baseline": baseline,
+            "method": "ppi", "difference": estimate.value, "ci_low": estimate.low,
+            "ci_high": estimate.high, "labels": estimate.labels, "too_few": estimate.too_few,
+            "tunings": list(estimate.tunings), "cases": len(codes), "note": note}  # fmt: skip
+
+
+def _population(
+    item: LabelledUnits,
+    turns: pd.DataFrame,
+    variant: str,
+    model: str,
+    codes: Mapping[tuple[Any, ...], int],
+) -> Population:
+    """One side's judged units on the shared cases, its weights rescaled to those cases."""
+    units = item.units[(item.units["variant"] == variant) & (item.units["model"] == model)]
+    keys = list(zip(units["dataset"], units["case_id"], strict=True))
+    inside = np.array([key in codes for key in keys], dtype=bool)
+    kept = list(zip(turns["dataset"], turns["case_id"], strict=True))
+    within = np.array([key in codes for key in kept], dtype=bool)
+    # Micro: c is one over the variant's units; macro: one over its answers (times one over
+    # the answer's units): on the shared cases, over theirs.
+    weight = "denominator" if not item.macro else None
+    whole = float(turns[weight].sum()) if weight else float(len(turns))
+    part = float(turns.loc[within, weight].sum()) if weight else float(within.sum())
+    chosen = units[inside]
+    labelled = np.flatnonzero(chosen["label"].notna().to_numpy())
+    chances = chosen["probability"].to_numpy(dtype=float)[labelled]
+    strata = chosen["stratum"].to_numpy()[labelled]
+    return Population(
+        predictions=chosen["verdict"].to_numpy(dtype=float),
+        shares=chosen["share"].to_numpy(dtype=float) * (whole / part if part else 0.0),
+        cases=np.array(
+            [codes[key] for key, keep in zip(keys, inside, strict=True) if keep], dtype=np.int64
+        ),
+        labelled=labelled.astype(np.int64),
+        labels=chosen["label"].to_numpy(dtype=float)[labelled],
+        probabilities=None if np.isnan(chances).all() else np.nan_to_num(chances, nan=1.0),
+        strata=None if not any(strata) else np.unique(strata, return_inverse=True)[1],
+    )

@@ -43,7 +43,13 @@ from citelab.evals.results._judged import (
     method_rows,
     metric_cards,
 )
-from citelab.evals.results._labelled import attach_labels, label_estimates
+from citelab.evals.results._labelled import (
+    LABEL_DIFFERENCE_COLUMNS,
+    LabelledUnits,
+    attach_labels,
+    label_differences,
+    label_estimates,
+)
 from citelab.evals.results._usage import TOKEN_FACTS, run_prices, usage_table, with_costs
 from citelab.evals.scorers import Scorer
 
@@ -226,16 +232,42 @@ class EvalResult:
         if chosen is None:
             return method_rows(wide)
         label_set = chosen if isinstance(chosen, LabelSet) else load_label_set(Path(chosen))
+        attached = self._attached(label_set, subset)
+        groups = list(dict.fromkeys(zip(wide["variant"], wide["model"], strict=True)))
+        estimates = label_estimates(attached, groups, source=label_set.source.name)
+        return method_rows(wide, estimates)
+
+    def label_differences(
+        self,
+        baseline: str | None = None,
+        subset: str = "all",
+        confidence: float = 0.95,
+        labels: str | os.PathLike[str] | LabelSet | None = None,
+    ) -> pd.DataFrame:
+        """Each variant minus ``baseline`` (default :meth:`baseline`) per model and labelled
+        metric, estimated from both variants' own labels and the judge (the paired PPI++
+        difference on the cases both scored; ``docs/corrected-metrics.md``): one row where
+        both sides have labels (``labels``, default :attr:`labels`), none otherwise."""
+        chosen = labels if labels is not None else self.labels
+        base = baseline if baseline is not None else self.baseline()
+        if chosen is None or base is None:
+            return pd.DataFrame(columns=LABEL_DIFFERENCE_COLUMNS)
+        label_set = chosen if isinstance(chosen, LabelSet) else load_label_set(Path(chosen))
+        turns = select_turns(self.turns, subset)
+        scores = self.scores.merge(turns[_KEYS], on=_KEYS)
+        return label_differences(self._attached(label_set, subset), scores, base, confidence)
+
+    def _attached(self, label_set: LabelSet, subset: str) -> list[LabelledUnits]:
+        """The labelled metrics' units of ``subset`` with their labels."""
+        turns = select_turns(self.turns, subset)
+        scores = self.scores.merge(turns[_KEYS], on=_KEYS)
         details = self.details
         if subset != "all":
             details = {
                 level: frame.merge(turns[_KEYS], on=_KEYS) if not frame.empty else frame
                 for level, frame in self.details.items()
             }
-        attached = attach_labels(label_set, details, scores, kinds)
-        groups = list(dict.fromkeys(zip(wide["variant"], wide["model"], strict=True)))
-        estimates = label_estimates(attached, groups, source=label_set.source.name)
-        return method_rows(wide, estimates)
+        return attach_labels(label_set, details, scores, correctable(self.scorers))
 
     def errors(self) -> pd.DataFrame:
         """Failed turns grouped by cause: ``cause``, ``count``, ``first_message`` and where

@@ -124,6 +124,9 @@ class RunOptions(BaseModel):
     labels: str | Path | LabelSet | None = None
     """People's labels of this run's units (a labels file or set keyed by pair ids; default:
     the suite's ``labels``): :meth:`EvalResult.corrected` gains ``ppi`` and ``labels`` rows."""
+    label_map: Mapping[str, str] | None = None
+    """The labels file's own spellings read as grades (``{"attributable": "supported"}``;
+    :func:`~citelab.evals.labels.parse_label_map` reads the CLI's ``--label-map``)."""
 
     @classmethod
     def of(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
@@ -188,7 +191,7 @@ async def run_async(
     plan = plan_run(suite, models=opts.models, limit=opts.limit)
     plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
     cards = _cards(suite, plan.scorers, opts.judge_cards, opts.allow_in_sample)
-    labels = _labels(suite, opts.labels)
+    labels = _labels(suite, opts.labels, opts.label_map)
     out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
     executor = get_executor(opts.executor, address=opts.address, workers=opts.workers)
@@ -234,12 +237,15 @@ def _cards(
     return cards
 
 
-def _labels(suite: Suite, given: str | Path | LabelSet | None) -> LabelSet | None:
-    """The given labels, else the suite's labels file, read (None: no labels)."""
+def _labels(
+    suite: Suite, given: str | Path | LabelSet | None, label_map: Mapping[str, str] | None = None
+) -> LabelSet | None:
+    """The given labels, else the suite's labels file, read with ``label_map`` (None: no
+    labels)."""
     chosen = given if given is not None else suite.labels_path()
     if chosen is None or isinstance(chosen, LabelSet):
         return chosen
-    return load_label_set(Path(chosen))
+    return load_label_set(Path(chosen), label_map=label_map)
 
 
 def rescore(
@@ -252,16 +258,17 @@ def rescore(
     judge_cards: Sequence[str | Path | JudgeCard] = (),
     allow_in_sample: bool = False,
     labels: str | Path | LabelSet | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
 
     ``executor``, ``address`` and ``workers`` say where the scorers run (see :class:`RunOptions`);
-    ``judge_cards``, ``allow_in_sample`` and ``labels`` as for :func:`run`.
+    ``judge_cards``, ``allow_in_sample``, ``labels`` and ``label_map`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
     cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
-    label_set = _labels(suite, labels)
+    label_set = _labels(suite, labels, label_map)
     out = Path(out_dir)
     backend = get_executor(executor, address=address, workers=workers)
     scoring = ScoringJob(plan.cases, plan.scorers)
