@@ -15,7 +15,7 @@ top to the rooms below them (``pyproject.toml``'s import contract checks it):
   :func:`label_queue` orders them and a :class:`LabelFile` keeps each label as it is given
   (``citelab.Labeller`` shows them in a notebook).
 * ``cards`` — :func:`judge_card` measures a judge against labels (a :class:`JudgeCard`: figures
-  only; the report draws it) and :func:`calibrate` tabulates several judges.
+  only; the report draws it) and :func:`calibration_table` tabulates several cards.
 * ``scorers`` — small objects behind one :class:`Scorer` protocol, built by name from their
   configuration (:func:`build_scorer`): ALCE citation recall and precision (with an
   ``alce_compat`` mode), gold claims, anchors, uncited-source dropping, first-citation order,
@@ -42,7 +42,6 @@ from citelab.evals.cards import (
     ALCE_PUBLISHED_AGREEMENT,
     JudgeCard,
     Reference,
-    calibrate,
     calibration_table,
     category_accuracy,
     judge_card,
@@ -304,7 +303,6 @@ __all__ = [
     "build_judge",
     "build_scorer",
     "build_scorers",
-    "calibrate",
     "calibration_table",
     "category_accuracy",
     "check_dataset",
