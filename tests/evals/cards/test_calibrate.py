@@ -12,16 +12,18 @@ import pytest
 from citelab import InvalidInput
 from citelab.cli import main
 from citelab.evals import (
-    ALCE_PUBLISHED_AGREEMENT,
     DEFAULT_JUDGE,
     LLMJudge,
     calibration_table,
     category_accuracy,
     judge_card,
-    load_labels,
     score_answers,
 )
-from citelab.evals.cards import metrics_row
+from citelab.evals.cards import (
+    ALCE_PUBLISHED_AGREEMENT,
+    load_labels,
+    metrics_row,
+)
 from citelab.evals.judges import JudgeModel
 from citelab.evals.labels import LabelledPair, LabelSet
 from citelab.models import (

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from citelab import Conflict, InvalidInput
-from citelab.evals import judge_card, load_labels
+from citelab.evals import judge_card
+from citelab.evals.cards import load_labels
 from citelab.evals.labels import LabelFile, LabelLine, read_label_file
 
 

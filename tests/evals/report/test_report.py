@@ -13,14 +13,14 @@ from citelab.evals import (
     Finding,
     GoldTurn,
     ModelSpec,
-    ReportView,
-    RoundRecord,
     Variant,
     build_scorers,
     evaluate_findings,
     score_records,
     write_outputs,
 )
+from citelab.evals.records import RoundRecord
+from citelab.evals.report import ReportView
 from citelab.evals.report._case_browser import (
     DETAIL_BLOCK,
     case_browser_data,

@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from citelab import ConfigError
-from citelab.evals import load_suite, plan_run, resolve_suite_path
+from citelab.evals import load_suite, plan_run
+from citelab.evals.runner import resolve_suite_path
 
 DATASET = (
     '{"id": "fee", "agent": "university", '
