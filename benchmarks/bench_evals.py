@@ -47,12 +47,14 @@ from citelab.evals import (
     CaseRecord,
     GoldClaim,
     GoldTurn,
-    SourceRecord,
-    TurnRecord,
     build_scorers,
     load_dataset,
     run,
     score_records,
+)
+from citelab.evals.records import (
+    SourceRecord,
+    TurnRecord,
 )
 from citelab.models import ExtractiveModel, Message, OpenAIModel, collect
 

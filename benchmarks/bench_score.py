@@ -49,13 +49,13 @@ from typing import Any
 
 from _common import served_model
 from citelab.evals import (
-    DEFAULT_JUDGE_PROMPT,
     CaseRecord,
     LexicalJudge,
     LLMJudge,
     build_scorers,
     score_answers,
 )
+from citelab.evals.judges import DEFAULT_JUDGE_PROMPT
 
 try:
     from citelab.evals.external import to_answers

@@ -205,3 +205,9 @@ def test_a_lost_worker_is_in_the_error_tree() -> None:
 def test_missing_dependency_names_the_install_command() -> None:
     exc = citelab.MissingDependency("langfuse", "Scoring Langfuse traces", extra="langfuse")
     assert "pip install 'citelab[langfuse]'" in str(exc)
+
+
+def test_citelab_evals_keeps_at_most_80_names_at_the_top() -> None:
+    import citelab.evals
+
+    assert len(citelab.evals.__all__) <= 80, len(citelab.evals.__all__)

@@ -24,8 +24,8 @@ from citelab.evals import (
     build_scorer,
     register_judge,
     register_scorer,
-    to_answers,
 )
+from citelab.evals.external import to_answers
 from citelab.models import MODELS, get_model, register_model
 from citelab.sources import RERANKERS, get_reranker, register_reranker
 

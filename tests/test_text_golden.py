@@ -47,8 +47,8 @@ def _texts() -> tuple[list[str], list[tuple[str, str]]]:
 
 def _readings() -> dict[str, Any]:
     from citelab import _lexicon
-    from citelab.evals import content_terms as judge_terms
     from citelab.evals.judges import _support_model
+    from citelab.evals.judges import content_terms as judge_terms
     from citelab.evals.judges._support_model import support_features
     from citelab.sources import supporting_span
 

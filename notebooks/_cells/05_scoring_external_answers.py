@@ -203,15 +203,15 @@ card  # the whole card (card.to_html() is the same as a self-contained page; car
 # two intervals (the lines under the table) overlap widely: 100 claims cannot tell these two
 # judges apart. For figures to publish, use an LLM judge (`{"name": "llm", "model": ...,
 # "base_url": ...}`) or your own NLI judge named as `module:attr`, and make its card first.
-# `calibrate` prints the headline figures of several judges in one table, beside the
-# agreement ALCE published for its NLI judge (on ALCE's data, not on this set).
+# `calibration_table` puts the headline figures of several judges' cards in one table, beside
+# the agreement ALCE published for its NLI judge (on ALCE's data, not on this set).
 
 # %%
-from citelab.evals import calibrate, calibration_table
+from citelab.evals import DEFAULT_JUDGE, calibration_table
 
-verdicts, metrics = calibrate()
+cards = [judge_card(None, judge) for judge in (DEFAULT_JUDGE, "lexical")]
 columns = ["judge", "pairs", "accuracy", "macro_f1", "kappa", "kappa_low", "kappa_high", "source"]
-print(calibration_table(metrics)[columns].round(3).to_string(index=False))
+print(calibration_table(cards)[columns].round(3).to_string(index=False))
 
 # %% [markdown]
 # The plain lexical judge cannot see a changed number or a dropped "not": it says yes to
@@ -228,7 +228,7 @@ print(calibration_table(metrics)[columns].round(3).to_string(index=False))
 # %%
 from citelab.evals import category_accuracy
 
-print(category_accuracy(verdicts).round(3).to_string())
+print(category_accuracy(cards).round(3).to_string())
 
 # %% [markdown]
 # The same from a shell:

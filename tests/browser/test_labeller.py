@@ -23,7 +23,7 @@ PASSAGE = "Tuition fees are due in May. Late payment costs 50 euros. The library
 
 SETUP = f"""\
 from citelab import Labeller
-from citelab.evals import LabelItem, LabelPassage
+from citelab.evals.labels import LabelItem, LabelPassage
 
 items = [
     LabelItem(

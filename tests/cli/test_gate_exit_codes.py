@@ -34,10 +34,10 @@ def test_a_failed_gate_exits_3_and_a_passing_one_0(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    passing = _suite(tmp_path, '[[gates]]\ncheck = "citation_precision >= 0.5"\n')
+    passing = _suite(tmp_path, '[[gates]]\nmetric = "citation_precision"\nmin = 0.5\n')
     assert _eval(passing, out) == 0
     assert "gates: 1 passed" in capsys.readouterr().out
-    failing = _suite(tmp_path, '[[gates]]\ncheck = "citation_precision >= 1.5"\n')
+    failing = _suite(tmp_path, '[[gates]]\nmetric = "citation_precision"\nmin = 1.5\n')
     assert _eval(failing, out) == 3
     printed = capsys.readouterr().out
     assert "gates: 0 passed, 1 of 1 FAILED the run" in printed
@@ -60,7 +60,7 @@ def test_a_required_finding_that_does_not_hold_exits_3(
 ) -> None:
     finding = (
         '[[findings]]\ntitle = "recall is perfect"\nmetric = "citation_recall"\n'
-        'variant = "*"\nexpect = "at_least"\nthreshold = 1.5\n'
+        'variant = "*"\nmin = 1.5\n'
     )
     suite = _suite(tmp_path, finding)
     assert _eval(suite, tmp_path / "out") == 0  # not required: reported, not a gate
@@ -110,7 +110,9 @@ def test_a_gate_on_identical_answers_is_not_informative_and_fails_only_when_requ
 def test_a_gate_that_cannot_be_tested_fails_and_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    suite = _suite(tmp_path, '[[gates]]\ncheck = "citation_recall >= 0.5"\nsubset = "tag:nope"\n')
+    suite = _suite(
+        tmp_path, '[[gates]]\nmetric = "citation_recall"\nmin = 0.5\nsubset = "tag:nope"\n'
+    )
     assert _eval(suite, tmp_path / "out") == 3
     printed = capsys.readouterr().out
     assert "○ gate:" in printed
@@ -120,7 +122,7 @@ def test_a_gate_that_cannot_be_tested_fails_and_says_why(
 def test_a_bad_gate_is_bad_input_before_any_case_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    suite = _suite(tmp_path, '[[gates]]\ncheck = "claim_recall >= 0.5"\n')
+    suite = _suite(tmp_path, '[[gates]]\nmetric = "claim_recall"\nmin = 0.5\n')
     assert _eval(suite, tmp_path / "out") == 2
     assert "key gates.0.metric: no scorer of the suite writes 'claim_recall'" in (
         capsys.readouterr().err

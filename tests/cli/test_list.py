@@ -11,7 +11,8 @@ import pytest
 
 from citelab.cli import build_parser, main
 from citelab.cli.list import KINDS
-from citelab.evals import ANSWER_FORMATS, ExternalAnswer, SourceRecord
+from citelab.evals import ANSWER_FORMATS, ExternalAnswer
+from citelab.evals.records import SourceRecord
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

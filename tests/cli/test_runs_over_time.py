@@ -27,7 +27,8 @@ extractive = { input = 0.5, output = 1.5 }
 name = "baseline"
 
 [[gates]]
-check = "citation_precision >= 0.5"
+metric = "citation_precision"
+min = 0.5
 variant = "baseline"
 """
 

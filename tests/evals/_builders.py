@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citelab.contract import CITATIONS_KEY
-from citelab.evals import RoundRecord, SourceRecord, TurnRecord
+from citelab.evals.records import RoundRecord, SourceRecord, TurnRecord
 
 PAGES = {
     "fees": ("Fees", "Tuition fees are due in May. Late payment costs a fee of 50 euros."),

@@ -85,7 +85,8 @@ def test_protocol_lists_every_field_of_a_reference() -> None:
 
 def test_the_labellers_payloads_are_mirrored_in_the_js_types(tmp_path: Path) -> None:
     """Every field the labeller's traits carry is named in model.js, and no other."""
-    from citelab.evals import LabelItem, LexicalJudge
+    from citelab.evals import LexicalJudge
+    from citelab.evals.labels import LabelItem
 
     item = LabelItem.of("Fees are due in May.", "Fees are due in May. Rent is due monthly.")
     labeller = Labeller([item], tmp_path / "labels.jsonl", judges=[LexicalJudge()])

@@ -13,7 +13,8 @@ import pytest
 
 import citelab
 from citelab import InvalidInput
-from citelab.evals import LabelFile, LabelItem, LabelPassage, LexicalJudge, read_label_file
+from citelab.evals import LabelFile, LexicalJudge, read_label_file
+from citelab.evals.labels import LabelItem, LabelPassage
 from citelab.widget import Labeller
 
 from .conftest import HOSTILE_TITLE, comm_of
@@ -312,7 +313,7 @@ def element_names(page: str) -> set[str]:
 
 KILLED_KERNEL = """
 import os, signal, sys
-from citelab.evals import LabelItem, LabelPassage
+from citelab.evals.labels import LabelItem, LabelPassage
 from citelab.widget import Labeller
 
 items = [

@@ -15,7 +15,8 @@ import pytest
 import citelab.evals
 from citelab import Labeller
 from citelab.cli import main
-from citelab.evals import LabelItem, LabelPassage, LexicalJudge
+from citelab.evals import LexicalJudge
+from citelab.evals.labels import LabelItem, LabelPassage
 
 if not hasattr(citelab.evals, "judge_card"):  # the card lives on main, merged after labeller
     pytest.skip(

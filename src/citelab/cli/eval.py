@@ -165,9 +165,10 @@ def run(args: argparse.Namespace) -> int:
         print_json,
         table_records,
     )
-    from citelab.evals import default_output_dir, load_suite, rescore
+    from citelab.evals import load_suite, rescore
     from citelab.evals import run as run_suite
     from citelab.evals.labels import parse_label_map
+    from citelab.evals.runner import default_output_dir
 
     _check_options(args)
     prices = prices_of(args)

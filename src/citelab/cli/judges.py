@@ -351,19 +351,15 @@ def _confusion_text(card: JudgeCard) -> str:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from citelab.evals.cards import calibrate_cards, calibration_table, category_accuracy
+    from citelab.evals.cards import calibration_table, category_accuracy, judge_card
     from citelab.evals.cards import metrics_row as row_of
     from citelab.evals.judges import DEFAULT_JUDGE
 
     label_set = _label_set(args)
-    _, cards, verdicts = calibrate_cards(
-        label_set,
-        _judges(args, [DEFAULT_JUDGE, "lexical"]),
-        seed=args.seed,
-        resamples=args.resamples,
-    )
+    cards = [
+        judge_card(label_set, spec, seed=args.seed, resamples=args.resamples)
+        for spec in _judges(args, [DEFAULT_JUDGE, "lexical"])
+    ]
     rows = [row_of(card) for card in cards]
     if args.json:
         payload: dict[str, Any] = {
@@ -372,15 +368,15 @@ def _calibrate(args: argparse.Namespace) -> int:
             "alce_published": [p.model_dump(mode="json") for p in cards[0].published],
         }
         if args.by_category:
-            payload["by_category"] = json.loads(category_accuracy(verdicts).to_json())
+            payload["by_category"] = json.loads(category_accuracy(cards).to_json())
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
-    table = calibration_table(pd.DataFrame(rows))
+    table = calibration_table(cards)
     print("\n".join(_labels_header(label_set)))
     shown = ["judge", "pairs", "claims", "accuracy", "accuracy_low", "accuracy_high", "macro_f1",
              "kappa", "kappa_low", "kappa_high", "auc", "source"]  # fmt: skip
     print(table[shown].round(3).to_string(index=False))
     if args.by_category:
         print()
-        print(category_accuracy(verdicts).round(3).to_string())
+        print(category_accuracy(cards).round(3).to_string())
     return 0

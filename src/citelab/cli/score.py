@@ -113,8 +113,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from citelab._errors import ConfigError
-    from citelab.evals import DEFAULT_JUDGE, score_answers, summary_json
-    from citelab.evals.external import nothing_judged_message
+    from citelab.evals import DEFAULT_JUDGE, score_answers
+    from citelab.evals.external import nothing_judged_message, summary_json
     from citelab.evals.labels import parse_label_map
 
     if args.workers is not None and args.workers < 1:

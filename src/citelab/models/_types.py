@@ -271,7 +271,7 @@ class Model(Protocol):
 
     Optional: ``code_version`` (a string, or a method returning one) when the model's answers
     come from code rather than a vendor; the model-call cache keys by it (see
-    :class:`citelab.evals.CachedModel`)."""
+    :class:`citelab.evals.runner.CachedModel`)."""
 
     name: str
     """The name configuration files and logs use for this model."""

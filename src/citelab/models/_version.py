@@ -3,14 +3,14 @@ answers of other code apart.
 
 A model that answers without a vendor (:class:`~citelab.models.ExtractiveModel`,
 :class:`~citelab.models.ScriptedModel`, :class:`~citelab.models.PerturbedModel`) answers what
-its code says. It declares a ``code_version``, and :class:`~citelab.evals.CachedModel` puts
+its code says. It declares a ``code_version``, and :class:`~citelab.evals.runner.CachedModel` puts
 that into its keys, so answers recorded by another release are not replayed.
 
 citelab's models declare :func:`source_version` of their module: the module's name and the
 version of the installed package it comes from, e.g. ``citelab.models.offline._extractive (citelab
 0.1.0)``. Plain on purpose: a new release changes it, and nothing else does. Code edited in
 place without a new version (a checkout under development) keeps its version: clear the
-cache then (see :class:`~citelab.evals.CachedModel`).
+cache then (see :class:`~citelab.evals.runner.CachedModel`).
 """
 
 from __future__ import annotations

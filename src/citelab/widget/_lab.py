@@ -203,7 +203,8 @@ def _result(template: str, question: str, answer: Answer) -> LabResult:
 
 def citation_metrics(answer: Answer) -> dict[str, float]:
     """The lab's metrics for one answer (see the module docs)."""
-    from citelab.evals import LexicalJudge, split_statements
+    from citelab.evals import LexicalJudge
+    from citelab.evals.scorers import split_statements
 
     judge = LexicalJudge()
     content = {s.number: s.content for s in answer.sources if s.number is not None}

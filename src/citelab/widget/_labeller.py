@@ -8,7 +8,7 @@ JSON Lines file and synced to disk (:class:`~citelab.evals.LabelFile`), so a ker
 loses nothing, and a new Labeller on the same file resumes after the last label saved.
 
 What to label comes from a run (:func:`~citelab.evals.label_pairs`: a run folder, an
-``EvalResult``, records) or from pairs given as :class:`~citelab.evals.LabelItem` s, in an
+``EvalResult``, records) or from pairs given as :class:`~citelab.evals.labels.LabelItem` s, in an
 order fixed by the seed, pairs two judges disagree on first when ``disagree`` names them
 (:func:`~citelab.evals.label_queue`). ``sample`` is how many decisions are wanted (a skip is
 no decision, so a skipped pair's place goes to the next one).
@@ -95,7 +95,8 @@ class Labeller(StaticFallbackWidget):
     """Label pairs in the notebook (see the module docs).
 
     ``source``: a run folder, an ``EvalResult``, ``CaseRecord`` s, a
-    :class:`~citelab.evals.LabelPairs` or :class:`~citelab.evals.LabelItem` s. ``path``:
+    :class:`~citelab.evals.labels.LabelPairs` or :class:`~citelab.evals.labels.LabelItem` s.
+    ``path``:
     the labels file (created on the first label; resumed when it exists). ``sample``:
     decisions wanted (None: every pair). ``disagree``: two judges or more (names,
     configurations or judge objects) whose disagreements come first; ``judges``: more judges

@@ -7,21 +7,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 
 from citelab import InvalidInput
 from citelab.cli import main
 from citelab.evals import (
-    ALCE_PUBLISHED_AGREEMENT,
+    DEFAULT_JUDGE,
     LLMJudge,
-    calibrate,
     calibration_table,
     category_accuracy,
-    load_labels,
+    judge_card,
     score_answers,
 )
+from citelab.evals.cards import (
+    ALCE_PUBLISHED_AGREEMENT,
+    load_labels,
+    metrics_row,
+)
 from citelab.evals.judges import JudgeModel
+from citelab.evals.labels import LabelledPair, LabelSet
 from citelab.models import (
     serve_in_thread,
 )
@@ -78,15 +82,19 @@ def test_figures_are_accuracy_macro_f1_and_kappa(tmp_path: Path) -> None:
     ]
     path = write_labels(tmp_path, rows)
     oracle = Oracle({"c1": True, "c2": False, "c3": True, "c4": False})
-    _, metrics = calibrate(path, [oracle, Always()], resamples=200)
-    perfect, yes = metrics.to_dict("records")
+    cards = [judge_card(path, judge, resamples=200) for judge in (oracle, Always())]
+    perfect, yes = (metrics_row(card) for card in cards)
     assert (perfect["accuracy"], perfect["macro_f1"], perfect["kappa"]) == (1.0, 1.0, 1.0)
     # Always "yes" on 2 yes / 2 no: accuracy 0.5; F1(yes) 2/3, F1(no) 0 → macro 1/3; κ 0.
     assert yes["accuracy"] == 0.5
     assert yes["macro_f1"] == pytest.approx(1 / 3)
     assert yes["kappa"] == pytest.approx(0.0)
     assert yes["accuracy_low"] <= 0.5 <= yes["accuracy_high"]
-    table = calibration_table(metrics)
+    table = calibration_table(cards)
+    assert list(table["judge"]) == ["oracle", "always", *list(ALCE_PUBLISHED_AGREEMENT["judge"])]
+    assert list(table["kappa"].head(2)) == [1.0, pytest.approx(0.0)]
+    assert list(table["pairs"].head(2)) == [4, 4]
+    assert list(table["source"].head(2)) == ["this labelled set"] * 2
     assert list(table["kappa"].tail(2)) == [0.698, 0.525]
     assert len(ALCE_PUBLISHED_AGREEMENT) == 2
 
@@ -108,14 +116,16 @@ def test_bad_labels_are_named_by_line_and_field(tmp_path: Path) -> None:
 
 
 def test_the_default_judge_does_better_where_the_plain_one_is_weak() -> None:
-    # Calibrated by default: the default (trained) judge, then lexical.
-    verdicts, metrics = calibrate(resamples=200)
-    by_category = category_accuracy(verdicts)
-    assert list(metrics["judge"].str.split().str[0]) == ["lexical_trained", "lexical"]
-    trained, plain = metrics["judge"]
+    cards = [judge_card(None, judge, resamples=200) for judge in (DEFAULT_JUDGE, "lexical")]
+    by_category = category_accuracy(cards)
+    assert [card.judge.name for card in cards] == ["lexical_trained", "lexical"]
+    trained, plain = (card.judge.label for card in cards)
     for hazard in ("numbers", "negation", "paraphrase"):
         assert by_category.loc[hazard, trained] > by_category.loc[hazard, plain], hazard
-    assert metrics["macro_f1"].iloc[0] > metrics["macro_f1"].iloc[1]
+    trained_f1, plain_f1 = (card.metrics.macro_f1.value for card in cards)
+    assert trained_f1 is not None
+    assert plain_f1 is not None
+    assert trained_f1 > plain_f1
 
 
 def test_judges_calibrate_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -261,19 +271,44 @@ def test_alce_human_eval_labels_that_are_no_nested_object_or_no_json_are_refused
         load_labels(uncited, "xml")  # type: ignore[arg-type]
 
 
+def _pair(ident: str, label: bool, claim: str = "", category: str = "c") -> LabelledPair:
+    return LabelledPair(id=ident, claim=f"rooms open at nine {ident}", evidence=["rooms"],
+                        label=label, category=category, claim_id=claim)  # fmt: skip
+
+
+class Says:
+    """Says yes to the pairs named (by the claim's last word)."""
+
+    name = "says"
+
+    def __init__(self, *yes: str) -> None:
+        self.yes = set(yes)
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        return statement.rsplit(maxsplit=1)[-1] in self.yes
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
 def test_category_accuracy_counts_a_claims_chunks_once() -> None:
-    rows = [
-        # Claim x: two chunks, one says yes: the claim is judged yes (right).
-        {"judge": "j", "id": "x#0", "claim_id": "x", "category": "c", "label": True,
-         "verdict": False},
-        {"judge": "j", "id": "x#1", "claim_id": "x", "category": "c", "label": True,
-         "verdict": True},
-        {"judge": "j", "id": "y", "claim_id": "y", "category": "c", "label": False,
-         "verdict": True},
-    ]  # fmt: skip
-    verdicts = pd.DataFrame(rows)
-    assert category_accuracy(verdicts).loc["c", "j"] == 0.5
+    # Claim x: two chunks, one says yes: the claim is judged yes (right); y is wrong.
+    chunked = [_pair("x0", True, "x"), _pair("x1", True, "x"), _pair("y", False, "y")]
+    card = judge_card(LabelSet.of(chunked), Says("x1", "y"), resamples=20)
+    assert category_accuracy([card]).loc["c", "says"] == 0.5
     # Without claim ids every pair is its own claim.
-    assert category_accuracy(verdicts.drop(columns="claim_id")).loc["c", "j"] == pytest.approx(
-        1 / 3
-    )
+    flat = [_pair("x0", True), _pair("x1", True), _pair("y", False)]
+    card = judge_card(LabelSet.of(flat), Says("x1", "y"), resamples=20)
+    assert category_accuracy([card]).loc["c", "says"] == pytest.approx(1 / 3)
+
+
+def test_category_accuracy_has_a_column_per_card_and_one_row_without_categories() -> None:
+    pairs = [_pair("a", True, category="one"), _pair("b", False, category="two")]
+    cards = [judge_card(LabelSet.of(pairs), Says("a"), resamples=20),
+             judge_card(LabelSet.of(pairs), Always(), resamples=20)]  # fmt: skip
+    table = category_accuracy(cards)
+    assert table.to_dict() == {"always": {"one": 1.0, "two": 0.0},
+                               "says": {"one": 1.0, "two": 1.0}}  # fmt: skip
+    plain = [_pair("a", True, category=""), _pair("b", False, category="")]
+    card = judge_card(LabelSet.of(plain), Always(), resamples=20)
+    assert category_accuracy([card]).to_dict() == {"always": {"(none)": 0.5}}

@@ -21,7 +21,6 @@ from citelab.evals import (
     LexicalJudge,
     LLMJudge,
     Score,
-    TurnRecord,
     build_judge,
     build_scorers,
     load_suite,
@@ -39,7 +38,7 @@ from citelab.evals.execution import (
     start_method,
 )
 from citelab.evals.external import to_answers
-from citelab.evals.records import read_records
+from citelab.evals.records import TurnRecord, read_records
 from citelab.evals.results import result_of
 
 from ..external.test_score_processes import _data

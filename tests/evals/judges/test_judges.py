@@ -6,9 +6,9 @@ from citelab.evals import (
     LexicalJudge,
     TrainedLexicalJudge,
     build_judge,
-    content_terms,
     judge_names,
 )
+from citelab.evals.judges import content_terms
 
 
 def test_content_terms_fold_case_drop_function_words_and_markers() -> None:

@@ -6,7 +6,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citelab.evals import LexicalJudge, content_terms, score_answers
+from citelab.evals import LexicalJudge, score_answers
+from citelab.evals.judges import content_terms
 from citelab.evals.judges._judges import _MARKER, _STOPWORDS, _WORD
 
 _WORDS = st.sampled_from(["fees", "due", "May", "120", "credits", "not", "the", "[1]", "É", "ﬁ"])

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from citelab import ModelError
-from citelab.evals import DEFAULT_JUDGE_PROMPT, GoldTurn, LLMJudge, build_judge, citation_recall
+from citelab.evals import GoldTurn, LLMJudge, build_judge
+from citelab.evals.judges import DEFAULT_JUDGE_PROMPT
+from citelab.evals.scorers import citation_recall
 from citelab.models import (
     RunningServer,
     serve_in_thread,

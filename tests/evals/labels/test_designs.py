@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from citelab import InvalidInput
-from citelab.evals import LabelItem, LexicalJudge
+from citelab.evals import LexicalJudge
 from citelab.evals._stats import labels_only
-from citelab.evals.labels import label_queue, load_label_set, pair_estimate
+from citelab.evals.labels import LabelItem, label_queue, load_label_set, pair_estimate
 
 STRICT = LexicalJudge(threshold=1.0)
 

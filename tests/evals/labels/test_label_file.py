@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from citelab import Conflict, InvalidInput
-from citelab.evals import calibrate, load_labels
+from citelab.evals import judge_card
+from citelab.evals.cards import load_labels
 from citelab.evals.labels import LabelFile, LabelLine, read_label_file
 
 
@@ -208,7 +209,7 @@ def test_a_folder_is_not_a_labels_file(tmp_path: Path) -> None:
 
 def test_the_file_feeds_calibration_after_mapping(tmp_path: Path) -> None:
     """The judge card's own reader is another helper's work; until it is merged the file is
-    checked through the existing reader (``load_labels``) and ``calibrate``: partly means
+    checked through the existing reader (``load_labels``) and ``judge_card``: partly means
     "not fully supported" and skips are left out."""
     path = tmp_path / "labels.jsonl"
     labels = LabelFile(path)
@@ -231,8 +232,7 @@ def test_the_file_feeds_calibration_after_mapping(tmp_path: Path) -> None:
     assert [p.model_dump(include=set(fields)) for p in load_labels(mapped)] == [
         p.model_dump(include=set(fields)) for p in pairs
     ]
-    _, metrics = calibrate(pairs, judges=["lexical"], resamples=50)
-    assert metrics.loc[0, "pairs"] == 3
+    assert judge_card(pairs, "lexical", resamples=50).labels.pairs == 3
     with pytest.raises(InvalidInput, match="partial_as"):
         labels.pairs("maybe")  # type: ignore[arg-type]
 

@@ -14,12 +14,12 @@ from citelab._paths import fixtures_dir
 from citelab.evals import (
     CaseRecord,
     EvalResult,
-    SourceRecord,
     label_pairs,
     load_run,
     run,
     score_answers,
 )
+from citelab.evals.records import SourceRecord
 from citelab.sources import supporting_span
 from evals._builders import record
 

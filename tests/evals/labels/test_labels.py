@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from citelab import InvalidInput
-from citelab.evals import LabelColumns, LabelSet, load_label_set, load_labels
+from citelab.evals import LabelColumns, LabelSet, load_label_set
+from citelab.evals.cards import load_labels
 from citelab.evals.labels import LabelledPair, parse_label_map
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,14 +12,16 @@ from citelab.evals import (
     Case,
     CaseRecord,
     GoldTurn,
-    RoundRecord,
     Score,
-    TurnRecord,
     build_scorers,
     load_suite,
     register_scorer,
     render_html,
     score_records,
+)
+from citelab.evals.records import (
+    RoundRecord,
+    TurnRecord,
 )
 from citelab.evals.report._glossary import metric_glossary
 

@@ -13,14 +13,14 @@ from citelab.evals import (
     Finding,
     GoldTurn,
     ModelSpec,
-    ReportView,
-    RoundRecord,
     Variant,
     build_scorers,
     evaluate_findings,
     score_records,
     write_outputs,
 )
+from citelab.evals.records import RoundRecord
+from citelab.evals.report import ReportView
 from citelab.evals.report._case_browser import (
     DETAIL_BLOCK,
     case_browser_data,
@@ -88,31 +88,46 @@ def test_findings_compare_intervals_in_the_predicted_direction() -> None:
 
 def test_threshold_findings_check_one_or_every_variant() -> None:
     result = _result()
-    holds = Finding(
-        title="t",
-        metric="numbering_stability",
-        variant="baseline",
-        expect="at_least",
-        threshold=1.0,
-    )
-    every = Finding(
-        title="t", metric="dangling_markers", variant="*", expect="at_most", threshold=0.0
-    )
-    fails = Finding(
-        title="t", metric="numbering_stability", variant="*", expect="at_least", threshold=0.5
-    )
-    assert [c.holds for c in evaluate_findings(result, [holds, every, fails])] == [
-        True,
-        True,
-        False,
-    ]
+    holds = Finding(title="t", metric="numbering_stability", variant="baseline", min=1.0)
+    every = Finding(title="t", metric="dangling_markers", variant="*", max=0.0)
+    fails = Finding(title="t", metric="numbering_stability", variant="*", min=0.5)
+    ranged = Finding(title="t", metric="numbering_stability", variant="baseline", min=0.5, max=1)
+    outside = Finding(title="t", metric="dangling_markers", variant="*", min=0.5, max=1)
+    checked = evaluate_findings(result, [holds, every, fails, ranged, outside])
+    assert [c.holds for c in checked] == [True, True, False, True, False]
+    assert "expected ≥ 1 — as predicted" in checked[0].sentence
+    assert "expected ≤ 0 — as predicted" in checked[1].sentence
+    assert "expected ≥ 0.5 and ≤ 1 — as predicted" in checked[3].sentence
 
 
 def test_findings_must_be_complete() -> None:
     with pytest.raises(ValueError, match="give variant and baseline"):
         Finding(title="t", metric="m", variant="v", expect="lower")
-    with pytest.raises(ValueError, match="needs a threshold"):
-        Finding(title="t", metric="m", variant="*", expect="at_most")
+    with pytest.raises(ValueError, match=r"give variant and baseline \(or min / max"):
+        Finding(title="t", metric="m", variant="*")
+    with pytest.raises(ValueError, match=r"a comparison .* or a threshold .*, not both"):
+        Finding(title="t", metric="m", variant="v", baseline="b", expect="lower", min=0.5)
+
+
+@pytest.mark.parametrize(
+    ("old", "instead"),
+    [
+        ({"expect": "at_least", "threshold": 1.0},
+         'expect = "at_least" with threshold = 1.0 is no longer read: write min = 1.0, '
+         "without expect"),
+        ({"expect": "at_most", "threshold": 0},
+         'expect = "at_most" with threshold = 0 is no longer read: write max = 0'),
+        ({"expect": "at_most"}, 'expect = "at_most" is no longer read: write max = <number>'),
+        ({"threshold": 0.5, "baseline": "b"},
+         "threshold = 0.5 is no longer read: write min = 0.5 (at least) or max = 0.5 (at most)"),
+    ],
+)  # fmt: skip
+def test_a_finding_written_the_old_way_is_refused_with_the_new_form(
+    old: dict[str, object], instead: str
+) -> None:
+    with pytest.raises(ValueError, match="no longer read") as caught:
+        Finding.model_validate({"title": "t", "metric": "m", "variant": "*", **old})
+    assert instead in str(caught.value)
 
 
 def test_outputs_are_written_and_the_report_is_self_contained_and_escaped(tmp_path: Path) -> None:

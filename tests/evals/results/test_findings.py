@@ -60,8 +60,7 @@ DANGLING = Finding(
     title="No dangling marker",
     metric="dangling_markers",
     variant="*",
-    expect="at_most",
-    threshold=0.0,
+    max=0.0,
 )
 LOWER = Finding(
     title="Other recalls less",

@@ -50,8 +50,8 @@ def _result(other: str = HALF, cases: int = 8):  # type: ignore[no-untyped-def]
     return score_records(records, gold, scorers, config={"suite": {"name": "g"}}, seed=3)
 
 
-def test_a_check_reads_as_a_threshold_and_bad_ones_say_why() -> None:
-    gate = Gate.model_validate({"check": "citation_recall >= 0.9", "variant": "baseline"})
+def test_a_threshold_is_min_or_max_and_bad_gates_say_why() -> None:
+    gate = Gate.model_validate({"metric": "citation_recall", "min": 0.9, "variant": "baseline"})
     assert (gate.metric, gate.min, gate.max, gate.kind) == (
         "citation_recall",
         0.9,
@@ -60,11 +60,7 @@ def test_a_check_reads_as_a_threshold_and_bad_ones_say_why() -> None:
     )
     assert Gate.model_validate(gate.model_dump()) == gate  # run.json rebuilds it
     for bad, why in [
-        ({"check": "citation_recall > 0.9"}, "use >= or <="),
-        ({"check": "citation_recall >= high"}, "'high' is not a number"),
-        ({"check": "recall is high"}, 'write it as "<metric> >= <number>"'),
-        ({"check": "citation_recall >= 0.9", "min": 0.5}, "not both"),
-        ({"metric": "citation_recall"}, "needs min, max, check, or not_worse_than"),
+        ({"metric": "citation_recall"}, "needs min, max, or not_worse_than"),
         ({"metric": "citation_recall", "not_worse_than": "baseline", "variant": "o"}, "margin"),
         ({"metric": "citation_recall", "not_worse_than": "baseline", "margin": 0.1}, "named"),
         ({"metric": "citation_recall", "min": 0.5, "margin": 0.1}, "margin belongs"),
@@ -74,13 +70,35 @@ def test_a_check_reads_as_a_threshold_and_bad_ones_say_why() -> None:
             Gate.model_validate(bad)
 
 
+@pytest.mark.parametrize(
+    ("old", "instead"),
+    [
+        ({"check": "citation_recall >= 0.9"},
+         "check = 'citation_recall >= 0.9' is no longer read: "
+         'write metric = "citation_recall" and min = 0.9'),
+        ({"check": "dangling_markers <= 0", "variant": "b"},
+         'write metric = "dangling_markers" and max = 0'),
+        ({"check": "citation_recall > 0.9"},
+         'write metric = "<metric>" with min = <number> (at least) or max = <number> (at most)'),
+        ({"metric": "citation_recall", "threshold": 0.5},
+         "threshold = 0.5 is no longer read: write min = 0.5 (at least) or max = 0.5 (at most)"),
+    ],
+)  # fmt: skip
+def test_a_gate_written_the_old_way_is_refused_with_the_new_form(
+    old: dict[str, object], instead: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Gate.model_validate(old)
+    assert instead in str(caught.value)
+
+
 def test_thresholds_by_value_and_by_interval() -> None:
     result = _result()
     gates = [
-        Gate(check="citation_recall >= 0.9", variant="baseline"),
-        Gate(check="citation_recall >= 0.9"),  # every variant: other has 0.5
-        Gate(check="citation_recall >= 0.5", variant="other", by="interval"),
-        Gate(check="dangling_markers <= 0"),
+        Gate(metric="citation_recall", min=0.9, variant="baseline"),
+        Gate(metric="citation_recall", min=0.9),  # every variant: other has 0.5
+        Gate(metric="citation_recall", min=0.5, variant="other", by="interval"),
+        Gate(metric="dangling_markers", max=0),
     ]
     checked = evaluate_gates(result, gates)
     assert [g.verdict for g in checked] == ["holds", "fails", "holds", "holds"]
@@ -92,7 +110,7 @@ def test_thresholds_by_value_and_by_interval() -> None:
 
 def test_a_threshold_by_interval_fails_where_the_value_passes() -> None:
     # Half the cases recall 1, half 0.5: the value is 0.75, its interval reaches below 0.7.
-    by_value = Gate(check="citation_recall >= 0.7", variant="other")
+    by_value = Gate(metric="citation_recall", min=0.7, variant="other")
     spread = _mixed()
     (value, interval) = evaluate_gates(
         spread, [by_value, by_value.model_copy(update={"by": "interval"})]
@@ -163,8 +181,8 @@ def test_a_gate_on_identical_answers_is_not_informative_never_passed() -> None:
 def test_a_gate_with_nothing_to_check_is_not_testable_and_does_not_pass() -> None:
     result = _result()
     gates = [
-        Gate(check="citation_recall >= 0.5", subset="tag:multi_turn"),
-        Gate(check="claim_recall >= 0.5"),
+        Gate(metric="citation_recall", min=0.5, subset="tag:multi_turn"),
+        Gate(metric="claim_recall", min=0.5),
     ]
     subset, metric = evaluate_gates(result, gates)
     assert (subset.verdict, subset.passed) == ("untestable", False)
@@ -185,7 +203,7 @@ def test_required_findings_are_gates_and_everything_reaches_run_json_and_report(
         expect="same",
         required=True,
     )
-    gates = [Gate(check="citation_recall >= 0.9", variant="baseline")]
+    gates = [Gate(metric="citation_recall", min=0.9, variant="baseline")]
     written = write_outputs(result, tmp_path, [finding], gates=gates)
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert [g["verdict"] for g in run["gates"]] == ["holds", "fails"]
@@ -211,16 +229,17 @@ def test_a_suite_states_gates_and_bad_ones_name_the_file_and_key(tmp_path: Path)
     suite.write_text(
         'name = "gated"\ndatasets = ["university"]\nscorers = ["citation_recall"]\n'
         '[[variants]]\nname = "baseline"\n'
-        '[[gates]]\ncheck = "citation_recall >= 0.8"\n',
+        '[[gates]]\nmetric = "citation_recall"\nmin = 0.8\n',
         encoding="utf-8",
     )
     (gate,) = load_suite(suite).gates
     assert (gate.metric, gate.min, gate.variant, gate.by) == ("citation_recall", 0.8, "*", "value")
     suite.write_text(
-        'name = "gated"\ndatasets = ["university"]\n[[gates]]\ncheck = "citation_recall > 1"\n',
+        'name = "gated"\ndatasets = ["university"]\n[[gates]]\ncheck = "citation_recall >= 1"\n',
         encoding="utf-8",
     )
-    with pytest.raises(ConfigError, match=r"gated\.toml: key gates\.0: .*use >= or <="):
+    instead = 'write metric = "citation_recall" and min = 1'
+    with pytest.raises(ConfigError, match=r"gated\.toml: key gates\.0: .*" + instead):
         load_suite(suite)
     yaml_suite = tmp_path / "gated.yaml"
     yaml_suite.write_text(
@@ -236,7 +255,7 @@ def test_gates_naming_what_the_suite_does_not_run_fail_before_any_case(tmp_path:
 
     suite = tmp_path / "gated.toml"
     head = 'name = "gated"\ndatasets = ["university"]\nscorers = ["citation_recall"]\n'
-    suite.write_text(head + '[[gates]]\ncheck = "claim_recall >= 0.8"\n', encoding="utf-8")
+    suite.write_text(head + '[[gates]]\nmetric = "claim_recall"\nmin = 0.8\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"gates\.0\.metric: no scorer of the suite writes"):
         plan_run(load_suite(suite))
     suite.write_text(

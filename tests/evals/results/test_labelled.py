@@ -63,7 +63,7 @@ def test_pairs_of_an_alce_run_are_cut_as_its_metric_cuts(tmp_path: Path) -> None
 
 
 def test_a_label_cut_by_another_splitter_is_an_error_that_says_so(tmp_path: Path) -> None:
-    from citelab.evals import split_statements
+    from citelab.evals.scorers import split_statements
 
     result = score_answers(_advance(tmp_path), "alce")
     # citelab's own splitter cuts at "U.S." and numbers the cited sentence 1.

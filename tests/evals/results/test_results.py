@@ -9,11 +9,16 @@ from citelab.evals import (
     Case,
     CaseRecord,
     GoldTurn,
-    bootstrap_interval,
     build_scorers,
     score_records,
 )
-from citelab.evals.results import ScoredRows, result_of, score_record, score_rows
+from citelab.evals.results import (
+    ScoredRows,
+    bootstrap_interval,
+    result_of,
+    score_record,
+    score_rows,
+)
 
 from .._builders import record
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from citelab import InvalidInput
-from citelab.evals import CachedModel
+from citelab.evals.runner import CachedModel
 from citelab.models import (
     AnthropicModel,
     ExtractiveModel,

@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from citelab import ConfigError
-from citelab.evals import load_suite, plan_run, resolve_suite_path
+from citelab.evals import load_suite, plan_run
+from citelab.evals.runner import resolve_suite_path
 
 DATASET = (
     '{"id": "fee", "agent": "university", '
@@ -123,6 +124,37 @@ def test_findings_must_name_known_variants(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"key findings\.0\.variant: no variant named 'ghost'"):
         plan_run(load_suite(_suite(tmp_path, text)))
+
+
+def test_a_threshold_written_the_old_way_names_the_entry_and_the_new_form(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "name = 'x'\ndatasets = ['cases.jsonl']\n"
+        "[[findings]]\ntitle = 'fine'\nmetric = 'no_answer'\nvariant = '*'\nmax = 0.0\n"
+        "[[findings]]\ntitle = 'old'\nmetric = 'no_answer'\nvariant = '*'\n"
+        "expect = 'at_least'\nthreshold = 0.5\n"
+        "[[gates]]\ncheck = 'citation_precision >= 0.9'\n"
+    )
+    path = _suite(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_suite(path)
+    lines = str(caught.value).splitlines()[1:]
+    assert lines == [
+        f'{path}: key findings.1: Value error, expect = "at_least" with threshold = 0.5 is no '
+        "longer read: write min = 0.5, without expect (expect is for comparisons)",
+        f"{path}: key gates.0: Value error, check = 'citation_precision >= 0.9' is no longer "
+        'read: write metric = "citation_precision" and min = 0.9',
+    ]
+    fixed = text.replace("expect = 'at_least'\nthreshold = 0.5", "min = 0.5").replace(
+        "check = 'citation_precision >= 0.9'", "metric = 'citation_precision'\nmin = 0.9"
+    )
+    suite = load_suite(_suite(tmp_path, fixed))
+    assert [(f.min, f.max, f.expect) for f in suite.findings] == [
+        (None, 0.0, None),
+        (0.5, None, None),
+    ]
+    assert [(g.metric, g.min) for g in suite.gates] == [("citation_precision", 0.9)]
 
 
 def test_unknown_suites_agents_and_scorers_are_clear_errors(tmp_path: Path) -> None:

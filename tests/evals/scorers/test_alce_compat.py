@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from citelab import ConfigError
-from citelab.evals import (
+from citelab.evals import score_answers
+from citelab.evals.scorers import (
     alce_remove_citations,
     citation_precision,
     citation_recall,
-    score_answers,
     sent_tokenize,
     split_statements_alce,
 )

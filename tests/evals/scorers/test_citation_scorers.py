@@ -7,6 +7,8 @@ from citelab.evals import (
     GoldTurn,
     LexicalJudge,
     build_scorer,
+)
+from citelab.evals.scorers import (
     citation_precision,
     citation_recall,
     claim_attribution,

@@ -43,12 +43,12 @@ from citelab.contract import build_message
 from citelab.evals import (
     GoldTurn,
     Scorer,
-    TurnRecord,
     build_scorers,
     load_dataset,
-    split_statements,
-    turn_record,
 )
+from citelab.evals.records import TurnRecord
+from citelab.evals.runner import turn_record
+from citelab.evals.scorers import split_statements
 from citelab.models import (
     ExtractiveModel,
     FaultRates,

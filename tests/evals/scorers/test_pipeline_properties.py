@@ -4,11 +4,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citelab.contract import build_message
-from citelab.evals import (
-    GoldTurn,
+from citelab.evals import GoldTurn
+from citelab.evals.records import (
     RoundRecord,
     SourceRecord,
     TurnRecord,
+)
+from citelab.evals.scorers import (
     anchor_validity,
     citation_precision,
     citation_recall,

@@ -1,9 +1,11 @@
 """Hand-worked cases for the pipeline scorers."""
 
-from citelab.evals import (
-    GoldTurn,
+from citelab.evals import GoldTurn
+from citelab.evals.records import (
     RestrictedEntity,
     RoundRecord,
+)
+from citelab.evals.scorers import (
     anchor_validity,
     cross_turn_stability,
     dangling_markers,

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from punkt.data import english
 
-from citelab.evals import sent_tokenize
-from citelab.evals.scorers import _punkt
+from citelab.evals.scorers import _punkt, sent_tokenize
 from citelab.evals.scorers._punkt import _build_nltk, _build_punkt, punkt_spans
 
 
@@ -127,7 +126,7 @@ def test_where_the_package_differs_nltk_splits(text: str) -> None:
 
 _IMPORTS = """
 import sys
-from citelab.evals import sent_tokenize
+from citelab.evals.scorers import sent_tokenize
 print(sent_tokenize("Dr. Smith came at 5 p.m. on Jan. 4 [1]. He left \u201cearly.\u201d Go."))
 print("nltk" in sys.modules)
 print(sent_tokenize("Stop. . . Go."))

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citelab.evals import split_statements, split_statements_alce
+from citelab.evals.scorers import split_statements, split_statements_alce
 
 
 def test_sentences_lines_and_list_items_are_statements() -> None:

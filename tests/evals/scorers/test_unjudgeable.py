@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 from citelab import ConfigError
-from citelab.evals import GoldTurn, SourceRecord, TurnRecord, citation_precision, citation_recall
-from citelab.evals.scorers import split_statements_by_span
+from citelab.evals import GoldTurn
+from citelab.evals.records import SourceRecord, TurnRecord
+from citelab.evals.scorers import citation_precision, citation_recall, split_statements_by_span
 
 from .._builders import message, source
 

@@ -3,7 +3,8 @@
 :func:`judge_card` makes a :class:`JudgeCard` from a judge and a labelled set (accuracy,
 macro-F1, κ, AUC, confusion, sensitivity and specificity with bootstrap intervals over
 claims, a threshold sweep, categories, reference judges' published outputs side by side:
-:class:`Reference`); :func:`calibrate` is its table view for several judges. citelab ships
+:class:`Reference`), the one way to measure a judge; :func:`calibration_table` and
+:func:`category_accuracy` are the table views of several cards. citelab ships
 cards for its offline judges (:func:`shipped_card`); :func:`card_for` picks a judge's card
 among the user's and the shipped ones. A card holds figures only: the report
 (``citelab.evals.report``) draws and writes it.
@@ -11,8 +12,6 @@ among the user's and the shipped ones. A card holds figures only: the report
 
 from citelab.evals.cards._calibrate import (
     ALCE_PUBLISHED_AGREEMENT,
-    calibrate,
-    calibrate_cards,
     calibration_table,
     category_accuracy,
     load_labels,
@@ -61,8 +60,6 @@ __all__ = [
     "JudgeCard",
     "Reference",
     "TrainingOverlap",
-    "calibrate",
-    "calibrate_cards",
     "calibration_table",
     "card_for",
     "category_accuracy",

@@ -1,7 +1,7 @@
 """An offline model that answers support-judge prompts: ``citelab serve-model --model judge``.
 
 It reads the statement and the evidence from a prompt written like
-:data:`~citelab.evals.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``) or
+:data:`~citelab.evals.judges.DEFAULT_JUDGE_PROMPT` (``Evidence:`` … ``Statement:`` … ``Answer``) or
 like MiniCheck's (``Document:`` … ``Claim:`` …, the ``minicheck`` prompt), asks an offline
 judge (:data:`~citelab.evals.DEFAULT_JUDGE` by default) and answers ``yes`` or ``no``.
 Served behind the OpenAI API it lets the LLM judge run end to end — real SDK, real HTTP,

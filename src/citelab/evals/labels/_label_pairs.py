@@ -3,14 +3,15 @@
 :func:`label_pairs` reads what a run recorded — an :class:`EvalResult` in memory (from
 ``run``, ``rescore``, ``score_answers`` or ``load_run``), a run folder written by ``citelab
 eval`` (its ``run.json`` and ``records.jsonl``), a ``records.jsonl`` file, or
-:class:`~citelab.evals.CaseRecord` s — and makes one :class:`~citelab.evals.LabelItem` per
+:class:`~citelab.evals.CaseRecord` s — and makes one :class:`~citelab.evals.labels.LabelItem` per
 citation (``unit="citation"``: the statement and the one passage it cites, the question
 citation precision asks of each citation) or per cited statement (``unit="statement"``: the
 statement and all its cited passages together, the question citation recall asks).
 
 Statements are split as the metric the pairs label splits them: ``statements`` is that
 metric's splitter (a citation scorer's ``statements`` method: an ``alce_compat`` scorer
-splits with NLTK's punkt), by default citelab's own (:func:`~citelab.evals.split_statements`,
+splits with NLTK's punkt), by default citelab's own
+(:func:`~citelab.evals.scorers.split_statements`,
 what citelab's citation recall and precision score: the claim is the sentence without its
 markers), so a pair's id names a unit the metric scored;
 a passage is the source's text as the run's judge read it (``Title: …`` and the content);

@@ -5,8 +5,9 @@ A finding is configuration (``[[findings]]`` in a suite). Two kinds:
 comparisons (``expect = "lower" | "higher" | "same"``)
     ``variant`` against ``baseline`` on one metric and subset of turns. "lower" holds when the
     variant's 95% interval lies wholly below the baseline's; "same" when they overlap.
-thresholds (``expect = "at_least" | "at_most"`` with ``threshold``)
-    the value of ``variant`` (``"*"``: of every variant) against a fixed number.
+thresholds (``min`` and/or ``max``, as gates write them)
+    the value of ``variant`` (``"*"``: of every variant) against fixed numbers: it holds when
+    the value is at least ``min`` and at most ``max`` (:mod:`citelab.evals.results._thresholds`).
 
 With several models, a finding is checked per model and holds only if it holds for each.
 
@@ -33,14 +34,14 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citelab.evals.results._results import EvalResult, select_turns
+from citelab.evals.results._thresholds import refuse_old_spellings, within
 
 __all__ = ["Finding", "FindingResult", "Verdict", "evaluate_findings", "identical_answers"]
 
-Expectation = Literal["lower", "higher", "same", "at_least", "at_most"]
+Expectation = Literal["lower", "higher", "same"]
 Verdict = Literal["holds", "fails", "untestable", "uninformative"]
 """A check's outcome: as predicted (or passed), not (failed), not testable here, or not
 informative (the answers it compares are identical)."""
-_COMPARISONS = frozenset({"lower", "higher", "same"})
 _WORDS: dict[str, str] = {
     "holds": "as predicted",
     "fails": "NOT shown by these results",
@@ -64,23 +65,45 @@ class Finding(BaseModel):
     """The reference variant of a comparison."""
     subset: str = "all"
     """Which turns: ``all``, ``multi_round``, ``single_round`` or ``tag:<name>``."""
-    expect: Expectation = "lower"
-    """What the finding predicts."""
-    threshold: float | None = None
-    """The bound of ``at_least`` / ``at_most``."""
+    expect: Expectation | None = None
+    """What a comparison predicts (``"lower"`` when not given); None for a threshold finding,
+    which gives ``min`` / ``max`` instead."""
+    min: float | None = None
+    """A threshold finding: holds when the value is at least this."""
+    max: float | None = None
+    """A threshold finding: holds when the value is at most this."""
     required: bool = False
     """When true, the run fails (``citelab eval`` exits 3) unless the finding holds."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        refuse_old_spellings(data)
+        if not isinstance(data, Mapping) or data.get("min") is not None:
+            return data
+        if data.get("max") is not None or data.get("expect") is not None:
+            return data
+        return {**data, "expect": "lower"}
+
     @model_validator(mode="after")
     def _complete(self) -> Finding:
-        if self.expect in _COMPARISONS:
-            if self.baseline is None or self.variant == "*":
+        if self.is_threshold:
+            if self.expect is not None:
                 raise ValueError(
-                    f"expect={self.expect!r} compares two named variants: give variant and baseline"
+                    "a finding is a comparison (expect, with a baseline) or a threshold "
+                    "(min / max), not both"
                 )
-        elif self.threshold is None:
-            raise ValueError(f"expect={self.expect!r} needs a threshold")
+        elif self.baseline is None or self.variant == "*":
+            raise ValueError(
+                f"expect={self.expect!r} compares two named variants: give variant and baseline "
+                "(or min / max to check a value against a number)"
+            )
         return self
+
+    @property
+    def is_threshold(self) -> bool:
+        """Whether the finding bounds a value (``min`` / ``max``) rather than comparing two."""
+        return self.min is not None or self.max is not None
 
     @property
     def variants(self) -> list[str]:
@@ -131,7 +154,7 @@ def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> Fi
         verdict, text = _check(finding, points, result)
         if (
             verdict != "untestable"
-            and finding.expect in _COMPARISONS
+            and not finding.is_threshold
             and identical_answers(
                 result, str(finding.baseline), finding.variant, model, finding.subset
             )
@@ -212,13 +235,13 @@ def _points(rows: pd.DataFrame) -> dict[str, _Point]:
 
 def _check(finding: Finding, points: dict[str, _Point], result: EvalResult) -> tuple[Verdict, str]:
     wanted = [finding.variant] if finding.variant != "*" else []
-    wanted += [finding.baseline] if finding.expect in _COMPARISONS and finding.baseline else []
+    wanted += [finding.baseline] if not finding.is_threshold and finding.baseline else []
     missing = [name for name in wanted if name not in points]
     if missing or not points:
         return "untestable", _why_untestable(finding, missing or ["*"], result)
-    if finding.expect in _COMPARISONS:
-        return _compare(finding, points)
-    return _bound(finding, points)
+    if finding.is_threshold:
+        return _bound(finding, points)
+    return _compare(finding, points)
 
 
 def _why_untestable(finding: Finding, missing: Sequence[str], result: EvalResult) -> str:
@@ -247,16 +270,14 @@ def _compare(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]
 
 
 def _bound(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]:
-    threshold = float(finding.threshold or 0.0)
     names = sorted(points) if finding.variant == "*" else [finding.variant]
-
-    def ok(point: _Point) -> bool:
-        return point[0] >= threshold if finding.expect == "at_least" else point[0] <= threshold
-
-    holds = all(ok(points[name]) for name in names)
+    holds = all(
+        within(points[name][0], points[name][0], finding.min, finding.max) for name in names
+    )
     listed = ", ".join(f"{name} {_fmt(points[name])}" for name in names)
-    bound = "≥" if finding.expect == "at_least" else "≤"
-    return ("holds" if holds else "fails"), f"{listed}, expected {bound} {threshold:g}"
+    bounds = [f"≥ {finding.min:g}"] if finding.min is not None else []
+    bounds += [f"≤ {finding.max:g}"] if finding.max is not None else []
+    return ("holds" if holds else "fails"), f"{listed}, expected {' and '.join(bounds)}"
 
 
 def _fmt(point: _Point) -> str:

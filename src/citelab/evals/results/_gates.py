@@ -3,7 +3,7 @@
 
 Two kinds:
 
-thresholds (``min`` / ``max``, or ``check = "citation_precision >= 0.9"``)
+thresholds (``min`` and/or ``max``, as findings write them)
     the metric of ``variant`` (``"*"``, the default: of every variant) on ``subset`` against
     a number. ``by = "value"`` (the default) compares the value; ``by = "interval"`` asks for
     95% confidence: the interval's worse end must pass (``ci_low >= min``, ``ci_high <=
@@ -30,7 +30,6 @@ only reported when ``required = false``. Findings with ``required = true`` are g
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -45,6 +44,7 @@ from citelab.evals.results._findings import (
     worst,
 )
 from citelab.evals.results._results import EvalResult, select_turns
+from citelab.evals.results._thresholds import refuse_old_spellings, within
 
 __all__ = [
     "Gate",
@@ -54,8 +54,6 @@ __all__ = [
     "required_findings",
 ]
 
-_CHECK = re.compile(r"^\s*(?P<metric>[A-Za-z_][\w.]*)\s*(?P<op>>=|<=|>|<|==|=)\s*(?P<num>\S+)\s*$")
-
 
 class Gate(BaseModel):
     """A check the run must pass; see the module docs."""
@@ -64,8 +62,6 @@ class Gate(BaseModel):
 
     metric: str = Field(default="", pattern=r"^[A-Za-z_][\w.]*$|^$")
     """The metric column checked."""
-    check: str | None = None
-    """Shorthand for a threshold: ``"<metric> >= <number>"`` or ``"<metric> <= <number>"``."""
     min: float | None = None
     """Passes when the value (or the interval's lower end, ``by = "interval"``) is at least this."""
     max: float | None = None
@@ -90,33 +86,14 @@ class Gate(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _read_check(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping) or data.get("check") is None:
-            return data
-        text = data["check"]
-        match = _CHECK.match(text) if isinstance(text, str) else None
-        if match is None:
-            raise ValueError(
-                f'check {text!r}: write it as "<metric> >= <number>" or "<metric> <= <number>"'
-            )
-        op, metric = match["op"], match["metric"]
-        if op not in (">=", "<="):
-            raise ValueError(f"check {text!r}: use >= or <= (a bound is inclusive), not {op}")
-        try:
-            bound = float(match["num"])
-        except ValueError:
-            raise ValueError(f"check {text!r}: {match['num']!r} is not a number") from None
-        if data.get("metric") not in (None, "", metric):
-            raise ValueError(f"check {text!r} names {metric}, but metric = {data['metric']!r}")
-        key, other = ("min", "max") if op == ">=" else ("max", "min")
-        if data.get(other) is not None or data.get(key) not in (None, bound):
-            raise ValueError(f"check {text!r}: give the bound in check or in min/max, not both")
-        return {**data, "metric": metric, key: bound}
+    def _one_spelling(cls, data: Any) -> Any:
+        refuse_old_spellings(data)
+        return data
 
     @model_validator(mode="after")
     def _one_kind(self) -> Gate:
         if not self.metric:
-            raise ValueError('a gate needs a metric (or check = "<metric> >= <number>")')
+            raise ValueError("a gate needs a metric")
         threshold = self.min is not None or self.max is not None
         if self.not_worse_than is not None:
             if threshold:
@@ -126,7 +103,7 @@ class Gate(BaseModel):
             if self.variant in {"*", self.not_worse_than}:
                 raise ValueError("not_worse_than compares a named variant with another")
         elif not threshold:
-            raise ValueError("a gate needs min, max, check, or not_worse_than with a margin")
+            raise ValueError("a gate needs min, max, or not_worse_than with a margin")
         elif self.margin is not None:
             raise ValueError("margin belongs to a not_worse_than gate")
         return self
@@ -267,7 +244,7 @@ def _threshold(result: EvalResult, gate: Gate, summary: pd.DataFrame) -> GateRes
 def _within(gate: Gate, row: Mapping[Any, Any]) -> bool:
     low = float(row["ci_low"] if gate.by == "interval" else row["value"])
     high = float(row["ci_high"] if gate.by == "interval" else row["value"])
-    return (gate.min is None or low >= gate.min) and (gate.max is None or high <= gate.max)
+    return within(low, high, gate.min, gate.max)
 
 
 def _point_text(gate: Gate, name: str, row: Mapping[Any, Any]) -> str:

@@ -192,7 +192,7 @@ class EvalResult:
 
     def show(self, height: int = 900, title: str = "") -> Any:
         """The report, case browser included, for a notebook cell: an ``<iframe srcdoc>``
-        (:class:`~citelab.evals.ReportView`), so its styles stay out of JupyterLab's."""
+        (:class:`~citelab.evals.report.ReportView`), so its styles stay out of JupyterLab's."""
         return _display().view(self.report_html(title), height=height)
 
     def judges(self) -> list[JudgedMetric]:

@@ -21,7 +21,7 @@ from citelab._errors import ConfigError
 __all__ = ["TOKEN_FACTS", "ModelPrice", "parse_price", "run_prices", "usage_table", "with_costs"]
 
 TOKEN_FACTS = ["input_tokens", "output_tokens", "tokens_estimated"]
-"""The turn table's token columns (see :class:`~citelab.evals.TurnRecord`)."""
+"""The turn table's token columns (see :class:`~citelab.evals.records.TurnRecord`)."""
 
 
 class ModelPrice(BaseModel):

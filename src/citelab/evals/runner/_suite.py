@@ -30,11 +30,12 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     baseline = "baseline"
     variant = "no_tool_rewrite"
     subset = "multi_round"
-    expect = "lower"
+    expect = "lower"                                 # or min / max: a value against a number
     required = false                                 # true: the run fails unless it holds
 
     [[gates]]                                        # checks a CI run must pass (exit 3)
-    check = "citation_precision >= 0.9"              # or metric = ..., min = / max = ...
+    metric = "citation_precision"
+    min = 0.9                                        # and/or max = ...: the bounds, inclusive
     variant = "baseline"                             # default "*": every variant
     by = "value"                                     # or "interval": its 95% interval's worse end
 

@@ -21,11 +21,11 @@ from citelab.evals import (
     CaseRecord,
     GoldClaim,
     GoldTurn,
-    RoundRecord,
     build_scorers,
     score_records,
     write_outputs,
 )
+from citelab.evals.records import RoundRecord
 from evals._builders import record
 
 FEES, PARKING = "entity:page/fees", "entity:page/parking"
