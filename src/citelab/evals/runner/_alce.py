@@ -5,7 +5,9 @@ files that ALCE's ``eval.py`` and ``citelab score --format alce`` read.
 :func:`run_alce` sends every item's prompt to a model built by spec (``openai:<model>``,
 ``anthropic:<model>``, ``extractive``…): chat models get ALCE's system message before the
 prompt, as ``run.py`` does for its chat models; ``chat=False`` sends the prompt alone and
-stops at the first newline, as ``run.py`` does for completion models. Temperature, top-p and
+stops at the first newline, as ``run.py`` does for completion models (an
+``openai-completions:<model>`` spec, OpenAI's ``/v1/completions``, sends it as raw text and
+needs ``chat=False``). Temperature, top-p and
 the most new tokens go to the adapters that take them (OpenAI-compatible and Anthropic); a
 newline stop is also applied to the text received, so models that ignore stops (the offline
 ones) end where ALCE's would. Nothing watches the tokens, so the SDK adapters are asked for
@@ -62,6 +64,7 @@ __all__ = [
 ]
 
 _NEWLINE_STOPS = ["\n", "\n\n"]
+_COMPLETIONS = "openai-completions:"
 
 
 class AlceDecoding(BaseModel):
@@ -130,6 +133,11 @@ async def run_alce_async(
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     decoding = decoding or AlceDecoding()
+    if model.startswith(_COMPLETIONS) and decoding.chat:
+        raise ConfigError(
+            f"model {model!r} is a completions (non-chat) model: ALCE sends such models the "
+            "prompt alone (chat=False; citelab alce run --completion)"
+        )
     built = alce_prompts(load_alce_prompt_file(prompt_file), load_alce_eval(eval_file), settings)
     dataset = dataset_name or Path(eval_file).name.split("_")[0].removesuffix(".json")
     out = Path(out_dir)
@@ -244,7 +252,7 @@ def _decoding_options(model: str, decoding: AlceDecoding, given: dict[str, Any])
     """The model factory's keywords with ALCE's decoding, for the adapters that take it."""
     options = dict(given)
     extra: dict[str, Any] = dict(options.pop("options", None) or {})
-    if model.startswith("openai:"):
+    if model.startswith(("openai:", _COMPLETIONS)):
         extra.setdefault("top_p", decoding.top_p)
         extra.setdefault("max_tokens", decoding.max_new_tokens)
         if not decoding.chat:
