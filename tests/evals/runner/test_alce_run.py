@@ -238,7 +238,7 @@ def test_the_prompt_command_prints_one_json_object_a_line(
 def test_a_suite_puts_alces_prompt_beside_the_pipeline_scored_by_the_same_judge(
     files: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    from citelab.evals import run
+    from citelab.evals import rescore, run
 
     suite = tmp_path / "suite.toml"
     suite.write_text(
@@ -273,3 +273,11 @@ quick_test = 4
     assert {judge.judge_config["name"] for judge in result.judges()} == {"lexical"}
     # One scorer, one judge, both variants: the same judged metric covers both.
     assert set(scores["metric"]) == {"citation_recall", "citation_precision"}
+    # Rescored (no model runs), the answers with ALCE's prompt are read back from its files.
+    again = rescore(out, suite)
+    before = scores.sort_values(["variant", "dataset", "case_id", "metric"]).reset_index(drop=True)
+    after = again.scores.sort_values(["variant", "dataset", "case_id", "metric"])
+    assert after.reset_index(drop=True)[before.columns].equals(before)
+    written.unlink()
+    with pytest.raises(ConfigError, match=r"no ALCE result file for \[\[alce\]\] 'asqa'"):
+        rescore(out, suite)

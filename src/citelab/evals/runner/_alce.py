@@ -57,6 +57,7 @@ __all__ = [
     "ALCE_VARIANT",
     "AlceDecoding",
     "alce_dataset",
+    "alce_recorded_records",
     "alce_result_name",
     "alce_suite_records",
     "run_alce",
@@ -354,12 +355,7 @@ async def alce_suite_records(
     records = []
     for entry in suite.alce:
         prompt_file, eval_file = suite.alce_paths(entry)
-        decoding = AlceDecoding(
-            temperature=entry.temperature,
-            top_p=entry.top_p,
-            max_new_tokens=entry.max_new_tokens,
-            chat=entry.chat,
-        )
+        decoding = _entry_decoding(entry)
         for spec in models:
             path = await run_alce_async(
                 prompt_file,
@@ -370,7 +366,7 @@ async def alce_suite_records(
                 model_options=dict(spec.options),
                 out_dir=out / "alce",
                 dataset_name=entry.name,
-                tag=spec.name.replace(":", "_").replace("/", "_"),
+                tag=_tag(spec),
                 cache_dir=out / "cache" / "models",
                 cache=cache,
                 concurrency=concurrency,
@@ -378,6 +374,37 @@ async def alce_suite_records(
             )
             records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
     return records
+
+
+def alce_recorded_records(suite: Suite, models: Sequence[ModelSpec], out: Path) -> list[CaseRecord]:
+    """The records of :func:`alce_suite_records` read back from the result files a run wrote
+    under ``out/alce/`` (no model is asked; a missing file is a :class:`ConfigError`)."""
+    records = []
+    for entry in suite.alce:
+        for spec in models:
+            name = alce_result_name(entry.name, spec.spec, _tag(spec), entry.settings())
+            path = out / "alce" / f"{name}.json"
+            if not path.is_file():
+                raise ConfigError(
+                    f"{path}: no ALCE result file for [[alce]] {entry.name!r} and model "
+                    f"{spec.name!r} (run the suite first)"
+                )
+            decoding = _entry_decoding(entry)
+            records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
+    return records
+
+
+def _entry_decoding(entry: AlceEntry) -> AlceDecoding:
+    return AlceDecoding(
+        temperature=entry.temperature,
+        top_p=entry.top_p,
+        max_new_tokens=entry.max_new_tokens,
+        chat=entry.chat,
+    )
+
+
+def _tag(spec: ModelSpec) -> str:
+    return spec.name.replace(":", "_").replace("/", "_")
 
 
 def _drawn_indices(suite: Suite, entry: AlceEntry) -> list[int]:
