@@ -86,6 +86,14 @@ def test_the_alce_row_commands_run_as_written_against_serve_model(tmp_path: Path
         (tmp_path / "result" / "asqa-extractive-citelab-shot2-ndoc5-42.json").read_text()
     )
     assert [item["prompt"] for item in result["data"]] == [p["prompt"] for p in prompts]
+    completion = json.loads(
+        (tmp_path / "result" / "asqa-extractive-completion-shot2-ndoc5-42.json").read_text()
+    )
+    assert completion["args"]["model"] == "openai-completions:extractive"
+    assert completion["args"]["chat"] is False
+    outputs = [item["output"] for item in completion["data"]]
+    assert all(outputs)
+    assert not any("\n" in output for output in outputs)
     lines = done.stdout.splitlines()  # serve-model's and alce run's lines, then score's JSON
     metrics = json.loads("\n".join(lines[lines.index("{") :]))["metrics"]
     assert metrics["citation_recall_alce"]["answers"] == len(ITEMS)

@@ -36,6 +36,7 @@ def test_the_built_in_names_are_listed() -> None:
         "anthropic:<model>",
         "extractive",
         "judge",
+        "openai-completions:<model>",
         "openai:<model>",
         "perturbed",
         "scripted",
@@ -85,7 +86,7 @@ async def test_perturbed_wraps_a_named_inner_model() -> None:
             "gpt-9",
             {},
             "unknown model 'gpt-9'; known models: anthropic:<model>, extractive, judge, "
-            "openai:<model>",
+            "openai-completions:<model>, openai:<model>",
         ),
         ("extractive", {"max_serches": 2}, "bad options \\['max_serches'\\]"),
         ("extractive", {"max_sentences": 0}, "model 'extractive': ExtractiveModel"),

@@ -7,6 +7,7 @@ builds ``OpenAIModel("gpt-4o-mini")``). Options are the factory's keyword argume
     get_model("scripted", rounds=[{"text": "Hello."}])
     get_model("perturbed", inner="extractive", rates={"wrong": 0.2}, seed=7)
     get_model("openai:llama-3.1-8b", base_url="http://127.0.0.1:8000/v1")
+    get_model("openai-completions:llama-3.1-8b", base_url="http://127.0.0.1:8000/v1")
     get_model("anthropic:claude-sonnet-4-5", max_tokens=2048)
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 from citelab._errors import ConfigError
 from citelab._registry import Registry
 from citelab.models._types import Model
-from citelab.models.adapters import AnthropicModel, OpenAIModel
+from citelab.models.adapters import AnthropicModel, OpenAICompletionsModel, OpenAIModel
 from citelab.models.offline import ExtractiveModel, FaultRates, PerturbedModel, ScriptedModel
 
 __all__ = [
@@ -114,6 +115,13 @@ register_model(
     OpenAIModel,
     prefix=True,
     description="A chat model behind any OpenAI-compatible endpoint (openai:<its model name>).",
+)
+register_model(
+    "openai-completions",
+    OpenAICompletionsModel,
+    prefix=True,
+    description="A completion (non-chat) model behind any OpenAI-compatible /v1/completions "
+    "endpoint, sent the raw prompt (openai-completions:<its model name>).",
 )
 register_model(
     "anthropic",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests.evals.dataset.test_alce_prompt import ITEMS, PROMPT
 
-from citelab import ModelError
+from citelab import ConfigError, ModelError
 from citelab.cli import main
 from citelab.evals.dataset import (
     ALCE_SYSTEM_MESSAGE,
@@ -103,7 +103,7 @@ def _run(files: tuple[Path, Path], base_url: str, out: Path, **options: Any) -> 
     return run_alce(
         files[0],
         files[1],
-        "openai:alce-like",
+        options.pop("spec", "openai:alce-like"),
         SETTINGS,
         decoding,
         model_options={"base_url": base_url, "api_key": "none", "max_retries": 0, "timeout": 10},
@@ -150,6 +150,44 @@ def test_completion_mode_stops_at_the_newline_without_system_message(
     assert body["stop"] == ["\n", "\n\n"]
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     assert data[2]["output"] == " It is Question 3? [1]."
+
+
+def test_a_completions_model_gets_the_raw_prompt_with_alces_decoding(
+    files: tuple[Path, Path], served: Any, tmp_path: Path
+) -> None:
+    model, recorder, base_url = served
+    decoding = AlceDecoding(temperature=0.0, top_p=0.9, max_new_tokens=50, chat=False)
+    out = tmp_path / "result"
+    path = _run(files, base_url, out, decoding=decoding, spec="openai-completions:alce-like")
+    expected = alce_prompts(load_alce_prompt_file(files[0]), load_alce_eval(files[1]), SETTINGS)
+    assert sorted(body["prompt"] for body in recorder.bodies) == sorted(p for *_, p in expected)
+    assert all("messages" not in body for body in recorder.bodies)
+    assert {message_text(m[0]) for m in model.seen} == {p for *_, p in expected}
+    body = recorder.bodies[0]
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.0, 0.9, 50)
+    assert body["stop"] == ["\n", "\n\n"]
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    assert data[2]["output"] == " It is Question 3? [1]."
+    assert json.loads(path.read_text())["args"]["model"] == "openai-completions:alce-like"
+    with pytest.raises(ConfigError, match=r"completions \(non-chat\) model.*--completion"):
+        _run(files, base_url, out, spec="openai-completions:alce-like")
+
+
+def test_alce_run_sends_a_completions_model_the_raw_prompt(
+    files: tuple[Path, Path], served: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, recorder, base_url = served
+    options = json.dumps({"base_url": base_url, "max_retries": 0})
+    args = ["alce", "run", "--prompt-file", str(files[0]), "--eval-file", str(files[1])]
+    args += ["--shot", "2", "--ndoc", "3", "--seed", "7", "--out", str(tmp_path / "r")]
+    args += ["--model", "openai-completions:alce-like", "--model-options", options]
+    assert main([*args, "--no-progress"]) == 2
+    assert "--completion" in capsys.readouterr().err
+    assert main([*args, "--completion", "--no-progress"]) == 0
+    path = Path(capsys.readouterr().out.strip())
+    assert path.name == "asqa-alce-like-citelab-shot2-ndoc3-7.json"
+    assert all(body["stop"] == ["\n", "\n\n"] for body in recorder.bodies)
+    assert main(["score", str(path), "--format", "alce", "--json"]) == 0
 
 
 def test_an_interrupted_run_resumes_without_asking_again(
@@ -200,7 +238,7 @@ def test_the_prompt_command_prints_one_json_object_a_line(
 def test_a_suite_puts_alces_prompt_beside_the_pipeline_scored_by_the_same_judge(
     files: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    from citelab.evals import run
+    from citelab.evals import rescore, run
 
     suite = tmp_path / "suite.toml"
     suite.write_text(
@@ -235,3 +273,11 @@ quick_test = 4
     assert {judge.judge_config["name"] for judge in result.judges()} == {"lexical"}
     # One scorer, one judge, both variants: the same judged metric covers both.
     assert set(scores["metric"]) == {"citation_recall", "citation_precision"}
+    # Rescored (no model runs), the answers with ALCE's prompt are read back from its files.
+    again = rescore(out, suite)
+    before = scores.sort_values(["variant", "dataset", "case_id", "metric"]).reset_index(drop=True)
+    after = again.scores.sort_values(["variant", "dataset", "case_id", "metric"])
+    assert after.reset_index(drop=True)[before.columns].equals(before)
+    written.unlink()
+    with pytest.raises(ConfigError, match=r"no ALCE result file for \[\[alce\]\] 'asqa'"):
+        rescore(out, suite)

@@ -5,7 +5,9 @@ files that ALCE's ``eval.py`` and ``citelab score --format alce`` read.
 :func:`run_alce` sends every item's prompt to a model built by spec (``openai:<model>``,
 ``anthropic:<model>``, ``extractive``…): chat models get ALCE's system message before the
 prompt, as ``run.py`` does for its chat models; ``chat=False`` sends the prompt alone and
-stops at the first newline, as ``run.py`` does for completion models. Temperature, top-p and
+stops at the first newline, as ``run.py`` does for completion models (an
+``openai-completions:<model>`` spec, OpenAI's ``/v1/completions``, sends it as raw text and
+needs ``chat=False``). Temperature, top-p and
 the most new tokens go to the adapters that take them (OpenAI-compatible and Anthropic); a
 newline stop is also applied to the text received, so models that ignore stops (the offline
 ones) end where ALCE's would. Nothing watches the tokens, so the SDK adapters are asked for
@@ -55,6 +57,7 @@ __all__ = [
     "ALCE_VARIANT",
     "AlceDecoding",
     "alce_dataset",
+    "alce_recorded_records",
     "alce_result_name",
     "alce_suite_records",
     "run_alce",
@@ -62,6 +65,7 @@ __all__ = [
 ]
 
 _NEWLINE_STOPS = ["\n", "\n\n"]
+_COMPLETIONS = "openai-completions:"
 
 
 class AlceDecoding(BaseModel):
@@ -130,6 +134,11 @@ async def run_alce_async(
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     decoding = decoding or AlceDecoding()
+    if model.startswith(_COMPLETIONS) and decoding.chat:
+        raise ConfigError(
+            f"model {model!r} is a completions (non-chat) model: ALCE sends such models the "
+            "prompt alone (chat=False; citelab alce run --completion)"
+        )
     built = alce_prompts(load_alce_prompt_file(prompt_file), load_alce_eval(eval_file), settings)
     dataset = dataset_name or Path(eval_file).name.split("_")[0].removesuffix(".json")
     out = Path(out_dir)
@@ -244,7 +253,7 @@ def _decoding_options(model: str, decoding: AlceDecoding, given: dict[str, Any])
     """The model factory's keywords with ALCE's decoding, for the adapters that take it."""
     options = dict(given)
     extra: dict[str, Any] = dict(options.pop("options", None) or {})
-    if model.startswith("openai:"):
+    if model.startswith(("openai:", _COMPLETIONS)):
         extra.setdefault("top_p", decoding.top_p)
         extra.setdefault("max_tokens", decoding.max_new_tokens)
         if not decoding.chat:
@@ -346,12 +355,7 @@ async def alce_suite_records(
     records = []
     for entry in suite.alce:
         prompt_file, eval_file = suite.alce_paths(entry)
-        decoding = AlceDecoding(
-            temperature=entry.temperature,
-            top_p=entry.top_p,
-            max_new_tokens=entry.max_new_tokens,
-            chat=entry.chat,
-        )
+        decoding = _entry_decoding(entry)
         for spec in models:
             path = await run_alce_async(
                 prompt_file,
@@ -362,7 +366,7 @@ async def alce_suite_records(
                 model_options=dict(spec.options),
                 out_dir=out / "alce",
                 dataset_name=entry.name,
-                tag=spec.name.replace(":", "_").replace("/", "_"),
+                tag=_tag(spec),
                 cache_dir=out / "cache" / "models",
                 cache=cache,
                 concurrency=concurrency,
@@ -370,6 +374,37 @@ async def alce_suite_records(
             )
             records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
     return records
+
+
+def alce_recorded_records(suite: Suite, models: Sequence[ModelSpec], out: Path) -> list[CaseRecord]:
+    """The records of :func:`alce_suite_records` read back from the result files a run wrote
+    under ``out/alce/`` (no model is asked; a missing file is a :class:`ConfigError`)."""
+    records = []
+    for entry in suite.alce:
+        for spec in models:
+            name = alce_result_name(entry.name, spec.spec, _tag(spec), entry.settings())
+            path = out / "alce" / f"{name}.json"
+            if not path.is_file():
+                raise ConfigError(
+                    f"{path}: no ALCE result file for [[alce]] {entry.name!r} and model "
+                    f"{spec.name!r} (run the suite first)"
+                )
+            decoding = _entry_decoding(entry)
+            records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
+    return records
+
+
+def _entry_decoding(entry: AlceEntry) -> AlceDecoding:
+    return AlceDecoding(
+        temperature=entry.temperature,
+        top_p=entry.top_p,
+        max_new_tokens=entry.max_new_tokens,
+        chat=entry.chat,
+    )
+
+
+def _tag(spec: ModelSpec) -> str:
+    return spec.name.replace(":", "_").replace("/", "_")
 
 
 def _drawn_indices(suite: Suite, entry: AlceEntry) -> list[int]:

@@ -41,7 +41,7 @@ from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
-from citelab.evals.runner._alce import alce_dataset, alce_suite_records
+from citelab.evals.runner._alce import alce_dataset, alce_recorded_records, alce_suite_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import Suite, load_suite
@@ -261,12 +261,14 @@ def rescore(
     label_map: Mapping[str, str] | None = None,
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
+    The answers made with ALCE's prompt are read back from the run's ALCE result files.
 
     ``executor``, ``address`` and ``workers`` say where the scorers run (see :class:`RunOptions`);
     ``judge_cards``, ``allow_in_sample``, ``labels`` and ``label_map`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
+    plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
     cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
     label_set = _labels(suite, labels, label_map)
     out = Path(out_dir)
@@ -277,6 +279,7 @@ def rescore(
         recorded = read_records(out / _RECORDS)
         # In the plan's order, as a run gives them: the tables and intervals come out the same.
         records = [recorded[unit.key] for unit in plan.units if unit.key in recorded]
+        records += alce_recorded_records(suite, plan.models, out)
         scored = backend.score(scoring, records)
         config = {
             **_static_config(plan, records),

@@ -3,6 +3,8 @@
 Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions`` (JSON, or
 Server-Sent Events ending with ``data: [DONE]`` when ``"stream": true``; tool calls included;
 ``usage`` in the answer, and in a last chunk when ``stream_options.include_usage`` asks),
+``POST /v1/completions`` (OpenAI's non-chat completions: the prompt as one user message, cut
+at ``stop``),
 OpenAI's ``POST /v1/responses`` (the Responses API, streamed or not, ``usage`` included; see
 :mod:`citelab.models.adapters._responses_wire`), and Anthropic's ``POST /v1/messages`` (JSON, or its
 named stream events; ``tool_use`` and ``tool_result`` blocks; ``document`` blocks answered
@@ -72,6 +74,7 @@ from citelab.models.adapters import (
 
 __all__ = [
     "ChatRequest",
+    "CompletionRequest",
     "RunningServer",
     "base_url",
     "build_app",
@@ -112,6 +115,34 @@ class ChatRequest(BaseModel):
         return [_joined(message) for message in value]
 
 
+class CompletionRequest(BaseModel):
+    """The part of a (non-chat) completions request this server honours (others are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    """Must be the served model's name."""
+    prompt: str | list[str]
+    """The raw text, sent to the model as one user message (a list: exactly one prompt)."""
+    stop: str | list[str] | None = None
+    """The answer is cut before the first of these strings, as the OpenAI API does."""
+    stream: bool = False
+    """Answer as Server-Sent Events."""
+    seed: int | None = None
+    """Passed to the model."""
+
+    def text(self) -> str:
+        if isinstance(self.prompt, str):
+            return self.prompt
+        if len(self.prompt) != 1:
+            raise InvalidInput(f"prompt: give one prompt, not {len(self.prompt)}")
+        return self.prompt[0]
+
+    def stops(self) -> list[str]:
+        given = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+        return [stop for stop in given if stop]
+
+
 def _joined(message: Any) -> Any:
     if isinstance(message, dict) and isinstance(message.get("content"), list):
         parts = message["content"]
@@ -128,6 +159,7 @@ def build_app(model: Model, *, latency_ms: float = 0.0) -> Starlette:
             Route("/v1/models", endpoint.list_models, methods=["GET"]),
             Route("/v1/models/{model_id:path}", endpoint.get_model, methods=["GET"]),
             Route("/v1/chat/completions", endpoint.chat_completions, methods=["POST"]),
+            Route("/v1/completions", endpoint.completions, methods=["POST"]),
             Route("/v1/responses", endpoint.responses, methods=["POST"]),
             Route("/v1/messages", endpoint.messages, methods=["POST"]),
         ]
@@ -173,6 +205,33 @@ class _Endpoint:
             return JSONResponse(_completion(self.model.name, turn, usage))
 
         return await self._answer(deltas, began, streamed if chat.stream else None, whole, _OPENAI)
+
+    async def completions(self, request: Request) -> Response:
+        """OpenAI's (non-chat) completions API (``POST /v1/completions``): the prompt as one
+        user message, the answer cut at the first ``stop``; a stream is written once the
+        answer is whole (the cut needs it), as one text chunk and one finish chunk."""
+        began = time.perf_counter()
+        try:
+            asked = CompletionRequest.model_validate(json.loads(await request.body()))
+            messages: list[Message] = [{"role": "user", "content": asked.text()}]
+        except ValueError as exc:  # invalid JSON, or pydantic's ValidationError
+            return _error(400, _describe(exc), "invalid_request_error")
+        except InvalidInput as exc:
+            return _error(400, str(exc), "invalid_request_error")
+        if asked.model != self.model.name:
+            return self._unknown_model(asked.model)
+        usage = usage_of(messages, None)
+        deltas = self.model.stream(messages, seed=asked.seed)
+
+        def whole(turn: ModelTurn) -> Response:
+            text, reason = _cut(turn, asked.stops())
+            usage.add_output(text)
+            body = _text_completion(self.model.name, text, reason)
+            if asked.stream:
+                return _event_stream(_completion_events(body))
+            return JSONResponse({**body, "usage": usage.chat()})
+
+        return await self._answer(deltas, began, None, whole, _OPENAI)
 
     async def messages(self, request: Request) -> Response:
         """Anthropic's Messages API (``POST /v1/messages``), streamed or not, tools and
@@ -454,6 +513,31 @@ def _completion(model: str, turn: ModelTurn, usage: Usage) -> dict[str, Any]:
         ],
         "usage": usage.chat(),
     }
+
+
+def _cut(turn: ModelTurn, stops: list[str]) -> tuple[str, str]:
+    """The turn's text before its first stop string, and the finish reason."""
+    ends = [i for i in (turn.text.find(stop) for stop in stops) if i >= 0]
+    if ends:
+        return turn.text[: min(ends)], "stop"
+    return turn.text, "length" if turn.finish_reason == "length" else "stop"
+
+
+def _text_completion(model: str, text: str, reason: str) -> dict[str, Any]:
+    return {
+        "id": f"cmpl-{uuid.uuid4().hex}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "text": text, "finish_reason": reason, "logprobs": None}],
+    }
+
+
+async def _completion_events(body: dict[str, Any]) -> AsyncIterator[str]:
+    (choice,) = body["choices"]
+    yield sse_event(compact_json({**body, "choices": [{**choice, "finish_reason": None}]}))
+    yield sse_event(compact_json({**body, "choices": [{**choice, "text": ""}]}))
+    yield sse_event("[DONE]")
 
 
 def _error(status: int, message: str, kind: str, *, code: str | None = None) -> Response:
