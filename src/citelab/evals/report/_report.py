@@ -547,18 +547,18 @@ def comparison_intro(comparison: Any) -> str:
         turns = run.turns
         suite = run.config.get("suite") or {}
         rows.append(
-            f"<tr><td>{_swatch(colors[label])}{_e(label)}</td><td><code>{_e(folder)}</code></td>"
-            f"<td>{_e(suite.get('name', ''))}</td>"
-            f"<td>{_e(', '.join(sorted(set(turns['model']))))}</td>"
-            f"<td>{_e(', '.join(sorted(set(turns['variant']))))}</td>"
-            f'<td class="num">{len(turns[["dataset", "case_id"]].drop_duplicates())}</td>'
-            f'<td class="num">{int(turns["error"].notna().sum())}</td></tr>'
+            [
+                Safe(_swatch(colors[label]) + _e(label)),
+                Safe(f"<code>{_e(folder)}</code>"),
+                suite.get("name", ""),
+                ", ".join(sorted(set(turns["model"]))),
+                ", ".join(sorted(set(turns["variant"]))),
+                Cell(len(turns[["dataset", "case_id"]].drop_duplicates()), cls="num"),
+                Cell(int(turns["error"].notna().sum()), cls="num"),
+            ]
         )
-    head = (
-        "<tr><th>run</th><th>folder</th><th>suite</th><th>models</th><th>variants</th>"
-        "<th>cases</th><th>failed turns</th></tr>"
-    )
-    table = f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+    head = ["run", "folder", "suite", "models", "variants", "cases", "failed turns"]
+    table = f"<h2>Runs compared</h2>{html_table(head, rows)}"
     if len(comparison.labels) != 2:
         return table + _many_runs_note(comparison)
     a, b = comparison.labels
