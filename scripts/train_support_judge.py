@@ -35,7 +35,8 @@ must match), without training again.
 scored by a model trained without that claim), the input a judge card on WiCE dev needs.
 
 Deterministic: the same data, seed list and library versions give the same file (but its date).
-Needs scikit-learn (a dev dependency); the judge itself needs only the standard library.
+Needs scikit-learn (a dev dependency) for the fits; κ, AUC and the bootstrap's draws are
+:mod:`citelab.evals._stats`', as a card's are. The judge itself needs only the standard library.
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
+from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
 from citelab.evals import LexicalJudge
+from citelab.evals._stats import auc, cohen_kappa, resample_indices
 from citelab.evals.judges._support_model import (
     DEFAULT_MODEL,
     FEATURES,
@@ -163,7 +165,7 @@ def kappa_threshold(label: np.ndarray, score: np.ndarray) -> float:
     """The threshold (a midpoint between two scores) with the highest κ; lowest on ties."""
     values = np.unique(score)
     candidates = (values[:-1] + values[1:]) / 2 if len(values) > 1 else values
-    kappas = [cohen_kappa_score(label, score >= t) for t in candidates]
+    kappas = [float(cohen_kappa(label, score >= t)) for t in candidates]
     return float(candidates[int(np.argmax(kappas))])
 
 
@@ -235,13 +237,13 @@ def inner_auc(data: Data, seed: int, features: Sequence[str]) -> float:
         scores[test] = fit(data.take(train), features).probability(data.x[test])
     label, best, source = unit_scores(data, scores)
     wice = source == "wice"
-    return float(roc_auc_score(label[wice], best[wice]))
+    return float(auc(label[wice], best[wice]))
 
 
 def metrics(label: np.ndarray, score: np.ndarray, verdict: np.ndarray) -> dict[str, float]:
     return {
-        "kappa": float(cohen_kappa_score(label, verdict)),
-        "auc": float(roc_auc_score(label, score)) if 0 < label.sum() < len(label) else np.nan,
+        "kappa": float(cohen_kappa(label, verdict)),
+        "auc": float(auc(label, score)),
         "accuracy": float(np.mean(label == verdict)),
         "macro_f1": float(f1_score(label, verdict, average="macro")),
         "says_yes": float(np.mean(verdict)),
@@ -252,10 +254,8 @@ def bootstrap(
     label: np.ndarray, score: np.ndarray, verdict: np.ndarray, seed: int, rounds: int
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals over units resampled with replacement."""
-    rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {}
-    for _ in range(rounds):
-        pick = rng.integers(0, len(label), len(label))
+    for pick in resample_indices(len(label), rounds, np.random.default_rng(seed)):
         if 0 < label[pick].sum() < len(pick):
             for key, value in metrics(label[pick], score[pick], verdict[pick]).items():
                 draws.setdefault(key, []).append(value)

@@ -1,7 +1,13 @@
-"""Estimates of a labelled share: from people's labels alone, and from labels and a judge
-together (prediction-powered inference, power-tuned: PPI++, Angelopoulos et al. 2023).
+"""citelab's statistics, each in one place: estimates of a labelled share from people's labels
+and a judge's predictions (PPI++), Wilson's and normal intervals, percentile bootstrap
+resampling over cases (plain, or paired by summing several per-case columns over the same
+draws, drawn in blocks so a large run never holds its whole index matrix), and agreement
+figures between a judge and people (Cohen's κ, the Mann-Whitney AUC), vectorised over
+resamples. Cards, result tables, corrected intervals and the support judge's training script
+all ask here, so a resample drawn with one seed is the same everywhere.
 
-A population of units (a variant's statements or citations under one model) has a judge's
+Prediction-powered inference (power-tuned: PPI++, Angelopoulos et al. 2023): a population of
+units (a variant's statements or citations under one model) has a judge's
 prediction ``f`` for every unit — its score in ``[0, 1]`` where it has one, else its 0/1
 verdict — and a person's label ``y`` for a sample of them. The share ``θ`` of units people
 call supported is estimated as::
@@ -37,12 +43,18 @@ __all__ = [
     "Estimate",
     "EstimateMethod",
     "Population",
+    "auc",
+    "cohen_kappa",
     "difference",
+    "kappa_of_counts",
     "labels_for_width",
     "labels_only",
     "normal_quantile",
+    "percentile_interval",
     "ppi_difference",
     "ppi_mean",
+    "resample_indices",
+    "resampled_sums",
     "wilson_interval",
 ]
 
@@ -463,3 +475,105 @@ def labels_for_width(
         return None
     spread = estimate.se * math.sqrt(estimate.labels)
     return max(MIN_LABELS, math.ceil((normal_quantile(confidence) * spread / half_width) ** 2))
+
+
+# Resampling: the percentile bootstrap over cases.
+
+_BLOCK = 250_000
+"""Case indices drawn at once by :func:`resampled_sums` (about 2 MB of int64)."""
+
+
+def resample_indices(size: int, resamples: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """``resamples`` × ``size`` indices drawn with replacement: one bootstrap resample a row.
+
+    Drawing the rows in several calls gives the same numbers in the same order (numpy's
+    generators hand out bounded integers one after another), which :func:`resampled_sums`
+    relies on to draw in blocks."""
+    draws: NDArray[np.int64] = rng.integers(0, size, size=(resamples, size))
+    return draws
+
+
+def resampled_sums(
+    columns: ArrayLike, rng: np.random.Generator, resamples: int
+) -> NDArray[np.float64]:
+    """Per resample, the sum of each row of ``columns`` (one row per per-case quantity, one
+    column per case) over cases drawn with replacement, the same cases for every row (so a
+    ratio or a difference of rows is paired). Shape ``(rows, resamples)``.
+
+    The draws are those of :func:`resample_indices` with ``rng``, taken a block of at most
+    :data:`_BLOCK` indices at a time: 10,000 cases × 1,000 resamples never hold an 80 MB
+    index matrix."""
+    values = np.atleast_2d(np.asarray(columns, dtype=float))
+    rows, count = values.shape
+    sums = np.empty((rows, resamples))
+    if count == 0:
+        sums.fill(0.0)
+        return sums
+    block = max(1, _BLOCK // count)
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        draws = resample_indices(count, stop - start, rng)
+        for row in range(rows):
+            sums[row, start:stop] = np.take(values[row], draws).sum(axis=1)
+    return sums
+
+
+def percentile_interval(samples: ArrayLike, confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap ``samples`` (NaN samples dropped; NaN, NaN when
+    none is left)."""
+    values = np.asarray(samples, dtype=float)
+    kept = values[~np.isnan(values)]
+    if kept.size == 0:
+        return (float("nan"), float("nan"))
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(kept, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+# Agreement between a judge's verdicts (or scores) and people's labels.
+
+
+def kappa_of_counts(
+    true_yes: ArrayLike, false_yes: ArrayLike, false_no: ArrayLike, true_no: ArrayLike
+) -> NDArray[np.float64]:
+    """Cohen's κ from confusion counts (elementwise: one value, or one per resample); NaN
+    when chance agreement is certain (both raters always say one thing)."""
+    tp, fp, fn, tn = (np.asarray(c, dtype=float) for c in (true_yes, false_yes, false_no, true_no))
+    n = tp + fp + fn + tn
+    observed = (tp + tn) / n
+    chance = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa: NDArray[np.float64] = np.where(
+            chance < 1.0, (observed - chance) / (1.0 - chance), np.nan
+        )
+    return kappa
+
+
+def cohen_kappa(truth: ArrayLike, verdict: ArrayLike) -> NDArray[np.float64]:
+    """Cohen's κ of two yes/no raters along the last axis (see :func:`kappa_of_counts`)."""
+    t, v = np.asarray(truth, dtype=bool), np.asarray(verdict, dtype=bool)
+    return kappa_of_counts(
+        np.sum(t & v, axis=-1),
+        np.sum(~t & v, axis=-1),
+        np.sum(t & ~v, axis=-1),
+        np.sum(~t & ~v, axis=-1),
+    )
+
+
+def auc(truth: ArrayLike, score: ArrayLike) -> NDArray[np.float64]:
+    """The Mann-Whitney AUC of ``score`` for ``truth`` along the last axis (ties count
+    half); NaN without both classes."""
+    from scipy.stats import rankdata  # scipy.stats takes a while to import; few callers need it
+
+    t = np.asarray(truth, dtype=bool)
+    positives = t.sum(axis=-1).astype(float)
+    negatives = t.shape[-1] - positives
+    ranks = rankdata(np.asarray(score, dtype=float), axis=-1)
+    sum_ranks = np.sum(np.where(t, ranks, 0.0), axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value: NDArray[np.float64] = np.where(
+            (positives > 0) & (negatives > 0),
+            (sum_ranks - positives * (positives + 1) / 2) / (positives * negatives),
+            np.nan,
+        )
+    return value

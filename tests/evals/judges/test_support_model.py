@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from citelab._errors import ConfigError, InvalidInput
+from citelab.evals._stats import cohen_kappa
 from citelab.evals.judges._support_model import (
     DEFAULT_MODEL,
     FEATURES,
@@ -380,18 +381,10 @@ def test_on_wice_dev_the_shipped_judge_beats_the_lexical_one(judge: TrainedLexic
         entry[1] |= judge.supports(item["claim"], evidence)
         entry[2] |= lexical.supports(item["claim"], evidence)
     assert len(best) == 349
-    trained, plain = (_kappa([(v[0], v[i]) for v in best.values()]) for i in (1, 2))
+    truth = [v[0] for v in best.values()]
+    trained, plain = (float(cohen_kappa(truth, [v[i] for v in best.values()])) for i in (1, 2))
     assert trained > plain + 0.05
     assert trained > 0.4
-
-
-def _kappa(pairs: list[tuple[bool, bool]]) -> float:
-    n = len(pairs)
-    observed = sum(a == b for a, b in pairs) / n
-    yes_truth = sum(a for a, _ in pairs) / n
-    yes_judge = sum(b for _, b in pairs) / n
-    expected = yes_truth * yes_judge + (1 - yes_truth) * (1 - yes_judge)
-    return (observed - expected) / (1 - expected)
 
 
 def test_the_readme_shows_the_figures_the_training_script_wrote() -> None:

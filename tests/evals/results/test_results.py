@@ -147,17 +147,17 @@ def test_bootstrap_interval_drawn_in_blocks_equals_one_whole_draw(
     count: int, block: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Drawing the resamples a block at a time gives the interval of one whole draw."""
-    import citelab.evals.results._results as results
+    from citelab.evals import _stats
 
     rng = np.random.default_rng(count)
     numerators = rng.integers(0, 3, count).astype(float)
     denominators = rng.integers(0, 4, count).astype(float)
 
-    monkeypatch.setattr(results, "_BOOTSTRAP_BLOCK", 10**12)  # one whole draw, as before
+    monkeypatch.setattr(_stats, "_BLOCK", 10**12)  # one whole draw, as before
     expected = bootstrap_interval(numerators, denominators, np.random.default_rng(7), resamples=300)
     assert all(math.isfinite(bound) for bound in expected)
 
-    monkeypatch.setattr(results, "_BOOTSTRAP_BLOCK", block)
+    monkeypatch.setattr(_stats, "_BLOCK", block)
     got = bootstrap_interval(numerators, denominators, np.random.default_rng(7), resamples=300)
     assert got == expected
 

@@ -200,6 +200,9 @@ def test_an_interrupted_run_resumes_without_asking_again(
         _run(files, base_url, out, cache=False, concurrency=1)
     partial = out / "asqa-alce-like-citelab-shot2-ndoc3-7.partial.jsonl"
     assert len(partial.read_text(encoding="utf-8").splitlines()) == 3
+    # An interruption can cut the last line short; a line may lack a field: both asked again.
+    with partial.open("a", encoding="utf-8") as file:
+        file.write('["not", "an entry"]\n{"key": "cut sh')
     asked = len(model.seen)
     model.failing = set()
     path = _run(files, base_url, out, cache=False, concurrency=1)

@@ -1,5 +1,6 @@
-"""The statistics of a judge card: agreement figures from a confusion matrix, the AUC of a
-score, percentile bootstrap intervals over claims, and the threshold sweep.
+"""The figures of a judge card: agreement figures from a confusion matrix, the AUC of a
+score and percentile bootstrap intervals over claims (κ, AUC, resampling and intervals from
+:mod:`citelab.evals._stats`), and the threshold sweep.
 
 Everything is computed from four counts per bootstrap resample (vectorised over resamples),
 so a thousand resamples of a few hundred claims cost little. Undefined values (a share of
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from citelab.evals._stats import auc, kappa_of_counts, percentile_interval, resample_indices
 from citelab.evals.cards._card_schema import (
     AgreementFigures,
     Confusion,
@@ -44,8 +46,7 @@ class Claims:
 
 def bootstrap_draws(size: int, resamples: int, seed: int) -> np.ndarray:
     """``resamples`` × ``size`` claim indices drawn with replacement (seeded)."""
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, size, size=(resamples, size))
+    return resample_indices(size, resamples, np.random.default_rng(seed))
 
 
 def _counts(truth: np.ndarray, verdict: np.ndarray) -> dict[str, np.ndarray]:
@@ -73,9 +74,6 @@ def _figures(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     tp, fp, fn, tn = (c[k].astype(float) for k in ("tp", "fp", "fn", "tn"))
     n = tp + fp + fn + tn
     observed = (tp + tn) / n
-    chance = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / (n * n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = np.where(chance < 1.0, (observed - chance) / (1.0 - chance), np.nan)
     return {
         "says_yes": (tp + fp) / n,
         "accuracy": observed,
@@ -84,24 +82,8 @@ def _figures(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "ppv": _share(tp, tp + fp),
         "npv": _share(tn, tn + fn),
         "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
-        "kappa": kappa,
+        "kappa": kappa_of_counts(tp, fp, fn, tn),
     }
-
-
-def _auc(truth: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Mann-Whitney AUC along the last axis (ties count half); NaN without both classes."""
-    from scipy.stats import rankdata  # scipy.stats takes a while to import; cards only need it
-
-    positives = truth.sum(axis=-1).astype(float)
-    negatives = truth.shape[-1] - positives
-    ranks = rankdata(score, axis=-1)
-    sum_ranks = np.sum(np.where(truth, ranks, 0.0), axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(
-            (positives > 0) & (negatives > 0),
-            (sum_ranks - positives * (positives + 1) / 2) / (positives * negatives),
-            np.nan,
-        )
 
 
 def _none(value: float) -> float | None:
@@ -109,11 +91,8 @@ def _none(value: float) -> float | None:
 
 
 def _interval(samples: np.ndarray) -> tuple[float | None, float | None]:
-    kept = samples[~np.isnan(samples)]
-    if kept.size == 0:
-        return None, None
-    low, high = np.percentile(kept, [2.5, 97.5])
-    return float(low), float(high)
+    low, high = percentile_interval(samples)
+    return _none(low), _none(high)
 
 
 def _estimate(value: float, samples: np.ndarray) -> Estimate:
@@ -146,10 +125,10 @@ def agreement(claims: Claims, draws: np.ndarray) -> AgreementFigures:
             count=int(sum(counts[k] for k in counted)),
             of=int(sum(counts[k] for k in of)),
         )
-    auc = None
+    area = None
     if claims.score is not None:
-        value = float(_auc(claims.truth, claims.score))
-        auc = _estimate(value, _auc(claims.truth[draws], claims.score[draws]))
+        value = float(auc(claims.truth, claims.score))
+        area = _estimate(value, auc(claims.truth[draws], claims.score[draws]))
     return AgreementFigures(
         claims=len(claims),
         supported=int(claims.truth.sum()),
@@ -161,7 +140,7 @@ def agreement(claims: Claims, draws: np.ndarray) -> AgreementFigures:
         ),
         macro_f1=_estimate(point["macro_f1"], samples["macro_f1"]),
         kappa=_estimate(point["kappa"], samples["kappa"]),
-        auc=auc,
+        auc=area,
         **rates,
     )
 
@@ -174,7 +153,7 @@ def difference(first: Claims, second: Claims, draws: np.ndarray, figure: str) ->
         truth = claims.truth[index]
         if figure == "auc":
             assert claims.score is not None
-            return _auc(truth, claims.score[index])
+            return auc(truth, claims.score[index])
         return _figures(_counts(truth, claims.verdict[index]))[figure]
 
     whole = slice(None)

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from citelab._errors import CitelabError, ConfigError, InvalidInput
+from citelab._jsonl import json_lines
 from citelab._registry import Registry, import_attr
 from citelab.contract import parse_markers
 from citelab.evals.external._urls import PagePassages
@@ -431,19 +432,17 @@ def to_answers(
 
 
 def _parse_file(raw: str, where: str) -> Any:
+    """One JSON document, else JSON Lines (through :func:`citelab._jsonl.json_lines`)."""
     try:
         return json.loads(raw)
     except json.JSONDecodeError as whole:
-        lines = [(n, line) for n, line in enumerate(raw.splitlines(), start=1) if line.strip()]
-        if len(lines) < 2:
+        records, problems = json_lines(raw.splitlines())
+        if len(records) + len(problems) < 2:
             raise InvalidInput(f"{where}: not JSON: {whole}") from whole
-        records = []
-        for number, line in lines:
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{where}: line {number}: not JSON: {exc}") from exc
-        return records
+        if problems:
+            number, problem = problems[0]
+            raise InvalidInput(f"{where}: line {number}: not JSON: {problem}") from whole
+        return [record for _, record in records]
 
 
 def _check_unique(ids: list[str], where: str) -> None:

@@ -10,12 +10,12 @@ names, notes — is HTML-escaped.
 from __future__ import annotations
 
 import base64
-import html
 import json
 from typing import Any
 
 from citelab.evals.cards import AgreementFigures, CardData, Estimate
 from citelab.evals.report._card_plot import card_figure, figure_svg
+from citelab.evals.report._html import escape as _e
 
 __all__ = ["card_fragment", "card_page"]
 
@@ -44,10 +44,6 @@ _FIGURES = (
     ("ppv", "PPV (precision)"),
     ("npv", "NPV"),
 )
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _num(value: float | None) -> str:

@@ -8,13 +8,13 @@ user gave: all of it is escaped.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from citelab.evals.report._html import escape as _e
 from citelab.evals.results import JudgedMetric, card_view
 
 __all__ = [
@@ -28,10 +28,6 @@ __all__ = [
     "label_step",
     "labelled_html",
 ]
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _kappa(judge: JudgedMetric) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import csv
 import dataclasses
-import html
 import io
 import json
 import math
@@ -36,6 +35,9 @@ import pandas as pd
 from citelab.evals.report._case_browser import case_browser_parts, static_text
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.report._glossary import metric_glossary
+from citelab.evals.report._html import Cell, Safe
+from citelab.evals.report._html import escape as _e
+from citelab.evals.report._html import table as html_table
 from citelab.evals.report._judges import WARNING_MARK, judge_line
 from citelab.evals.report._judges import corrected_html as _corrected_html
 from citelab.evals.report._judges import judges_html as _judges_html
@@ -255,10 +257,6 @@ def _has_pyarrow() -> bool:
 
 
 # --- HTML ------------------------------------------------------------------------------------
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 _STYLE = """
@@ -549,18 +547,18 @@ def comparison_intro(comparison: Any) -> str:
         turns = run.turns
         suite = run.config.get("suite") or {}
         rows.append(
-            f"<tr><td>{_swatch(colors[label])}{_e(label)}</td><td><code>{_e(folder)}</code></td>"
-            f"<td>{_e(suite.get('name', ''))}</td>"
-            f"<td>{_e(', '.join(sorted(set(turns['model']))))}</td>"
-            f"<td>{_e(', '.join(sorted(set(turns['variant']))))}</td>"
-            f'<td class="num">{len(turns[["dataset", "case_id"]].drop_duplicates())}</td>'
-            f'<td class="num">{int(turns["error"].notna().sum())}</td></tr>'
+            [
+                Safe(_swatch(colors[label]) + _e(label)),
+                Safe(f"<code>{_e(folder)}</code>"),
+                suite.get("name", ""),
+                ", ".join(sorted(set(turns["model"]))),
+                ", ".join(sorted(set(turns["variant"]))),
+                Cell(len(turns[["dataset", "case_id"]].drop_duplicates()), cls="num"),
+                Cell(int(turns["error"].notna().sum()), cls="num"),
+            ]
         )
-    head = (
-        "<tr><th>run</th><th>folder</th><th>suite</th><th>models</th><th>variants</th>"
-        "<th>cases</th><th>failed turns</th></tr>"
-    )
-    table = f"<h2>Runs compared</h2><table>{head}{''.join(rows)}</table>"
+    head = ["run", "folder", "suite", "models", "variants", "cases", "failed turns"]
+    table = f"<h2>Runs compared</h2>{html_table(head, rows)}"
     if len(comparison.labels) != 2:
         return table + _many_runs_note(comparison)
     a, b = comparison.labels
@@ -610,19 +608,20 @@ def _errors_html(result: EvalResult) -> str:
     if errors.empty:
         return ""
     failed, total = int(errors["count"].sum()), len(result.turns)
-    rows = "".join(
-        f'<tr><td class="num">{int(r["count"])}</td><td>{_e(r["first_message"])}</td>'
-        f"<td>{_e(r['variant'])} · {_e(r['model'])} · {_e(r['dataset'])}/"
-        f"{_e(r['case_id'])} turn {_e(r['turn'])}</td></tr>"
+    rows = [
+        [
+            Cell(int(r["count"]), cls="num"),
+            r["first_message"],
+            f"{r['variant']} · {r['model']} · {r['dataset']}/{r['case_id']} turn {r['turn']}",
+        ]
         for r in errors.to_dict("records")
-    )
+    ]
     return (
         '<section class="errors"><h2>Errors</h2>'
         f"<p><b>{failed} of {total} turns failed</b>; they are scored as nothing, so every "
         "value below leaves them out. Fix the cause and run again: failed cases are run "
         "again on resume.</p>"
-        "<table><tr><th>turns</th><th>first message</th><th>first in</th></tr>"
-        f"{rows}</table></section>"
+        f"{html_table(['turns', 'first message', 'first in'], rows)}</section>"
     )
 
 
@@ -708,12 +707,14 @@ def _variants_html(result: EvalResult, colors: dict[str, str]) -> str:
         if name in same:
             note = (note + " " if note else "") + same[name]
         rows.append(
-            f"<tr><td>{_swatch(colors.get(name))}{_e(name)}</td>"
-            f"<td>{_e(info.get('description') or '')}</td><td><code>{_e(overrides)}</code></td>"
-            f'<td class="note">{_e(note)}</td></tr>'
+            [
+                Safe(_swatch(colors.get(name)) + _e(name)),
+                info.get("description") or "",
+                Safe(f"<code>{_e(overrides)}</code>"),
+                Cell(note, cls="note"),
+            ]
         )
-    head = "<tr><th>variant</th><th>description</th><th>overrides</th><th>note</th></tr>"
-    return f"<table>{head}{''.join(rows)}</table>"
+    return html_table(["variant", "description", "overrides", "note"], rows)
 
 
 def _same_as_baseline(result: EvalResult) -> dict[str, str]:

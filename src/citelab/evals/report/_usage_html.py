@@ -3,12 +3,13 @@ what it cost where the run was given a price (:meth:`EvalResult.usage`)."""
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Hashable, Mapping
 
 import pandas as pd
 
+from citelab.evals.report._html import escape
+from citelab.evals.report._html import table as html_table
 from citelab.evals.results import EvalResult
 
 __all__ = ["usage_html"]
@@ -20,17 +21,25 @@ def usage_html(result: EvalResult) -> str:
     table = result.usage()
     if table.empty:
         return ""
-    rows = "".join(_row(row) for row in table.to_dict("records"))
-    head = (
-        "<tr><th>variant</th><th>model</th><th>turns</th><th>input tokens</th>"
-        "<th>output tokens</th><th>tokens per turn</th><th>price (US$ per M in / out)</th>"
-        "<th>cost (US$)</th><th>per turn</th></tr>"
-    )
+    rows = [_row(row) for row in table.to_dict("records")]
     return (
         '<section class="citelab-usage"><h2>Tokens and cost</h2>'
-        f'<p class="muted">{html.escape(_note(table))}</p>'
-        f"<table>{head}{rows}</table></section>"
+        f'<p class="muted">{escape(_note(table))}</p>'
+        f"{html_table(_HEADERS, rows)}</section>"
     )
+
+
+_HEADERS = (
+    "variant",
+    "model",
+    "turns",
+    "input tokens",
+    "output tokens",
+    "tokens per turn",
+    "price (US$ per M in / out)",
+    "cost (US$)",
+    "per turn",
+)
 
 
 def _note(table: pd.DataFrame) -> str:
@@ -49,7 +58,7 @@ def _note(table: pd.DataFrame) -> str:
     return " ".join(parts)
 
 
-def _row(row: Mapping[Hashable, object]) -> str:
+def _row(row: Mapping[Hashable, object]) -> list[str]:
     mark = " *" if row["estimated"] else ""
     price = (
         f"{_number(row['price_input'])} / {_number(row['price_output'])}"
@@ -67,7 +76,7 @@ def _row(row: Mapping[Hashable, object]) -> str:
         _money(row["cost_usd"]),
         _money(row["cost_per_turn_usd"]),
     ]
-    return "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>"
+    return cells
 
 
 def _known(value: object) -> bool:

@@ -32,6 +32,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from citelab._errors import InvalidInput
+from citelab.evals._stats import percentile_interval, resampled_sums
 from citelab.evals.cards import JudgeCard, card_for, judge_label, same_judge
 from citelab.evals.judges import Judge
 from citelab.evals.scorers import CitationPrecision, CitationRecall, Scorer
@@ -309,10 +310,6 @@ def rogan_gladen(
     return min(max(corrected, 0.0), judged_share)
 
 
-_BLOCK = 100
-"""Resamples drawn at once in :func:`corrected_interval` (even: see there)."""
-
-
 def corrected_interval(
     per_case: tuple[np.ndarray, np.ndarray, np.ndarray],
     confusion: tuple[int, int, int, int],
@@ -327,16 +324,7 @@ def corrected_interval(
     over the same denominators as the metric); ``confusion``: the card's (true_yes,
     false_yes, false_no, true_no). NaN when over half of the draws are not correctable."""
     true_yes, false_yes, false_no, true_no = confusion
-    stacked = np.stack(per_case)  # numerators, denominators, judged units: one row each
-    cases = stacked.shape[1]
-    sums = np.empty((3, resamples))
-    # The resamples' sums, _BLOCK resamples at a time: the same draws as all at once (an even
-    # block leaves the generator where one call would), a block's indices fit in the cache.
-    for start in range(0, resamples, _BLOCK):
-        size = min(_BLOCK, resamples - start)
-        draws = rng.integers(0, cases, size=(size, cases))
-        for row in range(3):
-            sums[row, start : start + size] = np.take(stacked[row], draws).sum(axis=1)
+    sums = resampled_sums(np.stack(per_case), rng, resamples)
     totals = sums[1]
     with np.errstate(invalid="ignore", divide="ignore"):
         values = sums[0] / totals
@@ -350,9 +338,7 @@ def corrected_interval(
     keep = (youden > 0) & (totals > 0)
     if keep.sum() * 2 < resamples:
         return (float("nan"), float("nan"))
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(corrected[keep], [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(corrected[keep], confidence)
 
 
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
+from citelab.evals._stats import percentile_interval, resampled_sums
 from citelab.evals.cards import JudgeCard
 from citelab.evals.dataset import Case
 from citelab.evals.labels import LabelSet, load_label_set
@@ -707,15 +708,11 @@ def paired_bootstrap(
     denominators), and its percentile interval from resamples that draw the same cases for
     both (every denominator positive)."""
     (base_n, base_d), (other_n, other_d) = base, other
-    count = len(base_n)
     diff = float(other_n.sum() / other_d.sum() - base_n.sum() / base_d.sum())
-    draws = rng.integers(0, count, size=(resamples, count))
-    # np.take gathers the same values as ``array[draws]``.
-    ratios = np.take(other_n, draws).sum(axis=1) / np.take(other_d, draws).sum(axis=1)
-    deltas = ratios - np.take(base_n, draws).sum(axis=1) / np.take(base_d, draws).sum(axis=1)
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(deltas, [tail, 100 - tail])
-    return diff, float(low), float(high)
+    sums = resampled_sums([other_n, other_d, base_n, base_d], rng, resamples)
+    deltas = sums[0] / sums[1] - sums[2] / sums[3]
+    low, high = percentile_interval(deltas, confidence)
+    return diff, low, high
 
 
 _Ratio = tuple[np.ndarray, np.ndarray]
@@ -802,10 +799,6 @@ def _per_case(scores: pd.DataFrame, kinds: Mapping[str, Scorer], groups: list[st
     return parts.groupby([*groups, *cases], sort=False, as_index=False)[["n", "d"]].sum()
 
 
-_BOOTSTRAP_BLOCK = 250_000
-"""Index draws per block of bootstrap resamples (about 2 MB of int64)."""
-
-
 def bootstrap_interval(
     numerators: np.ndarray,
     denominators: np.ndarray,
@@ -814,25 +807,9 @@ def bootstrap_interval(
     confidence: float = 0.95,
 ) -> tuple[float, float]:
     """Percentile interval of sum(n)/sum(d) over cases drawn with replacement."""
-    count = len(numerators)
-    if count == 0:
+    if len(numerators) == 0:
         return (float("nan"), float("nan"))
-    # The resamples are drawn a block of rows at a time: the generator hands out the same
-    # numbers in the same order as one (resamples, count) draw, without holding that whole
-    # index matrix (80 MB for 10,000 cases) in memory at once.
-    rows = max(1, _BOOTSTRAP_BLOCK // count)
-    numerator_sums = np.empty(resamples)
-    totals = np.empty(resamples)
-    for start in range(0, resamples, rows):
-        stop = min(start + rows, resamples)
-        draws = rng.integers(0, count, size=(stop - start, count))
-        totals[start:stop] = np.take(denominators, draws).sum(axis=1)
-        numerator_sums[start:stop] = np.take(numerators, draws).sum(axis=1)
+    numerator_sums, totals = resampled_sums([numerators, denominators], rng, resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratios = numerator_sums / totals
-    ratios = ratios[totals > 0]
-    if ratios.size == 0:
-        return (float("nan"), float("nan"))
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(ratios[totals > 0], confidence)

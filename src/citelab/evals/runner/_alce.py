@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citelab._async import run_blocking
 from citelab._errors import ConfigError
+from citelab._jsonl import json_lines
 from citelab.evals.dataset import (
     AlceItem,
     AlcePromptSettings,
@@ -236,12 +237,10 @@ class _Generator:
             lines = self.partial.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return done
-        for line in lines:
-            try:
-                entry = json.loads(line)
+        # A line cut short by an interruption is not JSON (or lacks a field): asked again.
+        for _, entry in json_lines(lines)[0]:
+            if isinstance(entry, dict) and "key" in entry and "output" in entry:
                 done[str(entry["key"])] = str(entry["output"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by an interruption: asked again
         return done
 
     def _append(self, key: str, output: str) -> None:
