@@ -60,13 +60,15 @@ PYTEST_WORKERS ?= auto
 XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
 QUICK := not browser and not notebook and not slow
 
-# make test stays in one process (-n 0) until the asyncio test that leaves a running loop in
-# its xdist worker is fixed (tests/evals/judges/test_llm_judge_concurrency.py: every asyncio
-# test after it in that worker fails); PYTEST_FULL_WORKERS=auto runs it under xdist.
-PYTEST_FULL_WORKERS ?= 0
+# make test runs the Python tests in two parts: all but the browser tests under xdist (the
+# xdist groups keep each expensive fixture in one worker), then the browser tests in a process
+# of their own (Playwright's sync API keeps its event loop as the thread's running loop while
+# the session's browser is open, so no other test may run after them in that process).
+PYTEST_FULL_WORKERS ?= auto
 
 test-py: $(STAMP) chromium
-	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup
+	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup -m "not browser"
+	sh scripts/pytest.sh $(BIN)/python -n 0 -m browser
 
 test: lint typecheck test-js test-py
 

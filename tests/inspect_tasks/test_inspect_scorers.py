@@ -26,12 +26,6 @@ from inspect_ai.solver import generate
 from citelab.cli import main
 from citelab.inspect import citation_precision, citation_recall
 
-# Inspect's eval loop leaves an anyio memory stream to the garbage collector (its internals,
-# not citelab's): the warning it raises there is not this test's failure.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in.*MemoryObjectReceiveStream:pytest.PytestUnraisableExceptionWarning"
-)
-
 DOCS = [
     {"title": "Ferry timetable", "text": "The ferry leaves at 9 am from pier 3 every day."},
     {"title": "Harbour cafe", "text": "The harbour cafe opens at noon and serves soup."},
