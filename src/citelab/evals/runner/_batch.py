@@ -199,7 +199,7 @@ class BatchRunner:
                 if "stream" not in spec.options:
                     inner.streaming = self.stream_calls
                 self.streaming[spec.name] = inner.streaming
-            identity: dict[str, Any] = spec.model_dump(mode="json")
+            identity: dict[str, Any] = spec.identity()
             endpoint = model_endpoint(spec)
             if endpoint is not None:  # answers of another endpoint are another model's
                 identity["endpoint"] = endpoint
