@@ -15,7 +15,8 @@ non-inferiority (``not_worse_than = "baseline"`` with ``margin``)
     metrics: ``ci_low >= -margin``; lower-is-better: ``ci_high <= margin``). "B is not worse
     than A by more than 0.02 with 95% confidence."
 
-A gate is checked per model and passes only if it passes for each. A gate that has nothing to
+A gate is checked per model (but those it names in ``skip_models``) and passes only if it
+passes for each. A gate that has nothing to
 check (no value for a variant it names: no applicable turn, a subset not run) is *not testable
 here*, and fails the run too: a CI check that could not be made has not passed. A
 non-inferiority gate whose two variants gave identical answers (for a model) is *not
@@ -71,6 +72,10 @@ class Gate(BaseModel):
     """What a threshold compares: the value, or the 95% interval's worse end."""
     variant: str = Field(default="*", min_length=1)
     """The variant checked (``"*"``: every variant; a non-inferiority gate names one)."""
+    skip_models: list[str] = []
+    """Models (by their name in results) the gate does not check: say, a perturbing model
+    whose faults are there on purpose, to measure the judge. A name the run lacks is no
+    error (``--model`` may have replaced the suite's models)."""
     not_worse_than: str | None = None
     """The reference variant of a non-inferiority gate."""
     margin: float | None = Field(default=None, ge=0)
@@ -225,15 +230,16 @@ def _passed(verdict: Verdict) -> bool | None:
     return None if verdict == "uninformative" else verdict == "holds"
 
 
-def _models(result: EvalResult) -> list[str]:
-    return sorted(result.turns["model"].unique()) if not result.turns.empty else []
+def _models(result: EvalResult, gate: Gate) -> list[str]:
+    models = sorted(result.turns["model"].unique()) if not result.turns.empty else []
+    return [model for model in models if model not in gate.skip_models]
 
 
 def _threshold(result: EvalResult, gate: Gate, summary: pd.DataFrame) -> GateResult:
     rows = summary[summary["metric"] == gate.metric]
     verdicts: list[Verdict] = []
     parts: list[str] = []
-    models = _models(result)
+    models = _models(result, gate)
     for model in models:
         mine = rows[rows["model"] == model]
         points: dict[str, Mapping[Any, Any]] = {
@@ -269,7 +275,7 @@ def _non_inferior(result: EvalResult, gate: Gate, differences: pd.DataFrame) -> 
     ]
     verdicts: list[Verdict] = []
     parts: list[str] = []
-    models = _models(result)
+    models = _models(result, gate)
     margin = float(gate.margin or 0.0)
     for model in models:
         mine = rows[rows["model"] == model].to_dict("records")
