@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from citelab.evals.cards import wilson_interval
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.report._judges import faults_html
 from citelab.evals.results import (
@@ -112,7 +113,8 @@ def test_sensitivity_and_specificity_are_the_known_shares() -> None:
     assert sensitivity["value"] == pytest.approx(0.5)
     assert (specificity["agreed"], specificity["units"]) == (40, 60)
     assert specificity["value"] == pytest.approx(40 / 60)
-    assert sensitivity["ci_low"] < 0.5 < sensitivity["ci_high"]
+    # Wilson's interval, as the cards compute it.
+    assert (sensitivity["ci_low"], sensitivity["ci_high"]) == pytest.approx(wilson_interval(30, 60))
     assert not sensitivity["too_few"]
     assert not specificity["too_few"]
     assert table["model"].unique().tolist() == ["perturbed"]

@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from citelab.contract import parse_markers
-from citelab.evals.cards import JudgeCard, wilson_interval
+from citelab.evals._stats import wilson_interval
+from citelab.evals.cards import JudgeCard
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.results._judged import metric_cards
 
