@@ -65,6 +65,7 @@ from citelab.models.offline import (
     ScriptedRound,
     ScriptedToolCall,
     inject_faults,
+    recording_perturbations,
 )
 from citelab.models.serve import RunningServer, build_app, run_server, serve_in_thread
 
@@ -116,6 +117,7 @@ __all__ = [
     "get_model",
     "inject_faults",
     "message_text",
+    "recording_perturbations",
     "register_model",
     "round_views",
     "run_server",

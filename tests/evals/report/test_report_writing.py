@@ -5,6 +5,7 @@ suite and on tables made to hit the edge cases."""
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from citelab.evals import (
 from citelab.evals.report import _case_browser as case_browser
 from citelab.evals.report._report import _write_parquet, render_html, write_csv_rows
 from citelab.evals.results import _results as results
-from citelab.evals.results import required_findings
+from citelab.evals.results import fault_agreement, required_findings
 
 KEYS = ("variant", "model", "dataset", "case_id", "turn")
 
@@ -281,8 +282,11 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
             "scores", "cases", "statements", "citations",
         )
         for name in (f"{table}.csv", f"{table}.parquet")
-    ] + ["gold.json", "run.json", "report.html"]  # fmt: skip
+    ] + [  # the default suite has a perturbing model: the judge's agreement on its faults
+        "fault_agreement.csv", "fault_agreement.parquet", "gold.json", "run.json", "report.html"
+    ]  # fmt: skip
     plain = {
+        "fault_agreement": fault_agreement(bundled),
         "summary": bundled.summary(),
         "differences": bundled.differences(),
         "corrected": bundled.corrected(),
@@ -295,6 +299,11 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     for name, frame in plain.items():
         text = (tmp_path / f"{name}.csv").read_text(encoding="utf-8")
         assert text == frame.to_csv(index=False, float_format="%.6g"), name
+    run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert [row["measure"] for row in run_json["fault_agreement"]] == [
+        "sensitivity",
+        "specificity",
+    ]
     # The report: the statistics, findings, plots and case browser each computed the
     # plain way (render_html alone, findings checked one by one).
     checked = evaluate_findings(bundled, findings)

@@ -108,6 +108,56 @@ def test_thresholds_by_value_and_by_interval() -> None:
     assert checked[0].name == "citation_recall >= 0.9 for baseline"
 
 
+def test_a_gate_skips_the_models_it_names() -> None:
+    """A perturbing model's faults are on purpose: the demo's gates skip it by name."""
+    good, faulty = _result(), _result(other=HALF)
+    moved = [r.model_copy(update={"model": "faulty"}) for r in faulty.records]
+    gold = {("d", f"c{i}"): Case(id=f"c{i}", turns=[GoldTurn(question="q")]) for i in range(8)}
+    both = score_records(
+        [*good.records, *(r for r in moved if r.variant == "other")],
+        gold,
+        build_scorers(["citation_recall"]),
+        seed=3,
+    )
+    gate = Gate(check="citation_recall >= 0.9")
+    (checked,) = evaluate_gates(both, [gate])
+    assert checked.verdict == "fails"
+    assert "[faulty]" in checked.sentence
+    (skipping,) = evaluate_gates(both, [gate.model_copy(update={"skip_models": ["faulty"]})])
+    assert skipping.verdict == "fails"  # m's own "other" variant still fails
+    only = Gate(check="citation_recall >= 0.9", variant="baseline", skip_models=["faulty"])
+    (baseline,) = evaluate_gates(both, [only])
+    assert baseline.verdict == "holds"
+    assert "faulty" not in baseline.sentence
+    (unskipped,) = evaluate_gates(both, [only.model_copy(update={"skip_models": []})])
+    assert unskipped.verdict == "untestable"  # faulty ran no baseline
+    # A name the run lacks is no error (--model may have replaced the suite's models).
+    (absent,) = evaluate_gates(good, [only.model_copy(update={"skip_models": ["gone"]})])
+    assert absent.verdict == "holds"
+
+
+def test_a_finding_skips_a_model_that_did_not_run_its_variants() -> None:
+    """A suite's model may run only some variants: a finding comparing two is checked on the
+    models that ran both, and is not testable only when none did."""
+    result = _result()
+    extra = [
+        r.model_copy(update={"model": "sampled"}) for r in result.records if r.variant == "other"
+    ]
+    gold = {("d", f"c{i}"): Case(id=f"c{i}", turns=[GoldTurn(question="q")]) for i in range(8)}
+    both = score_records(
+        [*result.records, *extra], gold, build_scorers(["citation_recall"]), seed=3
+    )
+    finding = Finding(
+        title="other recalls less", metric="citation_recall", baseline="baseline",
+        variant="other", expect="lower",
+    )  # fmt: skip
+    (checked,) = evaluate_findings(both, [finding])
+    assert checked.verdict == "holds"
+    assert "sampled" not in checked.sentence
+    (nobody,) = evaluate_findings(both, [finding.model_copy(update={"baseline": "gone"})])
+    assert nobody.verdict == "untestable"
+
+
 def test_a_threshold_by_interval_fails_where_the_value_passes() -> None:
     # Half the cases recall 1, half 0.5: the value is 0.75, its interval reaches below 0.7.
     by_value = Gate(metric="citation_recall", min=0.7, variant="other")

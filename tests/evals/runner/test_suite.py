@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,15 @@ def test_yaml_suites_and_bundled_names_resolve(tmp_path: Path) -> None:
             "name = 'x'\ndatasets = ['cases.jsonl']\n"
             "[[variants]]\nname = 'a'\nset = {'bad key' = 1}",
             "key variants.0.set",
+        ),
+        (
+            "name = 'x'\ndatasets = ['cases.jsonl']\nmodels = [{spec = 'extractive', limit = 0}]",
+            "key models.0.limit: Input should be greater than or equal to 1",
+        ),
+        (
+            "name = 'x'\ndatasets = ['cases.jsonl']\n"
+            "models = [{spec = 'extractive', variants = []}]",
+            "key models.0.variants: List should have at least 1 item",
         ),
     ],
 )
@@ -191,3 +201,67 @@ def test_a_suites_judge_cards_are_read_beside_it_and_checked_before_a_case_runs(
     with pytest.raises(InvalidInput, match=r"describes none of the run's judges"):
         run(suite, out_dir=out, progress=False, preflight=False)
     assert not (out / "records.jsonl").exists()
+
+
+SELECTING = """
+name = "x"
+datasets = ["many.jsonl"]
+seed = 3
+models = ["extractive", { spec = "perturbed", label = "faulty", variants = ["b"], limit = 4 }]
+
+[[variants]]
+name = "a"
+
+[[variants]]
+name = "b"
+"""
+
+
+def _many(tmp_path: Path, count: int = 10) -> None:
+    lines = [
+        json.dumps({"id": f"c{i}", "agent": "university", "turns": [{"question": f"Fee {i}?"}]})
+        for i in range(count)
+    ]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_model_may_run_some_variants_on_a_seeded_sample_of_cases(tmp_path: Path) -> None:
+    _many(tmp_path)
+    (tmp_path / "s.toml").write_text(SELECTING, encoding="utf-8")
+    plan = plan_run(load_suite(tmp_path / "s.toml"))
+    by_model: dict[tuple[str, str], list[str]] = {}
+    for unit in plan.units:
+        by_model.setdefault((unit.variant.name, unit.model.name), []).append(unit.case.id)
+    assert sorted(by_model) == [("a", "extractive"), ("b", "extractive"), ("b", "faulty")]
+    assert by_model[("a", "extractive")] == [f"c{i}" for i in range(10)]
+    sample = by_model[("b", "faulty")]
+    assert len(sample) == 4
+    assert sample == sorted(sample, key=lambda case: int(case[1:]))  # in dataset order
+    assert sample != ["c0", "c1", "c2", "c3"]  # a sample, not the first cases
+    # The same sample in every run; another seed draws another one.
+    again = plan_run(load_suite(tmp_path / "s.toml"))
+    assert [u.case.id for u in again.units if u.model.name == "faulty"] == sample
+    (tmp_path / "t.toml").write_text(SELECTING.replace("seed = 3", "seed = 4"), encoding="utf-8")
+    other = plan_run(load_suite(tmp_path / "t.toml"))
+    assert [u.case.id for u in other.units if u.model.name == "faulty"] != sample
+
+
+def test_choosing_a_models_units_does_not_change_their_keys(tmp_path: Path) -> None:
+    _many(tmp_path, 3)
+    plain = SELECTING.replace(', variants = ["b"], limit = 4', "")
+    (tmp_path / "s.toml").write_text(SELECTING, encoding="utf-8")
+    (tmp_path / "p.toml").write_text(plain, encoding="utf-8")
+    chosen = {u.names: u.key for u in plan_run(load_suite(tmp_path / "s.toml")).units}
+    every = {u.names: u.key for u in plan_run(load_suite(tmp_path / "p.toml")).units}
+    assert chosen.items() <= every.items()  # recorded answers and the model cache still apply
+    assert len(every) > len(chosen)
+
+
+def test_a_model_must_name_variants_the_suite_runs(tmp_path: Path) -> None:
+    _many(tmp_path, 2)
+    path = tmp_path / "s.toml"
+    path.write_text(SELECTING.replace('variants = ["b"]', 'variants = ["b", "ghost"]'))
+    with pytest.raises(ConfigError) as caught:
+        plan_run(load_suite(path))
+    assert str(path) in str(caught.value)
+    assert "key models.1.variants: no variant named 'ghost'" in str(caught.value)

@@ -124,7 +124,11 @@ class TurnRecord(BaseModel):
     error: str | None = None
     """Set when the turn failed; the scorers then score nothing for it."""
     injections: list[dict[str, Any]] = []
-    """What a perturbing model injected, when one was used (ground truth for meta-evaluation)."""
+    """What a perturbing model injected, when one was used (ground truth for meta-evaluation):
+    each a :class:`citelab.models.Injection` of the turn's model calls, in call order."""
+    perturbed: bool = False
+    """True when a perturbing model answered the turn: :attr:`injections` is then every fault
+    it put in (an empty list: every citation is as the inner model wrote it)."""
     seconds: float = 0.0
     """Wall time of the turn."""
 

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from citelab.evals.report._html import escape as _e
-from citelab.evals.results import JudgedMetric, card_view
+from citelab.evals.results import MIN_FAULT_UNITS, JudgedMetric, card_view
 
 __all__ = [
     "DOES_NOT_FIT",
@@ -23,6 +23,7 @@ __all__ = [
     "WARNING_MARK",
     "corrected_cell",
     "corrected_html",
+    "faults_html",
     "judge_line",
     "judges_html",
     "label_step",
@@ -222,5 +223,43 @@ def labelled_html(corrected: pd.DataFrame) -> str:
         "spread, shown with Wilson's interval. See docs/corrected-metrics.md.</p>"
         "<table><tr><th>variant · model</th><th>metric</th><th>method</th><th>labels</th>"
         "<th>estimate</th><th>width</th><th>note</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
+TOO_FEW = "too few units"
+"""What a fault-agreement figure from under :data:`MIN_FAULT_UNITS` units reads beside it."""
+
+
+def faults_html(faults: pd.DataFrame) -> str:
+    """The judge's sensitivity and specificity on this run's injected faults, beside its
+    card's (empty when no perturbing model answered)."""
+    if faults.empty:
+        return ""
+    rows = []
+    for row in faults.to_dict("records"):
+        value = _interval(row["value"], row["ci_low"], row["ci_high"])
+        if row["too_few"]:
+            value = f"{value} ({TOO_FEW})"
+        card = _interval(row["card_value"], row["card_low"], row["card_high"])
+        rows.append(
+            f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['judge'])}</td>"
+            f'<td>{_e(row["measure"])}</td><td class="num">{int(row["agreed"])} of '
+            f'{int(row["units"])}</td><td class="num">{_e(value)}</td>'
+            f'<td class="num">{_e(card)}</td><td>{_e(row["card"] or "none")}</td></tr>'
+        )
+    return (
+        "<h3>Judge agreement on injected faults</h3>"
+        '<p class="muted">Here the truth comes from the perturbing model: it injected citation '
+        "faults at known rates into this run's own answers and recorded each one, so every "
+        "citation it left is known to be intact or faulted, and the judge's agreement is "
+        "measured where the truth is known. Sensitivity: the share of intact citations the "
+        "judge calls supported; specificity: the share of faulted ones it calls not supported "
+        "(the citation_precision verdict of a statement citing one source; 95% Wilson "
+        "interval; a faulted source that happens to state the claim too counts against the "
+        f'judge). Under {MIN_FAULT_UNITS} units a figure says "{TOO_FEW}". Beside it, the '
+        "same figure on the judge's card.</p>"
+        "<table><tr><th>variant · model</th><th>judge</th><th>measure</th><th>agreed</th>"
+        "<th>on injected faults</th><th>on the card</th><th>card</th></tr>"
         f"{''.join(rows)}</table>"
     )

@@ -40,6 +40,7 @@ from citelab.evals.report._html import escape as _e
 from citelab.evals.report._html import table as html_table
 from citelab.evals.report._judges import WARNING_MARK, judge_line
 from citelab.evals.report._judges import corrected_html as _corrected_html
+from citelab.evals.report._judges import faults_html as _faults_html
 from citelab.evals.report._judges import judges_html as _judges_html
 from citelab.evals.report._judges import labelled_html as _labelled_html
 from citelab.evals.report._plots import differences_figure, stability_figure, values_figure
@@ -53,6 +54,7 @@ from citelab.evals.results import (
     JudgedMetric,
     evaluate_findings,
     evaluate_gates,
+    fault_agreement,
     required_findings,
 )
 
@@ -111,6 +113,15 @@ def write_outputs(
         written[f"{name}.csv"] = out / f"{name}.csv"
         if parquet:
             written[f"{name}.parquet"] = out / f"{name}.parquet"
+    faults = fault_agreement(result)
+    if not faults.empty:  # only a run with a perturbing model has faults of known truth
+        _write_table(out, "fault_agreement", faults, parquet)
+        written["fault_agreement.csv"] = out / "fault_agreement.csv"
+        if parquet:
+            written["fault_agreement.parquet"] = out / "fault_agreement.parquet"
+    else:  # nor a table left over from an earlier run into this folder
+        for suffix in ("csv", "parquet"):
+            (out / f"fault_agreement.{suffix}").unlink(missing_ok=True)
     gold = {
         f"{dataset}/{case_id}": case.model_dump(mode="json")
         for (dataset, case_id), case in sorted(result.cases.items())
@@ -132,12 +143,13 @@ def write_outputs(
         **result.config,
         "judges": [judge.model_dump(mode="json") for judge in judges],
         "corrected": _records_json(corrected),
+        "fault_agreement": _records_json(faults),
         "usage": _records_json(usage),
     }
     written["run.json"] = out / "run.json"
     written["run.json"].write_text(json.dumps(run, indent=2, default=str), encoding="utf-8")
     written["report.html"] = out / "report.html"
-    parts = _Parts(summary, differences, by_dataset, stability, browser, corrected, judges)
+    parts = _Parts(summary, differences, by_dataset, stability, browser, corrected, judges, faults)
     name = title or str(result.config.get("suite", {}).get("name", ""))
     page = _page(result, checked, name, "", parts, gated)
     written["report.html"].write_text(page, encoding="utf-8")
@@ -192,6 +204,8 @@ class _Parts:
     """:meth:`EvalResult.corrected` of the summary."""
     judges: list[JudgedMetric]
     """:meth:`EvalResult.judges`."""
+    faults: pd.DataFrame | None = None
+    """:func:`~citelab.evals.results.fault_agreement` (None: computed when the page is)."""
 
 
 FLOAT_FORMAT = "%.6g"
@@ -361,6 +375,7 @@ def _page(  # noqa: PLR0917 - private, two call sites
         "<h2>Variants</h2>",
         _variants_html(result, colors),
         _judges_html(parts.judges, has_labels=bool(result.config.get("labels"))),
+        _faults_html(parts.faults if parts.faults is not None else fault_agreement(result)),
         "<h2>Summary</h2>",
         _summary_note(),
         _summary_table(summary, colors, result, judges=parts.judges),

@@ -7,6 +7,13 @@ An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.repo
 registers how (:func:`set_display`) when it is imported.
 """
 
+from citelab.evals.results._faults import (
+    FAULT_COLUMNS,
+    MIN_FAULT_UNITS,
+    fault_agreement,
+    fault_truth,
+    fault_units,
+)
 from citelab.evals.results._findings import Finding, FindingResult, Verdict, evaluate_findings
 from citelab.evals.results._gates import (
     Gate,
@@ -46,8 +53,10 @@ from citelab.evals.results._usage import (
 )
 
 __all__ = [
+    "FAULT_COLUMNS",
     "LOW_KAPPA",
     "METHOD_COLUMNS",
+    "MIN_FAULT_UNITS",
     "TOKEN_FACTS",
     "TURN_FACTS",
     "EvalResult",
@@ -67,6 +76,9 @@ __all__ = [
     "evaluate_findings",
     "evaluate_gates",
     "failed_gates",
+    "fault_agreement",
+    "fault_truth",
+    "fault_units",
     "parse_price",
     "required_findings",
     "result_of",

@@ -9,7 +9,9 @@ thresholds (``min`` and/or ``max``, as gates write them)
     the value of ``variant`` (``"*"``: of every variant) against fixed numbers: it holds when
     the value is at least ``min`` and at most ``max`` (:mod:`citelab.evals.results._thresholds`).
 
-With several models, a finding is checked per model and holds only if it holds for each.
+With several models, a finding is checked per model and holds only if it holds for each. A
+model that did not run every variant the finding names (a suite's ``models[].variants`` chose
+others) is not checked, unless no model ran them all.
 
 A finding has one of four verdicts (``verdict``): ``holds`` (as predicted), ``fails`` (NOT
 shown by these results: the values are there and say otherwise), ``untestable`` (not
@@ -142,9 +144,21 @@ def evaluate_findings(
 _Point = tuple[float, float, float]
 
 
+def _models(result: EvalResult, finding: Finding) -> list[str]:
+    """The models that ran every variant ``finding`` names (every model when none did)."""
+    if result.turns.empty:
+        return []
+    ran: dict[str, set[str]] = {}
+    for model, variant in zip(result.turns["model"], result.turns["variant"], strict=True):
+        ran.setdefault(str(model), set()).add(str(variant))
+    named = {v for v in (finding.variant, finding.baseline) if v is not None and v != "*"}
+    chosen = [model for model in sorted(ran) if named <= ran[model]]
+    return chosen or sorted(ran)
+
+
 def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> FindingResult:
     rows = summary[summary["metric"] == finding.metric]
-    models = sorted(result.turns["model"].unique()) if not result.turns.empty else []
+    models = _models(result, finding)
     values: dict[str, _Point] = {}
     verdicts: list[Verdict] = []
     parts: list[str] = []

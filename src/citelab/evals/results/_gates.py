@@ -18,7 +18,8 @@ non-inferiority (``not_worse_than = "baseline"`` with ``margin``)
     difference from their labels and the judge instead (:meth:`EvalResult.label_differences`);
     ``method`` says which decided, and the sentence why a gate fell back to the judged one.
 
-A gate is checked per model and passes only if it passes for each. A gate that has nothing to
+A gate is checked per model (but those it names in ``skip_models``) and passes only if it
+passes for each. A gate that has nothing to
 check (no value for a variant it names: no applicable turn, a subset not run) is *not testable
 here*, and fails the run too: a CI check that could not be made has not passed. A
 non-inferiority gate whose two variants gave identical answers (for a model) is *not
@@ -70,6 +71,10 @@ class Gate(BaseModel):
     """What a threshold compares: the value, or the 95% interval's worse end."""
     variant: str = Field(default="*", min_length=1)
     """The variant checked (``"*"``: every variant; a non-inferiority gate names one)."""
+    skip_models: list[str] = []
+    """Models (by their name in results) the gate does not check: say, a perturbing model
+    whose faults are there on purpose, to measure the judge. A name the run lacks is no
+    error (``--model`` may have replaced the suite's models)."""
     not_worse_than: str | None = None
     """The reference variant of a non-inferiority gate."""
     margin: float | None = Field(default=None, ge=0)
@@ -214,15 +219,16 @@ def _passed(verdict: Verdict) -> bool | None:
     return None if verdict == "uninformative" else verdict == "holds"
 
 
-def _models(result: EvalResult) -> list[str]:
-    return sorted(result.turns["model"].unique()) if not result.turns.empty else []
+def _models(result: EvalResult, gate: Gate) -> list[str]:
+    models = sorted(result.turns["model"].unique()) if not result.turns.empty else []
+    return [model for model in models if model not in gate.skip_models]
 
 
 def _threshold(result: EvalResult, gate: Gate, summary: pd.DataFrame) -> GateResult:
     rows = summary[summary["metric"] == gate.metric]
     verdicts: list[Verdict] = []
     parts: list[str] = []
-    models = _models(result)
+    models = _models(result, gate)
     for model in models:
         mine = rows[rows["model"] == model]
         points: dict[str, Mapping[Any, Any]] = {
@@ -266,7 +272,7 @@ def _non_inferior(
     verdicts: list[Verdict] = []
     parts: list[str] = []
     methods: list[str] = []
-    models = _models(result)
+    models = _models(result, gate)
     for model in models:
         mine = rows[rows["model"] == model].to_dict("records")
         ppi = labelled[labelled["model"] == model].to_dict("records")

@@ -27,7 +27,14 @@ from citelab.evals.records import (
 from citelab.evals.runner._cache import CachedModel
 from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint
 from citelab.evals.runner._suite import ModelSpec, Variant
-from citelab.models import Model, OpenAIModel, current_view, get_model
+from citelab.models import (
+    Model,
+    OpenAIModel,
+    PerturbedModel,
+    current_view,
+    get_model,
+    recording_perturbations,
+)
 
 __all__ = ["BatchRunner", "turn_record"]
 
@@ -57,6 +64,9 @@ class BatchRunner:
         self.concurrency = concurrency
         self.corpora: dict[str, Corpus] = {}
         self.models: dict[str, CachedModel] = {}
+        """Model name → its calls' cache (under a perturbing model: its inner model's)."""
+        self.answering: dict[str, Model] = {}
+        """Model name → what the services call: the cache, or a perturbing model over it."""
         self.services: dict[tuple[str, str], AnswerService] = {}
         self.stream_calls = stream_calls
         """Stream the calls of models that can also answer whole (see :func:`run`)."""
@@ -69,7 +79,8 @@ class BatchRunner:
         :class:`~citelab.ModelError` naming the model, the endpoint and the cause)."""
         seen: dict[str, ModelSpec] = {unit.model.name: unit.model for unit in units}
         for spec in seen.values():
-            await self._model(spec).check_available()
+            self._model(spec)
+            await self.models[spec.name].check_available()
 
     # -- the Answering protocol ---------------------------------------------------------------
 
@@ -125,13 +136,14 @@ class BatchRunner:
                 continue
             began = time.perf_counter()
             try:
-                answer = await service.answer(
-                    unit.case.agent,
-                    gold.question,
-                    conversation,
-                    reader,
-                    seed=self.plan.suite.seed,
-                )
+                with recording_perturbations() as calls:
+                    answer = await service.answer(
+                        unit.case.agent,
+                        gold.question,
+                        conversation,
+                        reader,
+                        seed=self.plan.suite.seed,
+                    )
             except CitelabError as exc:
                 turns.append(
                     TurnRecord(
@@ -149,6 +161,15 @@ class BatchRunner:
                     canaries=unit.case.canaries,
                     seconds=time.perf_counter() - began,
                     earlier=earlier_numbers(turns),
+                ).model_copy(
+                    update={
+                        "perturbed": isinstance(self.answering[unit.model.name], PerturbedModel),
+                        "injections": [
+                            injection.model_dump(mode="json")
+                            for call in calls
+                            for injection in call.injections
+                        ],
+                    }
                 )
             )
         return CaseRecord(
@@ -192,22 +213,27 @@ class BatchRunner:
             )
         return self.services[key]
 
-    def _model(self, spec: ModelSpec) -> CachedModel:
-        if spec.name not in self.models:
-            inner: Model = get_model(spec.spec, **spec.options)
+    def _model(self, spec: ModelSpec) -> Model:
+        if spec.name not in self.answering:
+            built: Model = get_model(spec.spec, **spec.options)
+            # A perturbing model draws its faults on every call, above the cache, so every
+            # turn records its injections even when the inner model's answer is replayed.
+            inner = built.inner if isinstance(built, PerturbedModel) else built
             if isinstance(inner, OpenAIModel):
                 if "stream" not in spec.options:
                     inner.streaming = self.stream_calls
                 self.streaming[spec.name] = inner.streaming
-            identity: dict[str, Any] = spec.model_dump(mode="json")
+            identity: dict[str, Any] = spec.identity()
             endpoint = model_endpoint(spec)
             if endpoint is not None:  # answers of another endpoint are another model's
                 identity["endpoint"] = endpoint
             namespace = json.dumps(identity, sort_keys=True)
-            self.models[spec.name] = CachedModel(
-                inner, self.cache_dir, namespace, enabled=self.cache
-            )
-        return self.models[spec.name]
+            cached = CachedModel(inner, self.cache_dir, namespace, enabled=self.cache)
+            self.models[spec.name] = cached
+            if isinstance(built, PerturbedModel):
+                built.inner = cached
+            self.answering[spec.name] = built if isinstance(built, PerturbedModel) else cached
+        return self.answering[spec.name]
 
 
 def _services_used(units: Sequence[Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:

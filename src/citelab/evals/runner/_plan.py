@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +50,7 @@ class Unit:
         """``variant|model|dataset|case|fingerprint``: a change to what runs re-runs it."""
         fingerprint: dict[str, Any] = {
             "agent": self.agent.model_dump(mode="json"),
-            "model": self.model.model_dump(mode="json"),
+            "model": self.model.identity(),
             "case": self.case.model_dump(mode="json"),
             "seed": self.seed,
         }
@@ -98,6 +99,7 @@ def plan_run(
     _check_agents(suite, datasets, base)
     variants = suite.expanded_variants()
     _check_findings(suite, variants)
+    _check_model_variants(suite, variants)
     specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
     agents = {v.name: _variant_agents(suite, v, base) for v in variants}
     plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
@@ -115,10 +117,21 @@ def plan_run(
         )
         for variant in variants
         for spec in specs
+        if spec.variants is None or variant.name in spec.variants
         for dataset in datasets
-        for case in dataset
+        for case in _model_cases(dataset, spec, suite.seed)
     ]
     return plan
+
+
+def _model_cases(dataset: Dataset, spec: ModelSpec, seed: int) -> list[Case]:
+    """The cases of ``dataset`` that ``spec`` runs: all, or its seeded sample of ``limit``
+    (in dataset order; the same sample in every run)."""
+    if spec.limit is None or spec.limit >= len(dataset):
+        return list(dataset)
+    rng = random.Random(f"{seed}|{spec.name}|{dataset.name}")
+    chosen = sorted(rng.sample(range(len(dataset)), spec.limit))
+    return [dataset.cases[index] for index in chosen]
 
 
 def model_endpoint(spec: ModelSpec) -> str | None:
@@ -161,6 +174,18 @@ def _check_findings(suite: Suite, variants: list[Variant]) -> None:
                     f"{suite.path}: key findings.{index}.{role}: no variant named {name!r} "
                     f"(variants: {sorted(names)})"
                 )
+
+
+def _check_model_variants(suite: Suite, variants: list[Variant]) -> None:
+    """Every variant a model names is one the suite runs."""
+    names = {v.name for v in variants}
+    for index, spec in enumerate(suite.models):
+        unknown = sorted(set(spec.variants or ()) - names)
+        if unknown:
+            raise ConfigError(
+                f"{suite.path}: key models.{index}.variants: no variant named "
+                f"{', '.join(map(repr, unknown))} (variants: {sorted(names)})"
+            )
 
 
 def _check_gates(suite: Suite, variants: list[Variant], metrics: list[str]) -> None:

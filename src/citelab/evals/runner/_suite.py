@@ -5,6 +5,9 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     name = "default"
     datasets = ["university", "../my/cases.jsonl"]   # a bundled name, or a path
     models = ["extractive"]                          # or {spec = "...", options = {...}}
+                                                     # (+ variants = [...], limit = N: this
+                                                     # model runs only those variants, on a
+                                                     # seeded sample of N cases per dataset)
     seed = 0
     concurrency = 8
     judge = {name = "lexical", threshold = 0.75}     # the judge of every scorer that takes one
@@ -98,10 +101,22 @@ class ModelSpec(BaseModel):
     """Keyword options of the model's factory."""
     label: str | None = None
     """Name in results; defaults to the spec."""
+    variants: list[str] | None = Field(default=None, min_length=1)
+    """The variants this model runs (default: every variant of the suite); names are
+    checked when the run is planned."""
+    limit: int | None = Field(default=None, ge=1)
+    """At most this many cases per dataset for this model: a sample drawn with the suite's
+    seed (the same cases in every run), kept in dataset order. For a model that only needs
+    a subset, such as a perturbing model whose faults measure the judge."""
 
     @property
     def name(self) -> str:
         return self.label or self.spec
+
+    def identity(self) -> dict[str, Any]:
+        """What makes its answers: the spec without ``variants`` and ``limit`` (which only
+        choose the units it runs), so choosing them re-runs and re-asks nothing."""
+        return self.model_dump(mode="json", exclude={"variants", "limit"})
 
 
 class Variant(BaseModel):

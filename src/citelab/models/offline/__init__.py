@@ -11,6 +11,7 @@ from citelab.models.offline._perturbed import (
     Perturbation,
     PerturbedModel,
     inject_faults,
+    recording_perturbations,
 )
 from citelab.models.offline._scripted import ScriptedModel, ScriptedRound, ScriptedToolCall
 
@@ -25,4 +26,5 @@ __all__ = [
     "ScriptedRound",
     "ScriptedToolCall",
     "inject_faults",
+    "recording_perturbations",
 ]

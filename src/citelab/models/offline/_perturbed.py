@@ -22,6 +22,10 @@ text, so the same inputs give the same faults whatever the order of calls.
 
 The answer is buffered until the inner model finishes (faults need the whole text), then
 streamed again in word-sized pieces. Tool-call rounds pass through unchanged.
+
+Inside :func:`recording_perturbations` every call's :class:`Perturbation` is also appended to
+the list it yields: a context variable, so concurrent conversations over one wrapper (an
+evaluation's cases) each get their own calls' records.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,6 +62,7 @@ __all__ = [
     "Perturbation",
     "PerturbedModel",
     "inject_faults",
+    "recording_perturbations",
 ]
 
 FaultKind = Literal["wrong", "stale", "out_of_range", "dropped"]
@@ -126,6 +133,21 @@ class Perturbation(BaseModel):
         return cls(call_index=call_index, markers=0, injections=[], original_text=text, text=text)
 
 
+_SINK: ContextVar[list[Perturbation] | None] = ContextVar("citelab_perturbations", default=None)
+
+
+@contextmanager
+def recording_perturbations() -> Iterator[list[Perturbation]]:
+    """A list that receives the record of every wrapper call made inside the block (in the
+    current context: one conversation's calls, not another task's)."""
+    sink: list[Perturbation] = []
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
+
 class PerturbedModel:
     """Wraps ``inner`` and injects citation faults at ``rates``; see the module docs."""
 
@@ -174,17 +196,23 @@ class PerturbedModel:
         text = "".join(d.text for d in deltas if isinstance(d, TextDelta))
         finish = next((d for d in deltas if isinstance(d, FinishDelta)), None)
         if finish is None or finish.reason == "tool_calls":
-            self.records.append(Perturbation.unchanged(call_index, text))
+            self._keep(Perturbation.unchanged(call_index, text))
             for delta in deltas:
                 yield delta
             return
         record = self._perturb(call_index, messages, text, seed)
-        self.records.append(record)
+        self._keep(record)
         for piece in word_pieces(record.text):
             yield TextDelta(text=piece)
         for delta in deltas:
             if not isinstance(delta, TextDelta):
                 yield delta
+
+    def _keep(self, record: Perturbation) -> None:
+        self.records.append(record)
+        sink = _SINK.get()
+        if sink is not None:
+            sink.append(record)
 
     def _perturb(
         self, call_index: int, messages: Sequence[Message], text: str, call_seed: int | None
