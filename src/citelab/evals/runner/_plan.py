@@ -1,6 +1,8 @@
 """A run's plan: a suite resolved into units of work (:func:`plan_run`).
 
-The datasets are loaded (at most ``limit`` cases each), the agents are configured for each
+The datasets are loaded (at most ``limit`` cases each; an ``[[alce]]`` entry's items are a
+dataset too, of cases that bring their own documents, answered by the pipeline when the entry
+says ``pipeline = true``), the agents are configured for each
 variant (a bad override names the suite file, the variant and the key), the scorers are built
 (with the suite's judge, one instance shared), and every case under every variant and model
 becomes one :class:`Unit`: what the run answers and records as one line of
@@ -23,6 +25,7 @@ from citelab._errors import ConfigError
 from citelab.agent import AgentConfig, default_agents, load_agents
 from citelab.evals.dataset import Case, Dataset, load_dataset
 from citelab.evals.judges import build_judge
+from citelab.evals.runner._alce import alce_dataset
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, scorer_names
 
@@ -93,14 +96,18 @@ def plan_run(
     """
     cap = limit if limit is not None else suite.limit
     datasets = [_limited(load_dataset(path), cap) for path in suite.dataset_paths()]
+    alce = {entry.name: alce_dataset(suite, entry) for entry in suite.alce}
+    answered = datasets + [alce[entry.name] for entry in suite.alce if entry.pipeline]
     agents_file = suite.agents_path()
     base = load_agents(agents_file) if agents_file is not None else default_agents()
-    _check_agents(suite, datasets, base)
+    _check_agents(suite, answered, base)
     variants = suite.expanded_variants()
     _check_findings(suite, variants)
     specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
     agents = {v.name: _variant_agents(suite, v, base) for v in variants}
-    plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
+    plan = RunPlan(
+        suite, datasets + list(alce.values()), agents, specs, build_scorers(_scorer_specs(suite))
+    )
     _check_gates(suite, variants, [scorer.metric for scorer in plan.scorers])
     endpoints = {spec.name: model_endpoint(spec) for spec in specs}
     plan.units = [
@@ -115,7 +122,7 @@ def plan_run(
         )
         for variant in variants
         for spec in specs
-        for dataset in datasets
+        for dataset in answered
         for case in dataset
     ]
     return plan
