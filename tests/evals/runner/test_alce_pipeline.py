@@ -208,3 +208,47 @@ def test_the_readmes_suite_entry_plans_the_pipeline_on_the_alce_files_items(
     assert len(plan.units) == 50
     assert {u.variant.name for u in plan.units} == {"baseline"}
     assert all(len(u.case.documents) == 4 for u in plan.units)  # ndoc = 5, four to show
+
+
+def test_a_jsonl_case_with_its_own_documents_is_answered_from_them_alone(tmp_path: Path) -> None:
+    """The same mechanism outside ALCE: the helpcentre agent would find its password
+    articles; with documents of its own the case sees only those."""
+    own = {
+        "entity_type": "note",
+        "entity_id": "reset",
+        "translations": {
+            "en": {"title": "Reset note", "content": "The password reset link is valid for 5 days."}
+        },
+    }
+    case = {
+        "id": "own-docs",
+        "agent": "helpcentre",
+        "turns": [{"question": "How long is the password reset link valid?"}],
+        "documents": [own],
+    }
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'name = "own"\ndatasets = ["cases.jsonl"]\nscorers = ["citation_precision"]\n',
+        encoding="utf-8",
+    )
+    [record] = run(suite, out_dir=tmp_path / "out", progress=False).records
+    [turn] = record.turns
+    assert [s.uri for s in turn.sources] == ["entity:note/reset"]
+    assert {s.uri for s in turn.seen} == {"entity:note/reset"}
+    assert "5 days" in turn.text
+
+
+def test_an_alce_entry_named_as_a_dataset_is_an_error(tmp_path: Path) -> None:
+    path = _suite(tmp_path, ITEMS)
+    (tmp_path / "asqa.jsonl").write_text(
+        json.dumps({"id": "c", "turns": [{"question": "Q?"}]}) + "\n", encoding="utf-8"
+    )
+    text = path.read_text(encoding="utf-8").replace(
+        "models =", 'datasets = ["asqa.jsonl"]\nmodels ='
+    )
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(
+        ConfigError, match=r"key alce\.0\.name: 'asqa' is also the name of a dataset"
+    ):
+        plan_run(load_suite(path))

@@ -97,6 +97,7 @@ def plan_run(
     cap = limit if limit is not None else suite.limit
     datasets = [_limited(load_dataset(path), cap) for path in suite.dataset_paths()]
     alce = {entry.name: alce_dataset(suite, entry) for entry in suite.alce}
+    _check_alce_names(suite, datasets)
     answered = datasets + [alce[entry.name] for entry in suite.alce if entry.pipeline]
     agents_file = suite.agents_path()
     base = load_agents(agents_file) if agents_file is not None else default_agents()
@@ -154,6 +155,19 @@ def _check_agents(suite: Suite, datasets: list[Dataset], agents: Mapping[str, An
                 f"{suite.path}: dataset {dataset.name} names agent(s) {missing} that the agents "
                 f"configuration does not define (known: {sorted(agents)})"
             )
+
+
+def _check_alce_names(suite: Suite, datasets: list[Dataset]) -> None:
+    """Results name cases by dataset: an ALCE entry may not share a dataset's (or another
+    entry's) name."""
+    taken = {dataset.name for dataset in datasets}
+    for index, entry in enumerate(suite.alce):
+        if entry.name in taken:
+            raise ConfigError(
+                f"{suite.path}: key alce.{index}.name: {entry.name!r} is also the name of a "
+                "dataset or of an earlier [[alce]] entry (results name cases by dataset)"
+            )
+        taken.add(entry.name)
 
 
 def _check_findings(suite: Suite, variants: list[Variant]) -> None:
