@@ -9,6 +9,9 @@ replacement, then the ``quick_test`` items from the same stream), formats every 
 ``ndoc`` documents with ``doc_prompt`` numbered from 1, and fills the templates with ALCE's
 order of substitutions, so the prompts are ALCE's character for character. Items keep every
 field of the file, so a result file written from them is read by ALCE's ``eval.py``.
+:func:`alce_documents` makes an item's shown documents a corpus of their own (one entity
+each, numbered from 1 as the prompt numbers them), which citelab's pipeline searches for that
+item alone.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citelab._errors import InvalidInput
+from citelab.corpus import Document, Translation
 
 __all__ = [
     "ALCE_SYSTEM_MESSAGE",
@@ -30,6 +34,8 @@ __all__ = [
     "AlcePromptSettings",
     "alce_chat_messages",
     "alce_clean_output",
+    "alce_document_uri",
+    "alce_documents",
     "alce_prompts",
     "load_alce_eval",
     "load_alce_prompt_file",
@@ -176,6 +182,28 @@ def alce_clean_output(text: str) -> str:
     closing ``End.``."""
     text = text.replace("<|im_end|>", "").rstrip()
     return text.removesuffix("End.")
+
+
+def alce_document_uri(dataset: str, index: int, number: int) -> str:
+    """The entity URI of document ``number`` (from 1) of item ``index`` of ``dataset``."""
+    return f"entity:{dataset}/q{index}.{number}"
+
+
+def alce_documents(dataset: str, index: int, docs: Sequence[AlceDocument]) -> list[Document]:
+    """An item's documents as corpus entities (see :func:`alce_document_uri`): the title
+    (``Document [n]`` when it has none) and the text, in ALCE's order."""
+    return [
+        Document(
+            entity_type=dataset,
+            entity_id=f"q{index}.{number}",
+            translations={
+                "en": Translation(
+                    title=doc.title.strip() or f"Document [{number}]", content=doc.text
+                )
+            },
+        )
+        for number, doc in enumerate(docs, start=1)
+    ]
 
 
 # --- the prompt ------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 One line is one :class:`Case`: a conversation of one or more turns asked by one reader of one
 agent. Each turn says what a good answer looks like: the claims it should make and the
 entities that support each, whether it should answer at all, which entities it must or must
-not cite, and how many searches it should take. Loading validates every line and reports
-every problem with its line number and field path.
+not cite, and how many searches it should take. A case may bring its own documents (an ALCE
+item does): its agent then searches those alone, not the corpus it names. Loading validates
+every line and reports every problem with its line number and field path.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from citelab._errors import InvalidInput
 from citelab._jsonl import JsonlRows, load_jsonl
-from citelab.corpus import Corpus, Reader
+from citelab.corpus import Corpus, Document, Reader
 
 __all__ = [
     "Case",
@@ -129,6 +130,9 @@ class Case(BaseModel):
     """Why the case exists: the hazard it probes."""
     canaries: list[str] = []
     """Words of documents this reader may not read: any of them in an answer is a leak."""
+    documents: list[Document] = []
+    """The case's own corpus: when given, the agent's retrieval searches these documents
+    only, instead of the corpus the agent names (no other case sees them)."""
 
     @field_validator("tags")
     @classmethod
@@ -137,6 +141,21 @@ class Case(BaseModel):
         if bad:
             raise ValueError(f"tags must be words in snake_case, got {bad}")
         return value
+
+    @field_validator("documents")
+    @classmethod
+    def _unique_documents(cls, value: list[Document]) -> list[Document]:
+        keys = [doc.key for doc in value]
+        repeated = sorted({f"{t}/{i}" for t, i in keys if keys.count((t, i)) > 1})
+        if repeated:
+            raise ValueError(f"documents must be unique by entity, repeated: {repeated}")
+        return value
+
+    def own_corpus(self) -> Corpus | None:
+        """:attr:`documents` as a corpus (None when the case has none)."""
+        if not self.documents:
+            return None
+        return Corpus(self.documents, name=f"case-{self.id}")
 
 
 class Dataset:
@@ -179,7 +198,7 @@ def check_dataset(dataset: Dataset, corpora: dict[str, Corpus]) -> list[str]:
     """
     problems: list[str] = []
     for case in dataset:
-        corpus = corpora.get(case.agent)
+        corpus = case.own_corpus() or corpora.get(case.agent)
         if corpus is None:
             problems.append(f"case {case.id}: no corpus for agent {case.agent!r}")
             continue

@@ -45,6 +45,8 @@ from citelab.evals.dataset import (
     GoldTurn,
     alce_chat_messages,
     alce_clean_output,
+    alce_document_uri,
+    alce_documents,
     alce_prompts,
     load_alce_eval,
     load_alce_prompt_file,
@@ -327,15 +329,31 @@ ALCE_VARIANT = "alce_prompt"
 
 
 def alce_dataset(suite: Suite, entry: AlceEntry) -> Dataset:
-    """An ALCE entry's items (those its settings draw) as cases: one turn, the question."""
+    """An ALCE entry's items (those its settings draw) as cases: one turn, the question,
+    answered by the entry's agent from the item's shown documents (the case's own corpus).
+    A ``pipeline`` entry with an item that shows no document is a :class:`ConfigError`."""
     prompt_file, eval_file = suite.alce_paths(entry)
     built = alce_prompts(
         load_alce_prompt_file(prompt_file), load_alce_eval(eval_file), entry.settings()
     )
-    cases = [
-        Case(id=f"q{index}", turns=[GoldTurn(question=item.question)], tags=["alce"])
-        for index, item, _ in built
-    ]
+    cases = []
+    for index, item, _ in built:
+        if entry.pipeline and not item.docs:
+            place = f"{suite.path}: key alce.{suite.alce.index(entry)}" if suite.path else ""
+            raise ConfigError(
+                f"{place}{': ' if place else ''}[[alce]] {entry.name!r}: item {index} of "
+                f"{eval_file} has no docs to search (ndoc = {entry.ndoc}): citelab's "
+                "pipeline (pipeline = true) answers an ALCE item from its own documents only"
+            )
+        cases.append(
+            Case(
+                id=f"q{index}",
+                agent=entry.agent,
+                turns=[GoldTurn(question=item.question)],
+                tags=["alce"],
+                documents=alce_documents(entry.name, index, item.docs),
+            )
+        )
     return Dataset(entry.name, cases, eval_file)
 
 
@@ -429,7 +447,7 @@ def _records(
         sources = [
             SourceRecord(
                 number=n,
-                uri=f"alce:{entry.name}/{index}/{n}",
+                uri=alce_document_uri(entry.name, index, n),
                 title=str(doc.get("title", "")),
                 content=str(doc.get("sent") or doc.get("text") or ""),
             )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from citelab._errors import CitelabError
-from citelab.agent import resolve_corpus_path
+from citelab.agent import AgentConfig, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
 from citelab.corpus import Corpus, Reader, load_corpus
 from citelab.evals.records import (
@@ -44,9 +44,11 @@ class BatchRunner:
     runner's :class:`~citelab.evals.execution.Answering`.
 
     Its set-up loads the corpora and opens one answer service per (variant, model) with its
-    model behind the disk cache in ``cache_dir``; the executor runs at most ``concurrency``
-    units at once. An executor with workers builds one in each worker from
-    :meth:`portable` (records are plain data and pickle).
+    model behind the disk cache in ``cache_dir``; a case with its own documents
+    (:attr:`~citelab.evals.dataset.Case.documents`, an ALCE item's) is answered by a service
+    of its own, built when it runs, whose index holds those documents alone; the executor
+    runs at most ``concurrency`` units at once. An executor with workers builds one in each
+    worker from :meth:`portable` (records are plain data and pickle).
     """
 
     def __init__(
@@ -116,11 +118,28 @@ class BatchRunner:
         )
 
     async def _run_unit(self, unit: Unit) -> CaseRecord:
-        service = self._service(unit.variant, unit.model)
+        own = unit.case.own_corpus()
+        if own is None:
+            return await self._answer_unit(unit, self._service(unit.variant, unit.model))
+        # A case with its own documents gets a service of its own: its agent's index is built
+        # from them alone (in memory; a few documents), so no other case's can be found.
         config = self.plan.agents[unit.variant.name][unit.case.agent]
-        corpus = self.corpora[config.corpus]
+        service = self._new_service({unit.case.agent: config}, unit.model, {config.corpus: own})
+        try:
+            return await self._answer_unit(unit, service, own)
+        finally:
+            await service.aclose()
+
+    async def _answer_unit(
+        self, unit: Unit, service: AnswerService, own: Corpus | None = None
+    ) -> CaseRecord:
+        config = self.plan.agents[unit.variant.name][unit.case.agent]
         reader = unit.case.reader.to_reader()
-        readable = self._readable_for(config.corpus, reader)
+        if own is None:
+            corpus = self.corpora[config.corpus]
+            readable = self._readable_for(config.corpus, reader)
+        else:
+            corpus, readable = own, _readable_text(own, reader)
         turns: list[TurnRecord] = []
         conversation: str | None = None
         for index, gold in enumerate(unit.case.turns):
@@ -196,22 +215,26 @@ class BatchRunner:
     def _service(self, variant: Variant, spec: ModelSpec) -> AnswerService:
         key = (variant.name, spec.name)
         if key not in self.services:
-            label = f"eval-model-{spec.name}"
-            agents = {
-                name: config.model_copy(update={"model": label})
-                for name, config in self.plan.agents[variant.name].items()
-            }
-            self.services[key] = AnswerService(
-                agents,
-                store=MemoryConversationStore(),
-                logs=MemoryLogStore(),
-                models={label: self._model(spec)},
-                corpora=self.corpora,
-                # Nothing but model calls waits on this loop: a search in a worker thread
-                # would only add two thread hops per call (the GIL serializes it anyway).
-                tool_threads=False,
+            self.services[key] = self._new_service(
+                self.plan.agents[variant.name], spec, self.corpora
             )
         return self.services[key]
+
+    def _new_service(
+        self, agents: Mapping[str, AgentConfig], spec: ModelSpec, corpora: Mapping[str, Corpus]
+    ) -> AnswerService:
+        """A service answering as ``agents`` with ``spec``'s model, from ``corpora``."""
+        label = f"eval-model-{spec.name}"
+        return AnswerService(
+            {name: config.model_copy(update={"model": label}) for name, config in agents.items()},
+            store=MemoryConversationStore(),
+            logs=MemoryLogStore(),
+            models={label: self._model(spec)},
+            corpora=corpora,
+            # Nothing but model calls waits on this loop: a search in a worker thread
+            # would only add two thread hops per call (the GIL serializes it anyway).
+            tool_threads=False,
+        )
 
     def _model(self, spec: ModelSpec) -> Model:
         if spec.name not in self.answering:
@@ -237,9 +260,12 @@ class BatchRunner:
 
 
 def _services_used(units: Sequence[Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
-    """Each (variant, model) pair the units run, with the agents its cases ask, in order."""
+    """Each (variant, model) pair the units run from the agents' corpora, with the agents
+    its cases ask, in order."""
     used: dict[tuple[str, str], tuple[Variant, ModelSpec, dict[str, None]]] = {}
     for unit in units:
+        if unit.case.documents:
+            continue  # answered from its own documents, by a service of its own
         key = (unit.variant.name, unit.model.name)
         entry = used.setdefault(key, (unit.variant, unit.model, {}))
         entry[2][unit.case.agent] = None

@@ -1,6 +1,8 @@
 """A run's plan: a suite resolved into units of work (:func:`plan_run`).
 
-The datasets are loaded (at most ``limit`` cases each), the agents are configured for each
+The datasets are loaded (at most ``limit`` cases each; an ``[[alce]]`` entry's items are a
+dataset too, of cases that bring their own documents, answered by the pipeline when the entry
+says ``pipeline = true``), the agents are configured for each
 variant (a bad override names the suite file, the variant and the key), the scorers are built
 (with the suite's judge, one instance shared), and every case under every variant and model
 becomes one :class:`Unit`: what the run answers and records as one line of
@@ -24,6 +26,7 @@ from citelab._errors import ConfigError
 from citelab.agent import AgentConfig, default_agents, load_agents
 from citelab.evals.dataset import Case, Dataset, load_dataset
 from citelab.evals.judges import build_judge
+from citelab.evals.runner._alce import alce_dataset
 from citelab.evals.runner._suite import ModelSpec, Suite, Variant
 from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, scorer_names
 
@@ -94,15 +97,20 @@ def plan_run(
     """
     cap = limit if limit is not None else suite.limit
     datasets = [_limited(load_dataset(path), cap) for path in suite.dataset_paths()]
+    alce = {entry.name: alce_dataset(suite, entry) for entry in suite.alce}
+    _check_alce_names(suite, datasets)
+    answered = datasets + [alce[entry.name] for entry in suite.alce if entry.pipeline]
     agents_file = suite.agents_path()
     base = load_agents(agents_file) if agents_file is not None else default_agents()
-    _check_agents(suite, datasets, base)
+    _check_agents(suite, answered, base)
     variants = suite.expanded_variants()
     _check_findings(suite, variants)
     _check_model_variants(suite, variants)
     specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
     agents = {v.name: _variant_agents(suite, v, base) for v in variants}
-    plan = RunPlan(suite, datasets, agents, specs, build_scorers(_scorer_specs(suite)))
+    plan = RunPlan(
+        suite, datasets + list(alce.values()), agents, specs, build_scorers(_scorer_specs(suite))
+    )
     _check_gates(suite, variants, [scorer.metric for scorer in plan.scorers])
     endpoints = {spec.name: model_endpoint(spec) for spec in specs}
     plan.units = [
@@ -118,7 +126,7 @@ def plan_run(
         for variant in variants
         for spec in specs
         if spec.variants is None or variant.name in spec.variants
-        for dataset in datasets
+        for dataset in answered
         for case in _model_cases(dataset, spec, suite.seed)
     ]
     return plan
@@ -160,6 +168,19 @@ def _check_agents(suite: Suite, datasets: list[Dataset], agents: Mapping[str, An
                 f"{suite.path}: dataset {dataset.name} names agent(s) {missing} that the agents "
                 f"configuration does not define (known: {sorted(agents)})"
             )
+
+
+def _check_alce_names(suite: Suite, datasets: list[Dataset]) -> None:
+    """Results name cases by dataset: an ALCE entry may not share a dataset's (or another
+    entry's) name."""
+    taken = {dataset.name for dataset in datasets}
+    for index, entry in enumerate(suite.alce):
+        if entry.name in taken:
+            raise ConfigError(
+                f"{suite.path}: key alce.{index}.name: {entry.name!r} is also the name of a "
+                "dataset or of an earlier [[alce]] entry (results name cases by dataset)"
+            )
+        taken.add(entry.name)
 
 
 def _check_findings(suite: Suite, variants: list[Variant]) -> None:

@@ -41,7 +41,7 @@ from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
-from citelab.evals.runner._alce import alce_dataset, alce_recorded_records, alce_suite_records
+from citelab.evals.runner._alce import alce_recorded_records, alce_suite_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import Suite, load_suite
@@ -189,7 +189,6 @@ async def run_async(
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     started = time.time()
     plan = plan_run(suite, models=opts.models, limit=opts.limit)
-    plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
     cards = _cards(suite, plan.scorers, opts.judge_cards, opts.allow_in_sample)
     labels = _labels(suite, opts.labels, opts.label_map)
     out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
@@ -268,7 +267,6 @@ def rescore(
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     plan = plan_run(suite)
-    plan.datasets += [alce_dataset(suite, entry) for entry in suite.alce]
     cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
     label_set = _labels(suite, labels, label_map)
     out = Path(out_dir)

@@ -48,12 +48,24 @@ A suite is configuration only; an ablation is a variant that overrides agent set
     eval_file = "alce/data/asqa_eval_gtr_top100.json"
     shot = 2
     ndoc = 5                                         # seed, quick_test, temperature… too
+    pipeline = true                                  # optional: also citelab's pipeline
+    agent = "default"                                # (every variant) on the same items
 
     [[gates]]                                        # non-inferiority, paired on the cases
     metric = "citation_recall"
     variant = "terse_contract"
     not_worse_than = "baseline"
     margin = 0.02                                    # at 95% confidence (confidence = 0.95)
+
+An ``[[alce]]`` entry with ``pipeline = true`` also puts its items (those its settings
+draw, case ids ``q<index in the eval file>``, dataset ``name``) through citelab's pipeline
+under every variant and model, answered by ``agent`` (its prompt, retrieval and tools): each
+item's shown documents (its first ``ndoc``, numbered from 1 as ALCE's prompt numbers them)
+are that case's own corpus, the only one its retrieval searches, so an answer can cite no
+other item's documents. Both variants' answers (``alce_prompt`` and the suite's own) are
+then scored with the same scorers, judge and labels on the same questions and documents; a
+pipeline entry whose item has no documents to search is an error naming the entry and the
+item.
 
 Relative paths are relative to the suite file. A dataset given by bare name is
 ``fixtures/datasets/<name>.jsonl``. Every error names the file, the key and what is wrong;
@@ -162,6 +174,12 @@ class AlceEntry(BaseModel):
     top_p: float = Field(default=1.0, gt=0, le=1)
     max_new_tokens: int = Field(default=300, ge=1)
     chat: bool = True
+    pipeline: bool = False
+    """Also answer the items with citelab's pipeline under every variant, each item
+    searching only its own shown documents."""
+    agent: str = Field(default="default", min_length=1)
+    """The agent whose prompt, retrieval and tools answer the items in the pipeline (its
+    corpus is replaced by each item's documents)."""
 
     def settings(self) -> AlcePromptSettings:
         """Its prompt options."""
