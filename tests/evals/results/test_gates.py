@@ -119,13 +119,13 @@ def test_a_gate_skips_the_models_it_names() -> None:
         build_scorers(["citation_recall"]),
         seed=3,
     )
-    gate = Gate(check="citation_recall >= 0.9")
+    gate = Gate(metric="citation_recall", min=0.9)
     (checked,) = evaluate_gates(both, [gate])
     assert checked.verdict == "fails"
     assert "[faulty]" in checked.sentence
     (skipping,) = evaluate_gates(both, [gate.model_copy(update={"skip_models": ["faulty"]})])
     assert skipping.verdict == "fails"  # m's own "other" variant still fails
-    only = Gate(check="citation_recall >= 0.9", variant="baseline", skip_models=["faulty"])
+    only = Gate(metric="citation_recall", min=0.9, variant="baseline", skip_models=["faulty"])
     (baseline,) = evaluate_gates(both, [only])
     assert baseline.verdict == "holds"
     assert "faulty" not in baseline.sentence
