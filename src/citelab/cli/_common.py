@@ -300,7 +300,7 @@ def print_label_estimates(table: Any) -> None:
     print("estimated from this run's labels (ppi: labels and judge; labels: alone):")
     columns = ["variant", "model", "metric", "method", "labels", "value", "ci_low", "ci_high",
                "width", "note"]  # fmt: skip
-    print(rows[columns].round(3).fillna("").to_string(index=False))
+    print(rows[columns].round(3).astype(object).fillna("").to_string(index=False))
 
 
 def print_judges(result: Any, corrected: Any = None) -> None:
