@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -133,25 +133,40 @@ def test_ctrl_c_in_a_terminal_prints_the_message_alone_with_worker_processes(
     """A terminal sends Ctrl-C to every process of the command (its process group): the
     scoring workers of ``--executor processes`` must not print a traceback each."""
     process = _eval(tmp_path, "--executor", "processes", "--workers", "1", session=True)
+    # a finished case, and the worker started (the process server and its worker); then the
+    # worker waits for work (its initializer has run)
+    err = _interrupt_when(
+        process,
+        lambda: len(_records(tmp_path)) >= 1 and _descendants(process.pid) >= 2,
+        "no case finished, or no worker started",
+        settle=0.5,
+    )
+    assert process.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert "KeyboardInterrupt" not in err, err
+    assert err.strip().startswith("citelab eval: interrupted; "), err
+
+
+def _interrupt_when(
+    process: subprocess.Popen[str], ready: Callable[[], bool], why: str, settle: float = 0.0
+) -> str:
+    """Wait (at most 120 s) until ``ready()``, then send Ctrl-C to ``process``'s group as a
+    terminal does; its stderr. The process is killed if it outlives the test."""
     try:
         waited = 0.0
-        # a finished case, and the worker started (the process server and its worker)
-        while len(_records(tmp_path)) < 1 or _descendants(process.pid) < 2:
+        while not ready():
             assert process.poll() is None, process.communicate()
-            assert waited < 120, "no case finished, or no worker started"
-            time.sleep(0.05)  # waiting for the run to get there, not timing it
-            waited += 0.05
-        time.sleep(0.5)  # the worker waits for work (its initializer has run)
+            assert waited < 120, why
+            time.sleep(0.02)  # waiting for the run to get there, not timing it
+            waited += 0.02
+        time.sleep(settle)
         os.killpg(process.pid, signal.SIGINT)
         _out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-    assert process.returncode == 130, err
-    assert "Traceback" not in err, err
-    assert "KeyboardInterrupt" not in err, err
-    assert err.strip().startswith("citelab eval: interrupted; "), err
+    return err
 
 
 def _default_eval(tmp_path: Path, *options: str) -> subprocess.Popen[str]:
@@ -181,19 +196,9 @@ def test_ctrl_c_while_answering_prints_the_message_alone(
     the records file after the run had closed it) before its message. Sent as a terminal
     does (to the process group) at several moments of the answering."""
     process = _default_eval(tmp_path, *options)
-    try:
-        waited = 0.0
-        while len(_records(tmp_path)) < kept:
-            assert process.poll() is None, process.communicate()
-            assert waited < 120, "too few cases finished"
-            time.sleep(0.02)  # waiting for the run to get there, not timing it
-            waited += 0.02
-        os.killpg(process.pid, signal.SIGINT)
-        _out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+    err = _interrupt_when(
+        process, lambda: len(_records(tmp_path)) >= kept, "too few cases finished"
+    )
     assert process.returncode == 130, err
     assert "Traceback" not in err, err
     assert "I/O operation on closed file" not in err, err
