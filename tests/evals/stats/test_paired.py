@@ -8,19 +8,10 @@ coverage test skips with a message when it is absent.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from citelab.evals._stats import Population, labels_only, ppi_difference
-
-ROOT = Path(__file__).resolve().parents[3]
-FOUND = [
-    base / "shared" / "testdata" / "wice" / "claim_dev.jsonl"
-    for base in (ROOT.parent, ROOT.parent.parent)
-    if (base / "shared" / "testdata" / "wice" / "claim_dev.jsonl").is_file()
-]
 
 
 def _side(
@@ -92,31 +83,14 @@ def test_too_few_labels_on_a_side_gives_no_interval() -> None:
     assert np.isnan(estimate.high)
 
 
-@pytest.fixture(scope="module")
-def wice() -> tuple[np.ndarray, np.ndarray]:
-    if not FOUND:
-        pytest.skip(
-            "WiCE's dev split is not in ../shared/testdata/wice/ (claim_dev.jsonl: third-party "
-            "data kept outside the repository)"
-        )
-    from citelab.evals.judges import build_judge
-    from citelab.evals.labels import load_label_set
-
-    labels = load_label_set(FOUND[0])
-    truth = np.array([pair.label for pair in labels.pairs], dtype=float)
-    judge = build_judge("lexical_trained")
-    score = np.array([judge.score(p.claim, "\n".join(p.evidence)) for p in labels.pairs])  # type: ignore[attr-defined]
-    return truth, score
-
-
 @pytest.mark.parametrize("judge", ["lexical_trained", "random", "reversed"])
 def test_a_nominal_95_paired_interval_holds_the_true_difference_in_93_percent(
-    wice: tuple[np.ndarray, np.ndarray], judge: str
+    wice_scored: tuple[np.ndarray, np.ndarray], judge: str
 ) -> None:
     # Variant A answers each case (two WiCE claims) with its claims; variant B gives the same
     # answers except in a third of the cases, where it answers with claims people call
     # unsupported. Each variant labels a sample of its own units.
-    truth, score = wice
+    truth, score = wice_scored
     rng = np.random.default_rng(["lexical_trained", "random", "reversed"].index(judge))
     f = {"lexical_trained": score, "random": rng.random(len(score)), "reversed": 1 - score}[judge]
     units = len(truth)

@@ -9,35 +9,15 @@ test skips with a message when it is absent.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from citelab.evals._stats import labels_only, ppi_mean
 
-ROOT = Path(__file__).resolve().parents[3]
-FOUND = [
-    base / "shared" / "testdata" / "wice" / "claim_dev.jsonl"
-    for base in (ROOT.parent, ROOT.parent.parent)
-    if (base / "shared" / "testdata" / "wice" / "claim_dev.jsonl").is_file()
-]
-
 
 @pytest.fixture(scope="module")
-def wice() -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    if not FOUND:
-        pytest.skip(
-            "WiCE's dev split is not in ../shared/testdata/wice/ (claim_dev.jsonl: third-party "
-            "data kept outside the repository)"
-        )
-    from citelab.evals.judges import build_judge
-    from citelab.evals.labels import load_label_set
-
-    labels = load_label_set(FOUND[0])
-    truth = np.array([pair.label for pair in labels.pairs], dtype=float)
-    judge = build_judge("lexical_trained")
-    score = np.array([judge.score(p.claim, "\n".join(p.evidence)) for p in labels.pairs])  # type: ignore[attr-defined]
+def wice(wice_scored: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    truth, score = wice_scored
     rng = np.random.default_rng(11)
     judges = {"lexical_trained": score, "random": rng.random(len(score)), "reversed": 1 - score}
     return truth, judges
