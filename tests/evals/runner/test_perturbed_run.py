@@ -3,10 +3,15 @@ the truth (it agrees with the answers, also when the inner model's calls come fr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
+from citelab._errors import ConfigError
 from citelab.contract import parse_markers
-from citelab.evals import CaseRecord, run
+from citelab.evals import CaseRecord, rescore, run
 from citelab.evals.records import read_records
 
 SUITE = """
@@ -94,3 +99,46 @@ def test_injections_are_recorded_when_the_inner_answers_come_from_the_cache(
     again = _run(tmp_path, out)
     assert _injections(again) == _injections(first)
     assert any(turn.injections for r in again.values() for turn in r.turns)
+
+
+def test_rescoring_a_limited_run_scores_the_cases_that_run_answered(tmp_path: Path) -> None:
+    """A model's seeded sample is drawn from the cases the run had (here the first 8 of the
+    dataset): rescoring plans with the run's limit, so it draws the same sample and scores
+    the same answers, not the recorded ones a full-dataset sample happens to hit."""
+    dataset = Path(__file__).parents[3] / "fixtures" / "datasets" / "university.jsonl"
+    suite = tmp_path / "faults.toml"
+    suite.write_text(SUITE.format(dataset=dataset.as_posix()), encoding="utf-8")
+    out = tmp_path / "out"
+    ran = run(suite, out_dir=out, progress=False, limit=8)
+    again = rescore(out, suite)
+    cases = again.to_pandas("case")
+    assert set(cases[cases.model == "perturbed"].case_id) == set(
+        ran.to_pandas("case").query("model == 'perturbed'").case_id
+    )
+    pd.testing.assert_frame_equal(again.summary(), ran.summary())
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["datasets"] == {
+        "university": 8
+    }
+
+
+def test_rescoring_a_run_given_other_models_scores_those_models(tmp_path: Path) -> None:
+    dataset = Path(__file__).parents[3] / "fixtures" / "datasets" / "university.jsonl"
+    suite = tmp_path / "faults.toml"
+    suite.write_text(SUITE.format(dataset=dataset.as_posix()), encoding="utf-8")
+    out = tmp_path / "out"
+    ran = run(suite, out_dir=out, progress=False, limit=3, models=["perturbed"])
+    again = rescore(out, suite)
+    assert set(again.summary().model) == {"perturbed"}
+    pd.testing.assert_frame_equal(again.summary(), ran.summary())
+
+
+def test_rescoring_a_folder_with_an_unreadable_run_log_says_which_file(tmp_path: Path) -> None:
+    dataset = Path(__file__).parents[3] / "fixtures" / "datasets" / "university.jsonl"
+    suite = tmp_path / "faults.toml"
+    suite.write_text(SUITE.format(dataset=dataset.as_posix()), encoding="utf-8")
+    out = tmp_path / "out"
+    run(suite, out_dir=out, progress=False, limit=2)
+    log = out / "run.json"
+    log.write_text(log.read_text(encoding="utf-8").replace('"limit": 2', '"limit": "two"'))
+    with pytest.raises(ConfigError, match=r"run\.json: limit must be a number of cases"):
+        rescore(out, suite)

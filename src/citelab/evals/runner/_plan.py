@@ -88,12 +88,13 @@ class RunPlan:
 def plan_run(
     suite: Suite,
     *,
-    models: Sequence[str] | None = None,
+    models: Sequence[str | ModelSpec] | None = None,
     limit: int | None = None,
 ) -> RunPlan:
     """Resolve a suite: datasets (at most ``limit`` cases each), variants' agents, scorers.
 
-    ``models`` replaces the suite's models by specs (``extractive``, ``openai:<model>``…).
+    ``models`` replaces the suite's models by specs (``extractive``, ``openai:<model>``…,
+    or :class:`ModelSpec` objects).
     """
     cap = limit if limit is not None else suite.limit
     datasets = [_limited(load_dataset(path), cap) for path in suite.dataset_paths()]
@@ -106,7 +107,11 @@ def plan_run(
     variants = suite.expanded_variants()
     _check_findings(suite, variants)
     _check_model_variants(suite, variants)
-    specs = [ModelSpec(spec=m) for m in models] if models else list(suite.models)
+    specs = (
+        [m if isinstance(m, ModelSpec) else ModelSpec(spec=m) for m in models]
+        if models
+        else list(suite.models)
+    )
     agents = {v.name: _variant_agents(suite, v, base) for v in variants}
     plan = RunPlan(
         suite, datasets + list(alce.values()), agents, specs, build_scorers(_scorer_specs(suite))

@@ -23,6 +23,7 @@ running any model. :class:`RunOptions` holds every option of a run.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
 from citelab.evals.runner._alce import alce_recorded_records, alce_suite_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
-from citelab.evals.runner._suite import Suite, load_suite
+from citelab.evals.runner._suite import ModelSpec, Suite, load_suite
 from citelab.evals.runner._variant_notes import variant_notes
 from citelab.evals.scorers import Scorer
 
@@ -260,16 +261,18 @@ def rescore(
     label_map: Mapping[str, str] | None = None,
 ) -> EvalResult:
     """Score the units recorded in ``out_dir`` again with the suite's scorers (no model runs).
-    The answers made with ALCE's prompt are read back from the run's ALCE result files.
+    The plan is the recorded run's: the models and the ``limit`` it was given (from its
+    ``run.json``), so the same units are scored. The answers made with ALCE's prompt are read
+    back from the run's ALCE result files.
 
     ``executor``, ``address`` and ``workers`` say where the scorers run (see :class:`RunOptions`);
     ``judge_cards``, ``allow_in_sample``, ``labels`` and ``label_map`` as for :func:`run`.
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
-    plan = plan_run(suite)
+    out = Path(out_dir)
+    plan = _recorded_plan(suite, out)
     cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
     label_set = _labels(suite, labels, label_map)
-    out = Path(out_dir)
     backend = get_executor(executor, address=address, workers=workers)
     scoring = ScoringJob(plan.cases, plan.scorers)
     try:
@@ -300,6 +303,25 @@ def rescore(
     result.labels = label_set
     write_outputs(result, out, suite.findings, title=suite.name, gates=suite.gates)
     return result
+
+
+def _recorded_plan(suite: Suite, out: Path) -> RunPlan:
+    """The plan of the run recorded in ``out``: the suite's, with the models and the
+    ``limit`` that run was given (its ``run.json``), so a model's seeded sample of each
+    dataset is drawn from the same cases as in the run. Without a ``run.json`` (or one from
+    before runs recorded their limit), the suite's own plan."""
+    log = out / "run.json"
+    if not log.is_file():
+        return plan_run(suite)
+    try:
+        recorded = json.loads(log.read_text(encoding="utf-8"))
+        models = [ModelSpec.model_validate(m) for m in recorded.get("models") or []]
+        limit = recorded.get("limit")
+    except (ValueError, ValidationError) as exc:
+        raise ConfigError(f"{log}: not a run log this rescore can read ({exc})") from None
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise ConfigError(f"{log}: limit must be a number of cases, got {limit!r}")
+    return plan_run(suite, models=models or None, limit=limit)
 
 
 @dataclass(frozen=True)
@@ -421,6 +443,7 @@ def _run_config(
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
         "finished_at": _now(),
         "seconds": round(time.time() - started, 2),
+        "limit": driver.options.limit,
         "units": {
             "total": len(plan.units),
             "ran": driver.ran,
