@@ -9,9 +9,11 @@
 # settings.
 #
 # **Time to run:** about 30 seconds on a laptop, offline. The suite runs every case of the three
-# fixture datasets under five variants (420 conversations). To look around faster, set `LIMIT`
-# below to a number of cases per dataset — but the datasets list their multi-round cases last,
-# so a limited run shows little of the ablations.
+# fixture datasets under five variants with the extractive model, and 16 cases of each dataset
+# on the baseline with the perturbing model (citation faults injected at known rates: the
+# report's "Judge agreement on injected faults"), 468 conversations in all. To look around
+# faster, set `LIMIT` below to a number of cases per dataset — but the datasets list their
+# multi-round cases last, so a limited run shows little of the ablations.
 
 # %%
 LIMIT = None  # e.g. 10 for a quick look (at most this many cases per dataset)
@@ -127,7 +129,7 @@ pd.DataFrame({"gate": g.name, "verdict": g.verdict, "evidence": g.sentence} for 
 # bootstrap interval that resamples *cases* (a conversation's turns stay together).
 
 # %%
-variants = result.to_pandas(level="variant")
+variants = result.to_pandas(level="variant").query("model == 'extractive'")
 order = [variant.name for variant in suite.variants]
 variants.pivot(index="metric", columns="variant", values="value")[order].round(3)
 

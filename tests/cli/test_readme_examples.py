@@ -116,7 +116,10 @@ def test_the_runs_over_time_example_runs_as_written(
                for row in compared["figures"])  # fmt: skip
     assert (tmp_path / "mlruns").is_dir()
     usage = json.loads((tmp_path / "runs" / "monday" / "run.json").read_text())["usage"]
-    assert all(row["cost_usd"] is not None for row in usage)
+    # A cost where the example gives a price (the extractive model), none where it gives
+    # none (the perturbing model): never a made-up zero.
+    priced = {row["model"]: row["cost_usd"] is not None for row in usage}
+    assert priced == {"extractive": True, "perturbed": False}
 
 
 def test_the_judge_section_says_agreement_varies_by_domain_with_the_figures() -> None:

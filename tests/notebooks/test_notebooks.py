@@ -562,11 +562,14 @@ def test_evaluation_report_says_only_what_its_outputs_show(
 ) -> None:
     run = run_of(executed, "04_evaluation_report")
     out = run.stdout()
-    claim = run.says("The suite runs every case of the three fixture datasets under five "
-                     "variants (420 conversations)")  # fmt: skip
+    run.says("The suite runs every case of the three fixture datasets under five variants "
+             "with the extractive model")  # fmt: skip
+    sampled = run.says("16 cases of each dataset on the baseline with the perturbing model")
+    claim = run.says("468 conversations in all")
     [variants] = run.tables("variant", "overrides", "what")
     assert len(variants) == NUMBER_WORDS["five"]
-    conversations = word_in(r"\((\d+) conversations\)", claim)
+    conversations = word_in(r"(\d+) conversations", claim)
+    per_dataset = int(word_in(r"(\d+) cases", sampled))
     assert re.search(rf"^{conversations} conversations, \d+ turns scored$", out, re.MULTILINE)
     datasets = re.search(r"^datasets: (\[.*\]) ·", out, re.MULTILINE)
     assert datasets is not None
@@ -615,7 +618,9 @@ def test_evaluation_report_says_only_what_its_outputs_show(
     assert matched is not None
     both, only_full = map(int, matched.groups())
     assert both == NUMBER_WORDS["five"] * NUMBER_WORDS["three"]
-    assert (both + only_full) * len(variants) == int(conversations)
+    assert (both + only_full) * len(variants) + per_dataset * NUMBER_WORDS["three"] == int(
+        conversations
+    )
 
 
 def test_scoring_external_answers_says_only_what_its_outputs_show(

@@ -141,7 +141,9 @@ def test_the_bundled_suite_plans_every_dataset_and_variant() -> None:
         "terse_contract",
         "turn_numbering",
     }
-    assert len(plan.units) == 5 * sum(len(d) for d in plan.datasets)
+    # Five variants with the extractive model, and the perturbing model on the baseline and
+    # its seeded 16 cases of each dataset.
+    assert len(plan.units) == 5 * sum(len(d) for d in plan.datasets) + 16 * len(plan.datasets)
     assert plan.agents["no_tool_rewrite"]["intranet"].hooks.tool_rewrite is False
     assert plan.agents["turn_numbering"]["university"].numbering == "turn"
     assert plan.agents["baseline"]["university"].numbering == "conversation"

@@ -278,19 +278,15 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
     assert list(written) == [
         name
         for table in (
-            "summary",
-            "differences",
-            "corrected",
-            "usage",
-            "scores",
-            "cases",
-            "statements",
-            "citations",
+            "summary", "differences", "corrected", "usage",
+            "scores", "cases", "statements", "citations",
         )
         for name in (f"{table}.csv", f"{table}.parquet")
-    ] + ["gold.json", "run.json", "report.html"]  # no perturbing model: no fault table
-    assert fault_agreement(bundled).empty
+    ] + [  # the default suite has a perturbing model: the judge's agreement on its faults
+        "fault_agreement.csv", "fault_agreement.parquet", "gold.json", "run.json", "report.html"
+    ]  # fmt: skip
     plain = {
+        "fault_agreement": fault_agreement(bundled),
         "summary": bundled.summary(),
         "differences": bundled.differences(),
         "corrected": bundled.corrected(),
@@ -304,7 +300,10 @@ def test_written_outputs_equal_the_plain_computations(bundled: EvalResult, tmp_p
         text = (tmp_path / f"{name}.csv").read_text(encoding="utf-8")
         assert text == frame.to_csv(index=False, float_format="%.6g"), name
     run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert run_json["fault_agreement"] == []
+    assert [row["measure"] for row in run_json["fault_agreement"]] == [
+        "sensitivity",
+        "specificity",
+    ]
     # The report: the statistics, findings, plots and case browser each computed the
     # plain way (render_html alone, findings checked one by one).
     checked = evaluate_findings(bundled, findings)
