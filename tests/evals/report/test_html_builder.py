@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from citelab.evals.report._html import Cell, Safe, escape, table
+from citelab.evals.report._html import Cell, Row, Safe, escape, table
 
 HOSTILE = '<script>alert("x")</script>&\''
 
@@ -30,3 +30,17 @@ def test_safe_markup_is_inserted_as_it_is_and_never_escaped_twice() -> None:
     out = table([], [[link, Cell(link, header=True), 0.5]])
     assert out == f"<table><tr><td>{link}</td><th>{link}</th><td>0.5</td></tr></table>"
     assert escape(link) is link
+
+
+def test_header_cells_take_a_title_rows_a_class_and_cells_a_colspan() -> None:
+    out = table(
+        ["metric", Cell(Safe("<b>a</b>"), title=HOSTILE)],
+        [Row([HOSTILE, Cell("note", cls="note", colspan=2)], cls=HOSTILE), ["x", "y"]],
+    )
+    assert out == (
+        "<table><tr><th>metric</th>"
+        '<th title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#x27;"><b>a</b></th>'
+        '</tr><tr class="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#x27;">'
+        "<td>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#x27;</td>"
+        '<td colspan="2" class="note">note</td></tr><tr><td>x</td><td>y</td></tr></table>'
+    )

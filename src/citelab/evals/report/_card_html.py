@@ -4,7 +4,7 @@
 No external asset and no script: the picture is SVG embedded as base64 ``<img>`` data (no
 text inside it is parsed as markup), and every other string — the judge's name and
 configuration (a ``module:attr`` name, an LLM prompt), file names, categories, reference
-names, notes — is HTML-escaped.
+names, notes — is HTML-escaped (the tables by the report's table builder).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 
 from citelab.evals.cards import AgreementFigures, CardData, Estimate
 from citelab.evals.report._card_plot import card_figure, figure_svg
+from citelab.evals.report._html import Cell, Row
 from citelab.evals.report._html import escape as _e
+from citelab.evals.report._html import table as html_table
 
 __all__ = ["card_fragment", "card_page"]
 
@@ -51,9 +53,10 @@ def _num(value: float | None) -> str:
 
 
 def _interval(estimate: Estimate | None, units: int) -> str:
+    """The interval as plain text (the table builder escapes it)."""
     if estimate is None or estimate.low is None or estimate.high is None:
         return "—"
-    return _e(estimate.interval_text(units))
+    return estimate.interval_text(units)
 
 
 def card_page(card: CardData) -> str:
@@ -101,34 +104,29 @@ def _labels_section(card: CardData) -> str:
         ("intervals", f"95% percentile bootstrap over claims, {card.bootstrap.resamples} "
                       f"resamples, seed {card.bootstrap.seed}"),
     ]  # fmt: skip
-    body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
-    return f'<table class="about">{body}</table>'
+    return html_table([], [[Cell(k, header=True), v] for k, v in rows], cls="about")
 
 
 def _figures_section(card: CardData) -> str:
-    head = "<tr><th>figure</th><th>value</th><th>95% interval</th><th>counts</th></tr>"
     rows = []
     for name, shown in _FIGURES:
         estimate = getattr(card.metrics, name)
         if estimate is None:
             continue
         counts = f"{estimate.count} of {estimate.of}" if hasattr(estimate, "count") else ""
-        rows.append(
-            f"<tr><td>{_e(shown)}</td><td>{_num(estimate.value)}</td>"
-            f"<td>{_interval(estimate, card.metrics.claims)}</td><td>{_e(counts)}</td></tr>"
-        )
-    return f"<h3>Agreement with the labels</h3><table>{head}{''.join(rows)}</table>"
+        interval = _interval(estimate, card.metrics.claims)
+        rows.append([shown, _num(estimate.value), interval, counts])
+    head = ["figure", "value", "95% interval", "counts"]
+    return f"<h3>Agreement with the labels</h3>{html_table(head, rows)}"
 
 
 def _confusion_section(figures: AgreementFigures) -> str:
     c = figures.confusion
-    return (
-        "<h3>Confusion matrix (claims)</h3><table>"
-        "<tr><th></th><th>judge: yes</th><th>judge: no</th></tr>"
-        f"<tr><th>people: supported</th><td>{c.true_yes}</td><td>{c.false_no}</td></tr>"
-        f"<tr><th>people: not supported</th><td>{c.false_yes}</td><td>{c.true_no}</td></tr>"
-        "</table>"
-    )
+    rows = [
+        [Cell("people: supported", header=True), c.true_yes, c.false_no],
+        [Cell("people: not supported", header=True), c.false_yes, c.true_no],
+    ]
+    return "<h3>Confusion matrix (claims)</h3>" + html_table(["", "judge: yes", "judge: no"], rows)
 
 
 def _picture(card: CardData) -> str:
@@ -145,20 +143,21 @@ def _threshold_section(card: CardData) -> str:
     best = sweep.best
     operating = "none" if sweep.operating is None else f"{sweep.operating:g}"
     follows = "yes" if sweep.verdicts_follow_score else "no"
-    return (
-        "<h3>Threshold</h3><table>"
-        f"<tr><th>score</th><td>{_e(sweep.score)}</td></tr>"
-        f"<tr><th>its operating threshold</th><td>{_e(operating)}</td></tr>"
-        f"<tr><th>verdicts are score ≥ threshold</th><td>{follows}</td></tr>"
-        f"<tr><th>κ-best threshold on these labels (optimistic)</th><td>{best.threshold:.3g} "
-        f"(κ {_num(best.kappa)}, accuracy {_num(best.accuracy)}, says yes "
-        f"{_num(best.says_yes)})</td></tr></table>"
-    )
+    rows = [
+        ("score", sweep.score),
+        ("its operating threshold", operating),
+        ("verdicts are score ≥ threshold", follows),
+        ("κ-best threshold on these labels (optimistic)",
+         f"{best.threshold:.3g} (κ {_num(best.kappa)}, accuracy {_num(best.accuracy)}, says yes "
+         f"{_num(best.says_yes)})"),
+    ]  # fmt: skip
+    return "<h3>Threshold</h3>" + html_table([], [[Cell(k, header=True), v] for k, v in rows])
 
 
-def _row(name: str, figures: AgreementFigures, css: str = "") -> str:
+def _row(name: str, figures: AgreementFigures, css: str | None = None) -> Row:
     auc = figures.auc.value if figures.auc is not None else None
     cells = [
+        name,
         str(figures.claims),
         _num(figures.says_yes.value),
         _num(figures.accuracy.value),
@@ -168,75 +167,61 @@ def _row(name: str, figures: AgreementFigures, css: str = "") -> str:
         _num(figures.sensitivity.value),
         _num(figures.specificity.value),
     ]
-    attribute = f' class="{css}"' if css else ""
-    return f"<tr{attribute}><td>{_e(name)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    return Row(cells, cls=css)
 
 
-_HEAD = (
-    "<tr><th>{first}</th><th>claims</th><th>says yes</th><th>accuracy</th><th>macro-F1</th>"
-    "<th>κ [95%]</th><th>AUC</th><th>sensitivity</th><th>specificity</th></tr>"
-)
+def _head(first: str) -> list[str]:
+    """The header of :func:`_row`'s tables, whose first column is ``first``."""
+    return [first, "claims", "says yes", "accuracy", "macro-F1", "κ [95%]", "AUC", "sensitivity",
+            "specificity"]  # fmt: skip
 
 
 def _categories_section(card: CardData) -> str:
     if not card.categories:
         return ""
-    rows = "".join(_row(c.category, c.figures, "weak" if c.weak else "") for c in card.categories)
+    rows = [_row(c.category, c.figures, "weak" if c.weak else None) for c in card.categories]
     weak = ", ".join(card.weak_categories) or "none"
     return (
         f"<h3>By category</h3><p>Weak (accuracy interval wholly below the overall "
-        f"accuracy): {_e(weak)}</p><table>{_HEAD.format(first='category')}{rows}</table>"
+        f"accuracy): {_e(weak)}</p>{html_table(_head('category'), rows)}"
     )
 
 
 def _grades_section(card: CardData) -> str:
     if not card.grades:
         return ""
-    rows = "".join(
-        f"<tr><td>{_e(g.grade)}</td><td>{g.claims}</td><td>{_num(g.says_yes.value)}</td>"
-        f"<td>{_interval(g.says_yes, g.claims)}</td></tr>"
+    rows = [
+        [g.grade, g.claims, _num(g.says_yes.value), _interval(g.says_yes, g.claims)]
         for g in card.grades
-    )
-    return (
-        "<h3>Says yes, by the label as written</h3><table><tr><th>label</th><th>claims</th>"
-        f"<th>says yes</th><th>95% interval</th></tr>{rows}</table>"
-    )
+    ]
+    head = ["label", "claims", "says yes", "95% interval"]
+    return f"<h3>Says yes, by the label as written</h3>{html_table(head, rows)}"
 
 
 def _references_section(card: CardData) -> str:
     if not card.references:
         return ""
-    rows = [_row(f"{card.judge.label} (all claims)", card.metrics)]
+    rows: list[Row | list[Cell]] = [_row(f"{card.judge.label} (all claims)", card.metrics)]
     for reference in card.references:
         at = f", yes at ≥ {reference.threshold:g}" if reference.threshold is not None else ""
         rows.append(_row(f"{reference.name} (published outputs{at})", reference.reference))
         rows.append(_row(f"{card.judge.label} (same {reference.claims} claims)", reference.judge))
         diff = reference.kappa_difference
-        rows.append(
-            f'<tr><td colspan="9" class="note">κ difference ({_e(card.judge.name)} − '
-            f"{_e(reference.name)}): {_num(diff.value)} {_interval(diff, reference.claims)}; "
-            "outputs from "
-            f"{_e(reference.file)}, {reference.not_in_labels} of their ids not in the label "
-            "set</td></tr>"
+        note = (
+            f"κ difference ({card.judge.name} − {reference.name}): {_num(diff.value)} "
+            f"{_interval(diff, reference.claims)}; outputs from {reference.file}, "
+            f"{reference.not_in_labels} of their ids not in the label set"
         )
-    return (
-        "<h3>Reference judges, side by side</h3>"
-        f"<table>{_HEAD.format(first='judge')}{''.join(rows)}</table>"
-    )
+        rows.append([Cell(note, cls="note", colspan=len(_head("judge")))])
+    return f"<h3>Reference judges, side by side</h3>{html_table(_head('judge'), rows)}"
 
 
 def _published_section(card: CardData) -> str:
     if not card.published:
         return ""
-    rows = "".join(
-        f"<tr><td>{_e(p.judge)}</td><td>{_num(p.accuracy)}</td><td>{_num(p.kappa)}</td>"
-        f"<td>{_e(p.source)}</td></tr>"
-        for p in card.published
-    )
-    return (
-        "<h3>Published elsewhere (other data)</h3><table><tr><th>judge</th><th>accuracy</th>"
-        f"<th>κ</th><th>source</th></tr>{rows}</table>"
-    )
+    rows = [[p.judge, _num(p.accuracy), _num(p.kappa), p.source] for p in card.published]
+    head = ["judge", "accuracy", "κ", "source"]
+    return f"<h3>Published elsewhere (other data)</h3>{html_table(head, rows)}"
 
 
 def _notes_section(card: CardData) -> str:

@@ -14,7 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from citelab.evals.report._html import Cell, Safe
 from citelab.evals.report._html import escape as _e
+from citelab.evals.report._html import table as html_table
 from citelab.evals.results import MIN_FAULT_UNITS, JudgedMetric, card_view
 
 __all__ = [
@@ -80,16 +82,20 @@ def judges_html(judges: Sequence[JudgedMetric], has_labels: bool = False) -> str
         if warnings
         else ""
     )
-    rows = "".join(
-        "<tr>"
-        f"<td>{_e(j.metric)}</td><td>{_e(j.judge)}</td>"
-        f"<td>{_e(j.card or 'none: uncalibrated')} "
-        f'<span class="muted">({_e(j.card_source)})</span></td>'
-        f'<td class="num">{_e(_kappa(j))}</td>'
-        f"<td>{_e(', '.join(j.weak_categories) or '—')}</td>"
-        "</tr>"
+    rows = [
+        [
+            j.metric,
+            j.judge,
+            Safe(
+                f"{_e(j.card or 'none: uncalibrated')} "
+                f'<span class="muted">({_e(j.card_source)})</span>'
+            ),
+            Cell(_kappa(j), cls="num"),
+            ", ".join(j.weak_categories) or "—",
+        ]
         for j in judges
-    )
+    ]
+    head = ["metric", "judge", "card", "agreement with people", "weak categories"]
     return (
         "<h2>Judges: who decided the judged numbers</h2>"
         '<p class="muted">Every judged metric is a judge\'s verdicts counted. Its card says how '
@@ -97,8 +103,8 @@ def judges_html(judges: Sequence[JudgedMetric], has_labels: bool = False) -> str
         "labelled set; a judge without a card is uncalibrated. Agreement on the card's set may "
         "not carry over to other text.</p>"
         + ("" if has_labels else f'<p class="domain">{_e(DOMAIN_LINE)}</p>')
-        + f"{loud}<table><tr><th>metric</th><th>judge</th><th>card</th><th>agreement with "
-        f"people</th><th>weak categories</th></tr>{rows}</table>"
+        + loud
+        + html_table(head, rows)
     )
 
 
@@ -162,9 +168,14 @@ def corrected_html(
             "—" if row["card"] is None else f"{row['sensitivity']:.2f} / {row['specificity']:.2f}"
         )
         rows.append(
-            f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['metric'])}</td>"
-            f'<td>{_e(row["judge"])}</td><td class="num">{judged}</td>'
-            f'<td class="num">{_e(corrected_cell(row))}</td><td class="num">{rates}</td></tr>'
+            [
+                f"{row['variant']} · {row['model']}",
+                row["metric"],
+                row["judge"],
+                Cell(judged, cls="num"),
+                Cell(corrected_cell(row), cls="num"),
+                Cell(rates, cls="num"),
+            ]
         )
     clipped = corrected["clipped"].fillna(False).astype(bool)
     judge = str(corrected["judge"].iloc[0]).split(" ")[0]
@@ -175,6 +186,14 @@ def corrected_html(
         if clipped.any()
         else ""
     )
+    head = [
+        "variant · model",
+        "metric",
+        "judge",
+        "as judged",
+        "corrected",
+        "sensitivity / specificity",
+    ]
     return (
         "<h3>Judged and corrected for the judge's error</h3>"
         '<p class="muted">Corrected: the Rogan–Gladen estimate from the card\'s sensitivity '
@@ -185,10 +204,7 @@ def corrected_html(
         "and independently of the answer (the card's domain: its labelled set). When the judged "
         "value lies outside what the card's rates can produce (the estimate is clipped), these "
         "answers are unlike the card's labelled set: no figure is shown, only the step that "
-        "gives one. See docs/corrected-metrics.md.</p>"
-        "<table><tr><th>variant · model</th><th>metric</th><th>judge</th><th>as judged</th>"
-        "<th>corrected</th><th>sensitivity / specificity</th></tr>"
-        f"{''.join(rows)}</table>{fix}"
+        "gives one. See docs/corrected-metrics.md.</p>" + html_table(head, rows) + fix
     )
 
 
@@ -209,9 +225,15 @@ def labelled_html(corrected: pd.DataFrame) -> str:
             value = f"{value} ⚠"
         width = "—" if row["labels"] == 0 or row["width"] != row["width"] else f"{row['width']:.3f}"
         rows.append(
-            f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['metric'])}</td>"
-            f'<td>{_e(row["method"])}</td><td class="num">{int(row["labels"])}</td>'
-            f'<td class="num">{value}</td><td class="num">{width}</td><td>{_e(note)}</td></tr>'
+            [
+                f"{row['variant']} · {row['model']}",
+                row["metric"],
+                row["method"],
+                Cell(int(row["labels"]), cls="num"),
+                Cell(value, cls="num"),
+                Cell(width, cls="num"),
+                note,
+            ]
         )
     return (
         "<h3>Estimated from this run's own labels</h3>"
@@ -221,9 +243,9 @@ def labelled_html(corrected: pd.DataFrame) -> str:
         "is); <i>labels</i>: the labels alone. Each assumes only that the labels are right "
         "and were drawn as their file says. ⚠ too few units: fewer than 30 labels or no "
         "spread, shown with Wilson's interval. See docs/corrected-metrics.md.</p>"
-        "<table><tr><th>variant · model</th><th>metric</th><th>method</th><th>labels</th>"
-        "<th>estimate</th><th>width</th><th>note</th></tr>"
-        f"{''.join(rows)}</table>"
+        + html_table(
+            ["variant · model", "metric", "method", "labels", "estimate", "width", "note"], rows
+        )
     )
 
 
@@ -243,11 +265,25 @@ def faults_html(faults: pd.DataFrame) -> str:
             value = f"{value} ({TOO_FEW})"
         card = _interval(row["card_value"], row["card_low"], row["card_high"])
         rows.append(
-            f"<tr><td>{_e(row['variant'])} · {_e(row['model'])}</td><td>{_e(row['judge'])}</td>"
-            f'<td>{_e(row["measure"])}</td><td class="num">{int(row["agreed"])} of '
-            f'{int(row["units"])}</td><td class="num">{_e(value)}</td>'
-            f'<td class="num">{_e(card)}</td><td>{_e(row["card"] or "none")}</td></tr>'
+            [
+                f"{row['variant']} · {row['model']}",
+                row["judge"],
+                row["measure"],
+                Cell(f"{int(row['agreed'])} of {int(row['units'])}", cls="num"),
+                Cell(value, cls="num"),
+                Cell(card, cls="num"),
+                row["card"] or "none",
+            ]
         )
+    head = [
+        "variant · model",
+        "judge",
+        "measure",
+        "agreed",
+        "on injected faults",
+        "on the card",
+        "card",
+    ]
     return (
         "<h3>Judge agreement on injected faults</h3>"
         '<p class="muted">Here the truth comes from the perturbing model: it injected citation '
@@ -258,8 +294,5 @@ def faults_html(faults: pd.DataFrame) -> str:
         "(the citation_precision verdict of a statement citing one source; 95% Wilson "
         "interval; a faulted source that happens to state the claim too counts against the "
         f'judge). Under {MIN_FAULT_UNITS} units a figure says "{TOO_FEW}". Beside it, the '
-        "same figure on the judge's card.</p>"
-        "<table><tr><th>variant · model</th><th>judge</th><th>measure</th><th>agreed</th>"
-        "<th>on injected faults</th><th>on the card</th><th>card</th></tr>"
-        f"{''.join(rows)}</table>"
+        "same figure on the judge's card.</p>" + html_table(head, rows)
     )

@@ -491,24 +491,21 @@ def _score_summary(summary: pd.DataFrame, result: EvalResult) -> str:
         arrow = "↑" if scorer.higher_is_better else "↓"
         row = rows_by_metric.get(scorer.metric)
         missing = int(left_out.get(scorer.metric, 0) or 0)
+        cells: list[object]
         if row is None:
             why = f"not judgeable: {missing} units without passage" if missing else "n/a"
-            cells = f'<td class="muted">{_e(why)}</td><td></td><td></td>'
+            cells = [Cell(why, cls="muted"), "", ""]
         else:
             value = f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
-            cells = (
-                f'<td class="num">{value}</td><td class="num">{int(row["units"])}</td>'
-                f'<td class="num">{int(row["cases"])}</td>'
-            )
-        rows.append(
-            f"<tr><th>{_e(scorer.metric)} {arrow}</th>{cells}"
-            f'<td class="num">{missing or ""}</td></tr>'
-        )
-    head = (
-        "<tr><th>metric</th><th>value [95% interval]</th><th>units</th><th>answers</th>"
-        "<th>not judgeable</th></tr>"
-    )
-    return f"<table>{head}{''.join(rows)}</table>"
+            cells = [
+                Cell(value, cls="num"),
+                Cell(int(row["units"]), cls="num"),
+                Cell(int(row["cases"]), cls="num"),
+            ]
+        label = Cell(f"{scorer.metric} {arrow}", header=True)
+        rows.append([label, *cells, Cell(missing or "", cls="num")])
+    head = ["metric", "value [95% interval]", "units", "answers", "not judgeable"]
+    return html_table(head, rows)
 
 
 def _document(title: str, sections: Sequence[str]) -> str:
@@ -786,26 +783,26 @@ def _summary_table(
     rank = {name: i for i, name in enumerate(variant_order(result))}
     table = table[sorted(table.columns, key=lambda c: (rank.get(str(_tuple(c)[0]), 0), str(c)))]
     described = result.config.get("variants") or {}
-    header = "".join(f"<th>{_e(k)}</th>" for k in keys)
+    header: list[object] = list(keys)
     for column in table.columns:
         variant, model = (str(part) for part in _tuple(column))
         description = str((described.get(variant) or {}).get("description") or "")
-        header += (
-            f'<th title="{_e(description)}">{_swatch(colors.get(variant))}{_e(variant)} · '
-            f'{_e(model)}<br><span class="muted">{_e(description)}</span></th>'
+        name = (
+            f"{_swatch(colors.get(variant))}{_e(variant)} · {_e(model)}"
+            f'<br><span class="muted">{_e(description)}</span>'
         )
+        header.append(Cell(Safe(name), title=description))
     judged_by = {judge.metric: judge_line(judge) for judge in judges}
     rows = []
     for key, values in table.iterrows():
         parts = [str(part) for part in _tuple(key)]
         arrow = "↑" if _higher(summary, parts[-1]) else "↓"
-        judged = judged_by.get(parts[-1], "")
-        parts[-1] = f"{parts[-1]} {arrow}"
-        heads = "".join(f"<th>{_e(part)}</th>" for part in parts[:-1])
-        heads += f"<th>{_e(parts[-1])}{judged}</th>"
-        tds = "".join(f'<td class="num">{v if isinstance(v, str) else ""}</td>' for v in values)
-        rows.append(f"<tr>{heads}{tds}</tr>")
-    return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
+        metric = Safe(_e(f"{parts[-1]} {arrow}") + judged_by.get(parts[-1], ""))
+        heads = [Cell(part, header=True) for part in [*parts[:-1], metric]]
+        # A cell is _cell's HTML (only numbers in it), or nothing where the pivot has none.
+        tds = [Cell(Safe(v) if isinstance(v, str) else "", cls="num") for v in values]
+        rows.append([*heads, *tds])
+    return html_table(header, rows)
 
 
 def _tuple(value: object) -> tuple[object, ...]:
@@ -841,32 +838,32 @@ def _differences_html(frame: pd.DataFrame, colors: dict[str, str], order: list[s
     )
     metrics = list(dict.fromkeys(frame["metric"]))
     lookup = {(r["variant"], r["model"], r["metric"]): r for r in frame.to_dict("records")}
-    header = "<th>metric</th>" + "".join(
-        f"<th>{_swatch(colors.get(str(v)))}{_e(v)} · {_e(m)}</th>" for v, m in series
-    )
+    header = ["metric"] + [
+        Safe(f"{_swatch(colors.get(str(v)))}{_e(v)} · {_e(m)}") for v, m in series
+    ]
     rows = []
     for metric in metrics:
-        cells = []
+        cells: list[object] = []
         higher = True
         for variant, model in series:
             row = lookup.get((variant, model, metric))
             if row is None:
-                cells.append("<td></td>")
+                cells.append("")
                 continue
             higher = bool(row["higher_is_better"])
             cells.append(_difference_cell(row))
         arrow = "↑" if higher else "↓"
-        rows.append(f"<tr><th>{_e(metric)} {arrow}</th>{''.join(cells)}</tr>")
+        rows.append([Cell(f"{metric} {arrow}", header=True), *cells])
     note = (
         '<p class="muted">Variant minus baseline on the cases both were scored on; the '
         "interval is a paired bootstrap (the same cases drawn for both in every resample). "
         "<b>Bold</b>: the interval excludes 0 (green better, red worse); "
         f'<span class="few">⚠</span> under {MIN_UNITS} units.</p>'
     )
-    return f"{note}<table><tr>{header}</tr>{''.join(rows)}</table>"
+    return f"{note}{html_table(header, rows)}"
 
 
-def _difference_cell(row: Mapping[Any, Any]) -> str:
+def _difference_cell(row: Mapping[Any, Any]) -> Cell:
     diff, low, high = float(row["difference"]), float(row["ci_low"]), float(row["ci_high"])
     css = ""
     if row["excludes_zero"]:
@@ -874,10 +871,11 @@ def _difference_cell(row: Mapping[Any, Any]) -> str:
         css = "better" if good else "worse"
     units, cases = int(row["units"]), int(row["cases"])
     flag = ' <span class="few">⚠</span>' if units < MIN_UNITS else ""
-    return (
-        f'<td class="num {css}">{diff:+.3f} [{low:+.3f}, {high:+.3f}]<br>'
-        f'<span class="muted">{units} units · {cases} cases</span>{flag}</td>'
+    text = (
+        f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]<br>"
+        f'<span class="muted">{units} units · {cases} cases</span>{flag}'
     )
+    return Cell(Safe(text), cls=f"num {css}")
 
 
 def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
@@ -885,15 +883,18 @@ def _stability_section(table: pd.DataFrame, colors: dict[str, str]) -> str:
     if table.empty:
         return '<p class="muted">No citations written in rounds that could be checked.</p>'
     plot = _img(_svg(stability_figure(table, colors)), "numbering stability per round")
-    rows = "".join(
-        f"<tr><td>{_swatch(colors.get(str(r['variant'])))}{_e(r['variant'])}</td>"
-        f"<td>{_e(r['model'])}</td>"
-        f'<td class="num">{int(r["round"]) + 1}</td><td class="num">{r["value"]:.3f}</td>'
-        f'<td class="num">{int(r["citations"])}</td></tr>'
+    rows = [
+        [
+            Safe(_swatch(colors.get(str(r["variant"]))) + _e(r["variant"])),
+            r["model"],
+            Cell(int(r["round"]) + 1, cls="num"),
+            Cell(f"{r['value']:.3f}", cls="num"),
+            Cell(int(r["citations"]), cls="num"),
+        ]
         for r in table.to_dict("records")
-    )
-    head = "<tr><th>variant</th><th>model</th><th>round</th><th>stability</th><th>citations</th>"
-    return f"{plot}<table>{head}</tr>{rows}</table>"
+    ]
+    head = ["variant", "model", "round", "stability", "citations"]
+    return f"{plot}{html_table(head, rows)}"
 
 
 def _differences_heading(baseline: str | None) -> str:
@@ -907,12 +908,7 @@ def _glossary_html(result: EvalResult) -> str:
     glossary = metric_glossary(result.scorers)
     if glossary.empty:
         return ""
-    head = "".join(f"<th>{_e(c)}</th>" for c in glossary.columns)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>"
-        for row in glossary.itertuples(index=False)
-    )
-    return f"<table><tr>{head}</tr>{rows}</table>"
+    return html_table(list(glossary.columns), glossary.itertuples(index=False))
 
 
 def _config_html(config: dict[str, Any]) -> str:
