@@ -29,6 +29,11 @@ def found(text: str) -> list[tuple[str, tuple[int, ...]]]:
         ("Wow![1]", [("[1]", (1,))]),
         ("Large [1000].", [("[1000]", (1000,))]),
         ("Indented [1]: like this", [("[1]", (1,))]),
+        # Markdown reads these as text, so they are citations (a definition cannot interrupt
+        # a paragraph; a space or a bad destination after "]" makes no link).
+        ("A paragraph\n[1]: its next line", [("[1]", (1,))]),
+        ("not a link [see [1]] (x) or [see [2]](a b)", [("[1]", (1,)), ("[2]", (2,))]),
+        ("an image's text ![see [3]](cat.png)", [("[3]", (3,))]),
     ],
 )
 def test_markers_that_are_citations(text: str, expected: list[tuple[str, tuple[int, ...]]]) -> None:
@@ -44,6 +49,10 @@ def test_markers_that_are_citations(text: str, expected: list[tuple[str, tuple[i
         "a reference label [see here][1]",
         "a chain before a link [1][2](x)",
         "[1]: https://uni.example/definition",
+        "  [1]: an indented definition",
+        "A paragraph.\n\n   [2]: a definition after a blank line",
+        "a link's text [see [1] and [2-3]](https://uni.example 'title')",
+        "a link's text with a <destination> [see [4]](<a b>)",
         "a footnote [^1]",
         r"an escaped bracket \[1]",
         "not the grammar [01] [ 1 ] [1;2] [1 2] [12345] [-1] [1-]",

@@ -24,8 +24,12 @@ Not citations (left as text):
   reference links ``[1][ref]``, ``[1][]``;
 - a chain preceded directly by an unescaped ``]``: the label of a reference link
   ``[text][1]``;
-- a chain at column 0 followed by ``:``: a reference definition ``[1]: url`` (only column 0:
-  an indented ``  [1]: x`` reads as a citation);
+- a chain followed by ``:`` that opens a line after at most three spaces, at the start of
+  the text or after a blank line: a reference definition ``[1]: url`` or ``  [1]: x`` (after
+  a line of text it is the paragraph's text, and a citation, as in Markdown);
+- a chain inside the text of an inline link, ``[see [1]](url)``: brackets (balanced, not
+  escaped, not code) around it, closed by ``](`` and a destination up to ``)`` (an image's
+  text, ``![see [1]](x.png)``, is read as text is, as markdown-it reads it);
 - footnotes ``[^1]`` and anything else outside the grammar (``[01]``, ``[ 1 ]``, ``[1;2]``);
 - a reversed range ``[4-2]``, or a group naming more than 50 numbers (``[1-100]``);
 - a chain inside brackets with only marker characters between (``[[1]]``, ``[1, [2]]``):
@@ -176,10 +180,14 @@ def scan_markers(text: str) -> MarkerScan:
     for index in others:
         numbers[index] = groups[chains[index]]
     code = code_ranges(text)
-    for index in _hazards(text, offsets) | _in_code(code, offsets):
+    links = _link_texts(text, code) if "](" in text else []
+    for index in _hazards(text, offsets) | _in_code(code, offsets) | _in_code(links, offsets):
         numbers[index] = None
+    inside = _inside(links, offsets) if links else set()  # a link's text holds no marker
     special = {
-        index: _chain_markers(text, code, offsets[2 * index + 1], offsets[2 * index + 2])
+        index: []
+        if index in inside
+        else _chain_markers(text, code, offsets[2 * index + 1], offsets[2 * index + 2])
         for index in compress(count(), map(is_, numbers, repeat(None)))
     }
     return MarkerScan(parts, offsets, numbers, special, groups)
@@ -227,6 +235,58 @@ def _in_code(code: list[Range], offsets: list[int]) -> set[int]:
         index = bisect_left(ends, start + 1)  # first chain ending after the code starts
         while index < len(ends) and offsets[2 * index + 1] < end:
             found.add(index)
+            index += 1
+    return found
+
+
+_LINK_CLOSE = re.compile(r"\]\(")
+_LINK_TAIL = re.compile(
+    r"\(\s*(?:<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()]*)*)"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)"
+)
+"""What follows an inline link's ``]``: ``(``, a destination (``<…>`` or no spaces, balanced
+parentheses), an optional title, ``)``."""
+
+
+def _link_texts(text: str, code: list[Range]) -> list[Range]:
+    """The ``[start, end)`` ranges of inline links' texts (inside the brackets), sorted: each
+    ``](`` with a destination after it, and the unescaped ``[`` that balances its ``]``."""
+    found: list[Range] = []
+    for close in (m.start() for m in _LINK_CLOSE.finditer(text)):
+        if is_escaped(text, close) or _at_code(code, close):
+            continue
+        if not _LINK_TAIL.match(text, close + 1):
+            continue
+        depth, position, stop = 0, close - 1, max(0, close - _CONTEXT_LIMIT)
+        while position >= stop and not text.startswith("\n\n", position):
+            char = text[position]
+            if char in "[]" and not is_escaped(text, position) and not _at_code(code, position):
+                if char == "]":
+                    depth += 1
+                elif depth:
+                    depth -= 1
+                else:  # an image's text is read as markers, as markdown-it does
+                    if not (position and text[position - 1] == "!"):
+                        found.append((position + 1, close))
+                    break
+            position -= 1
+    return sorted(found)
+
+
+def _at_code(code: list[Range], position: int) -> bool:
+    index = bisect_left(code, (position + 1, -1)) - 1
+    return index >= 0 and code[index][0] <= position < code[index][1]
+
+
+def _inside(ranges: list[Range], offsets: list[int]) -> set[int]:
+    """Chains that lie wholly inside one of ``ranges``."""
+    found: set[int] = set()
+    ends = offsets[2::2]
+    for start, end in ranges:
+        index = bisect_left(ends, start + 1)
+        while index < len(ends) and offsets[2 * index + 1] < end:
+            if offsets[2 * index + 1] >= start and ends[index] <= end:
+                found.add(index)
             index += 1
     return found
 
@@ -290,10 +350,22 @@ def _is_citation_chain(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else "\n"
     if (before == "]" and not is_escaped(text, start - 1)) or after in "([":
         return False
-    if after == ":" and before == "\n":
+    if after == ":" and _opens_definition_line(text, start):
         return False
     # Right side first: it almost always fails at once (a citation is followed by text).
     return not (_closes_right(text, end) and _opens_left(text, start))
+
+
+def _opens_definition_line(text: str, start: int) -> bool:
+    """True when ``start`` opens a line after at most three spaces, and that line begins the
+    text or follows a blank one (where Markdown reads a reference definition)."""
+    line = text.rfind("\n", 0, start) + 1
+    if start - line > 3 or text[line:start].strip(" "):
+        return False
+    if line == 0:
+        return True
+    previous = text.rfind("\n", 0, line - 1) + 1
+    return not text[previous : line - 1].strip(" \t")
 
 
 def _opens_left(text: str, start: int) -> bool:
