@@ -70,7 +70,11 @@ test-py: $(STAMP) chromium
 	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup -m "not browser"
 	sh scripts/pytest.sh $(BIN)/python -n 0 -m browser
 
-test: lint typecheck test-js test-py
+# The type check and the JS tests run side by side (each keeps about one core busy; their
+# output is kept apart), then the Python tests, which use every core.
+test: lint
+	$(MAKE) --no-print-directory -j2 --output-sync=target typecheck test-js
+	$(MAKE) --no-print-directory test-py
 
 # The edit loop: the Python tests but the browser, notebook and slow ones (markers come from
 # the fixtures a test uses, see tests/conftest.py); no lint, types or JS. `make test` runs all.
