@@ -24,6 +24,7 @@ from citelab.evals.records import (
     SourceRecord,
     TurnRecord,
 )
+from citelab.evals.runner._alce import AlcePromptJob, alce_job_model, answer_alce_job
 from citelab.evals.runner._cache import CachedModel
 from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint
 from citelab.evals.runner._suite import ModelSpec, Variant
@@ -47,8 +48,10 @@ class BatchRunner:
     model behind the disk cache in ``cache_dir``; a case with its own documents
     (:attr:`~citelab.evals.dataset.Case.documents`, an ALCE item's) is answered by a service
     of its own, built when it runs, whose index holds those documents alone; the executor
-    runs at most ``concurrency`` units at once. An executor with workers builds one in each
-    worker from :meth:`portable` (records are plain data and pickle).
+    runs at most ``concurrency`` units at once. The ``alce`` jobs (ALCE's prompt, see
+    :class:`~citelab.evals.runner._alce.AlceSuiteRun`) follow the units: index
+    ``len(plan.units) + k`` is job ``k``. An executor with workers builds one in each worker
+    from :meth:`portable` (records are plain data and pickle).
     """
 
     def __init__(
@@ -59,8 +62,12 @@ class BatchRunner:
         concurrency: int,
         cache: bool = True,
         stream_calls: bool = False,
+        alce: Sequence[AlcePromptJob] = (),
     ) -> None:
         self.plan = plan
+        self.alce = list(alce)
+        self.alce_models: dict[str, CachedModel] = {}
+        """Cache namespace → the model that answers ALCE's prompts so."""
         self.cache_dir = cache_dir
         self.cache = cache
         self.concurrency = concurrency
@@ -83,39 +90,67 @@ class BatchRunner:
         for spec in seen.values():
             self._model(spec)
             await self.models[spec.name].check_available()
+        for job in {job.namespace: job for job in self.alce}.values():
+            await self._alce_model(job).check_available()
 
     # -- the Answering protocol ---------------------------------------------------------------
 
     def key(self, index: int) -> str:
-        return self.plan.units[index].key
+        job = self._alce_job(index)
+        return job.key if job is not None else self.plan.units[index].key
 
     async def set_up(self, indices: Sequence[int]) -> None:
         """Load the corpora and open every service the units at ``indices`` use, with their
         agents' indexes and models."""
         self._load_corpora()
-        for variant, spec, agents in _services_used([self.plan.units[i] for i in indices]):
+        units = [self.plan.units[i] for i in indices if i < len(self.plan.units)]
+        for variant, spec, agents in _services_used(units):
             await self._service(variant, spec).prepare(agents)
 
     async def answer(self, index: int) -> CaseRecord:
         """Answer the unit at ``index`` (all its turns, one conversation) into its record."""
+        job = self._alce_job(index)
+        if job is not None:
+            return await answer_alce_job(job, self._alce_model(job))
         return await self._run_unit(self.plan.units[index])
 
     def model_calls(self) -> dict[str, dict[str, int]]:
-        return {
+        calls = {
             name: {"hits": model.hits, "misses": model.misses}
             for name, model in self.models.items()
         }
+        labels = {job.namespace: job.label for job in self.alce}
+        for namespace, model in self.alce_models.items():
+            entry = calls.setdefault(labels[namespace], {"hits": 0, "misses": 0})
+            entry["hits"] += model.hits
+            entry["misses"] += model.misses
+        return calls
 
     async def aclose(self) -> None:
-        for model in self.models.values():
+        for model in [*self.models.values(), *self.alce_models.values()]:
             await model.aclose()
 
     def portable(self) -> Callable[[], BatchRunner]:
         # Scorers may hold clients (an LLM judge's); the executors rebuild them apart.
         plan = dataclasses.replace(self.plan, scorers=[])
         return _Recipe(
-            plan, self.cache_dir.resolve(), self.concurrency, self.cache, self.stream_calls
+            plan,
+            self.cache_dir.resolve(),
+            self.concurrency,
+            self.cache,
+            self.stream_calls,
+            tuple(self.alce),
         )
+
+    def _alce_job(self, index: int) -> AlcePromptJob | None:
+        position = index - len(self.plan.units)
+        return self.alce[position] if position >= 0 else None
+
+    def _alce_model(self, job: AlcePromptJob) -> CachedModel:
+        if job.namespace not in self.alce_models:
+            model = alce_job_model(job, self.cache_dir, cache=self.cache)
+            self.alce_models[job.namespace] = model
+        return self.alce_models[job.namespace]
 
     async def _run_unit(self, unit: Unit) -> CaseRecord:
         own = unit.case.own_corpus()
@@ -281,6 +316,7 @@ class _Recipe:
     concurrency: int
     cache: bool
     stream_calls: bool
+    alce: tuple[AlcePromptJob, ...] = ()
 
     def __call__(self) -> BatchRunner:
         return BatchRunner(
@@ -289,6 +325,7 @@ class _Recipe:
             concurrency=self.concurrency,
             cache=self.cache,
             stream_calls=self.stream_calls,
+            alce=self.alce,
         )
 
 

@@ -41,7 +41,7 @@ from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
-from citelab.evals.runner._alce import alce_recorded_records, alce_suite_records
+from citelab.evals.runner._alce import AlceSuiteRun, alce_recorded_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import Suite, load_suite
@@ -197,14 +197,7 @@ async def run_async(
     try:
         driver = _RunDriver(plan, out, opts, executor)
         records = await driver.run()
-        records += await alce_suite_records(
-            suite,
-            plan.models,
-            out,
-            cache=opts.cache,
-            concurrency=opts.concurrency or suite.concurrency,
-            progress=opts.progress,
-        )
+        records += driver.alce.finish()
         result = result_of(
             executor.score(driver.scoring, records),
             records,
@@ -356,7 +349,9 @@ def record_failed(record: CaseRecord) -> bool:
 
 class _RunDriver:
     """Drives a run: decides which units are pending (resuming from ``records.jsonl``), has
-    its executor answer them with a progress bar, and appends each record as it comes."""
+    its executor answer them with a progress bar, and appends each record as it comes. The
+    answers with ALCE's prompt still to make go to the executor beside them, so they run
+    where the units run; each is kept in its ALCE result's partial file instead."""
 
     def __init__(self, plan: RunPlan, out: Path, options: RunOptions, executor: Executor) -> None:
         self.plan = plan
@@ -366,12 +361,14 @@ class _RunDriver:
         self.policy = ResumePolicy(
             rerun_failed=options.rerun_failed, reuse_changed=options.reuse_changed
         )
+        self.alce = AlceSuiteRun(plan.suite, plan.models, out)
         self.batch = BatchRunner(
             plan,
             out / "cache" / "models",
             concurrency=options.concurrency or plan.suite.concurrency,
             cache=options.cache,
             stream_calls=options.stream_calls,
+            alce=self.alce.pending(),
         )
         self.scoring = ScoringJob(plan.cases, plan.scorers)
         self.resume = Resume(done={}, pending=[])
@@ -383,13 +380,14 @@ class _RunDriver:
 
         self.resume = resume_units(self.plan.units, read_records(self.out / _RECORDS), self.policy)
         done, pending = self.resume.done, self.resume.pending
-        if not pending:
+        jobs = len(self.batch.alce)
+        if not pending and not jobs:
             return [done[unit.key] for unit in self.plan.units]
         if self.options.preflight:
             await self.batch.check_models(pending)
         position = {unit.key: index for index, unit in enumerate(self.plan.units)}
         bar = tqdm(
-            total=len(pending),
+            total=len(pending) + jobs,
             desc=f"eval {self.plan.suite.name}",
             unit="case",
             disable=not self.options.progress,
@@ -397,14 +395,17 @@ class _RunDriver:
         with bar, (self.out / _RECORDS).open("a", encoding="utf-8") as sink:
 
             def keep(record: CaseRecord) -> None:
+                bar.update(1)
+                if self.alce.keep(record):
+                    return
                 # Written at once, so an interrupted run resumes after it.
                 sink.write(record.model_dump_json() + "\n")
                 sink.flush()
                 done[record.key] = record
                 self.ran += 1
-                bar.update(1)
 
             indices = [position[unit.key] for unit in pending]
+            indices += range(len(self.plan.units), len(self.plan.units) + jobs)
             self.figures = await self.executor.answer(self.batch, indices, keep, self.scoring)
         return [done[unit.key] for unit in self.plan.units]
 
