@@ -6,7 +6,9 @@ answers cases with one.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +18,8 @@ from typing import Any
 from citelab._errors import CitelabError
 from citelab.agent import AgentConfig, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
-from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.corpus import Corpus, Document, Reader, load_corpus
+from citelab.evals.dataset import Case
 from citelab.evals.records import (
     CaseRecord,
     RestrictedEntity,
@@ -36,8 +39,9 @@ from citelab.models import (
     get_model,
     recording_perturbations,
 )
+from citelab.retrieval import SearchIndex
 
-__all__ = ["BatchRunner", "turn_record"]
+__all__ = ["BatchRunner", "documents_digest", "turn_record"]
 
 
 class BatchRunner:
@@ -47,8 +51,11 @@ class BatchRunner:
     Its set-up loads the corpora and opens one answer service per (variant, model) with its
     model behind the disk cache in ``cache_dir``; a case with its own documents
     (:attr:`~citelab.evals.dataset.Case.documents`, an ALCE item's) is answered by a service
-    of its own, built when it runs, whose index holds those documents alone; the executor
-    runs at most ``concurrency`` units at once. The ``alce`` jobs (ALCE's prompt, see
+    of its own, built when it runs, whose index holds those documents alone: one index per
+    distinct set of documents, built once in this process and kept for the run, so every
+    variant and model answering the same item searches the same index (``share_indexes=False``
+    builds one per unit instead, as before; kept to measure). The executor runs at most
+    ``concurrency`` units at once. The ``alce`` jobs (ALCE's prompt, see
     :class:`~citelab.evals.runner._alce.AlceSuiteRun`) follow the units: index
     ``len(plan.units) + k`` is job ``k``. An executor with workers builds one in each worker
     from :meth:`portable` (records are plain data and pickle).
@@ -63,8 +70,13 @@ class BatchRunner:
         cache: bool = True,
         stream_calls: bool = False,
         alce: Sequence[AlcePromptJob] = (),
+        share_indexes: bool = True,
     ) -> None:
         self.plan = plan
+        self.share_indexes = share_indexes
+        self.own_indexes: dict[str, asyncio.Future[SearchIndex]] = {}
+        """``<corpus name>|<content digest>`` of a case's own documents → their index (being)
+        built, kept for the run."""
         self.alce = list(alce)
         self.alce_models: dict[str, CachedModel] = {}
         """Cache namespace → the model that answers ALCE's prompts so."""
@@ -153,13 +165,20 @@ class BatchRunner:
         return self.alce_models[job.namespace]
 
     async def _run_unit(self, unit: Unit) -> CaseRecord:
-        own = unit.case.own_corpus()
-        if own is None:
+        if not unit.case.documents:
             return await self._answer_unit(unit, self._service(unit.variant, unit.model))
-        # A case with its own documents gets a service of its own: its agent's index is built
-        # from them alone (in memory; a few documents), so no other case's can be found.
+        # A case with its own documents gets a service of its own: its agent's index holds
+        # them alone (in memory; a few documents), so no other case's can be found.
         config = self.plan.agents[unit.variant.name][unit.case.agent]
-        service = self._new_service({unit.case.agent: config}, unit.model, {config.corpus: own})
+        agents = {unit.case.agent: config}
+        indexes: dict[str, SearchIndex] = {}
+        own = unit.case.own_corpus()
+        assert own is not None
+        if self.share_indexes and config.retrieval is not None:
+            index = await self._own_index(unit.case, own)
+            own = index.corpus
+            indexes[config.corpus] = index
+        service = self._new_service(agents, unit.model, {config.corpus: own}, indexes)
         try:
             return await self._answer_unit(unit, service, own)
         finally:
@@ -255,10 +274,25 @@ class BatchRunner:
             )
         return self.services[key]
 
+    async def _own_index(self, case: Case, corpus: Corpus) -> SearchIndex:
+        """The index of ``case``'s own documents (``corpus``, unless an earlier unit's is
+        used): built once per distinct set of documents (in a worker thread, as a service
+        builds its indexes), then shared."""
+        key = f"{corpus.name}|{documents_digest(case.documents)}"
+        if key not in self.own_indexes:
+            built = asyncio.ensure_future(asyncio.to_thread(SearchIndex.build, corpus))
+            self.own_indexes[key] = built
+        return await self.own_indexes[key]
+
     def _new_service(
-        self, agents: Mapping[str, AgentConfig], spec: ModelSpec, corpora: Mapping[str, Corpus]
+        self,
+        agents: Mapping[str, AgentConfig],
+        spec: ModelSpec,
+        corpora: Mapping[str, Corpus],
+        indexes: Mapping[str, SearchIndex] | None = None,
     ) -> AnswerService:
-        """A service answering as ``agents`` with ``spec``'s model, from ``corpora``."""
+        """A service answering as ``agents`` with ``spec``'s model, from ``corpora`` (and
+        ``indexes`` already built of some of them)."""
         label = f"eval-model-{spec.name}"
         return AnswerService(
             {name: config.model_copy(update={"model": label}) for name, config in agents.items()},
@@ -266,6 +300,7 @@ class BatchRunner:
             logs=MemoryLogStore(),
             models={label: self._model(spec)},
             corpora=corpora,
+            indexes=indexes,
             # Nothing but model calls waits on this loop: a search in a worker thread
             # would only add two thread hops per call (the GIL serializes it anyway).
             tool_threads=False,
@@ -292,6 +327,12 @@ class BatchRunner:
                 built.inner = cached
             self.answering[spec.name] = built if isinstance(built, PerturbedModel) else cached
         return self.answering[spec.name]
+
+
+def documents_digest(documents: Sequence[Document]) -> str:
+    """A content hash of a case's own documents: the same documents, the same digest."""
+    payload = json.dumps([doc.model_dump(mode="json") for doc in documents], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def _services_used(units: Sequence[Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
