@@ -283,3 +283,20 @@ def test_an_interrupted_suite_run_asks_only_for_the_alce_answers_it_had_not_kept
     assert calls["extractive (alce_prompt)"] == {"hits": 0, "misses": 2}
     [record] = [r for r in result.records if r.variant == "alce_prompt" and r.case_id == "q1"]
     assert record.turns[0].text == "Kept before the interruption [1]."
+
+
+def test_a_completions_model_on_a_chat_entry_is_refused_before_any_case_runs(
+    tmp_path: Path,
+) -> None:
+    path = _suite(tmp_path, ITEMS)
+    text = path.read_text(encoding="utf-8").replace(
+        'models = ["extractive"]', 'models = ["extractive", "openai-completions:some-model"]'
+    )
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(
+        ConfigError,
+        match=r"key alce\.0: model 'openai-completions:some-model' is a completions .*chat = false",
+    ):
+        run(path, out_dir=out, progress=False)
+    assert not (out / "records.jsonl").exists()  # no case of the extractive model ran either

@@ -20,6 +20,11 @@ what it had. The result file is ``run.py``'s:
 
 ``run.py`` also caps the new tokens by the model's context length minus the prompt's tokens
 (counted with GPT-2's tokenizer); citelab sends ``max_new_tokens`` as it is.
+
+In a suite, every ``[[alce]]`` entry × model is an :class:`AlceSuiteRun`'s result: its items
+are :class:`AlcePromptJob` values (plain data) that the run's executor answers beside the
+pipeline's units, wherever it answers those (a Ray worker answers a job as this process
+would); the driver keeps each answer in the partial file and writes the same result file.
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@
    through a disk cache under the output folder, keyed by the request, so a re-run never
    re-queries a model; every finished unit is appended to ``records.jsonl`` at once, so an
    interrupted run resumes where it stopped (finished units are not run again unless their
-   configuration changed). Nothing watches an evaluation's tokens, so models that can answer
-   in one piece (the OpenAI adapter) are asked for whole completions unless ``stream_calls``
-   (or the model's own ``stream`` option) says otherwise: a streamed call costs the client
+   configuration changed). The answers with ALCE's prompt of the suite's ``[[alce]]`` entries
+   go to the same executor (their result files under ``alce/``). Nothing watches an
+   evaluation's tokens, so models that can answer in one piece (the OpenAI adapter) are
+   asked for whole completions unless ``stream_calls`` (or the model's own ``stream``
+   option) says otherwise: a streamed call costs the client
    several times the CPU of a whole one, and the deltas come to the same turn;
 3. scores every recorded turn and writes the tables, ``run.json`` (configuration, package
    versions, counts) and ``report.html``.
