@@ -14,8 +14,8 @@
    go to the same executor (their result files under ``alce/``). Nothing watches an
    evaluation's tokens, so models that can answer in one piece (the OpenAI adapter) are
    asked for whole completions unless ``stream_calls`` (or the model's own ``stream``
-   option) says otherwise: a streamed call costs the client
-   several times the CPU of a whole one, and the deltas come to the same turn;
+   option) says otherwise: a streamed call costs the client several times the CPU of a
+   whole one, and the deltas come to the same turn;
 3. scores every recorded turn and writes the tables, ``run.json`` (configuration, package
    versions, counts) and ``report.html``.
 
