@@ -6,17 +6,24 @@ ALCE's prompt, against ``citelab serve-model`` (the offline model, every call ta
 2. Resume after Ctrl-C: ``citelab alce run`` is interrupted (SIGINT) once some questions are
    finished, then run again; the served model counts the calls, and the second run must ask
    only for the questions the first did not finish.
+3. The pipeline on ALCE's items (``pipeline = true``) under several variants and models, with
+   the offline model (no network): the suite's units answered in one process with one index
+   per item shared by every variant and model, against one index built per unit (as before
+   #31), side by side by turns, printed as ``per unit / shared`` with the load.
 
-Run: ``python benchmarks/bench_alce.py [--quick]``.
+Run: ``python benchmarks/bench_alce.py [--quick] [--only own-indexes]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
+import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,16 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from _common import served_model
-from citelab.evals import AlceDecoding, AlcePromptSettings, run_alce
+from citelab.evals import AlceDecoding, AlcePromptSettings, load_suite, plan_run, run_alce
+from citelab.evals.records import CaseRecord
+from citelab.evals.runner import BatchRunner
 from citelab.models import ExtractiveModel, Message, ModelDelta, serve_in_thread
 
 LATENCY_MS = 200.0
 
 
-def _files(folder: Path, questions: int) -> tuple[Path, Path]:
+def _files(folder: Path, questions: int, words: int = 0) -> tuple[Path, Path]:
+    """ALCE's files; with ``words``, every passage has that many more words (ALCE's passages
+    are 100-word Wikipedia chunks)."""
+
     def docs(k: int) -> list[dict[str, str]]:
         return [
-            {"title": f"Page {k}-{j}", "text": f"Passage {j} of question {k} says {k * j}."}
+            {
+                "title": f"Page {k}-{j}",
+                "text": f"Passage {j} of question {k} says {k * j}.{_filler(k, j, words)}",
+            }
             for j in range(8)
         ]
 
@@ -57,6 +72,43 @@ def _files(folder: Path, questions: int) -> tuple[Path, Path]:
     prompt_file.write_text(json.dumps(prompt), encoding="utf-8")
     eval_file.write_text(json.dumps(items), encoding="utf-8")
     return prompt_file, eval_file
+
+
+_VOCABULARY = (
+    "river",
+    "city",
+    "king",
+    "war",
+    "album",
+    "song",
+    "film",
+    "season",
+    "team",
+    "election",
+    "church",
+    "island",
+    "bridge",
+    "army",
+    "novel",
+    "station",
+    "school",
+    "party",
+    "law",
+    "court",
+    "game",
+    "bank",
+    "ship",
+    "language",
+    "museum",
+    "painter",
+    "festival",
+)
+
+
+def _filler(k: int, j: int, words: int) -> str:
+    """``words`` more words for passage ``j`` of question ``k`` (nothing for 0)."""
+    rng = random.Random(k * 100 + j)
+    return "".join(f" {rng.choice(_VOCABULARY)}{rng.randrange(50)}" for _ in range(words))
 
 
 def wall_time(questions: int, concurrency: int) -> None:
@@ -146,12 +198,84 @@ def _lines(path: Path) -> int:
         return 0
 
 
+_VARIANTS = """
+models = ["extractive", { spec = "extractive", label = "second" }]
+[[variants]]
+name = "baseline"
+[[variants]]
+name = "three"
+set = { "retrieval.max_results" = 3 }
+[[variants]]
+name = "two"
+set = { "retrieval.max_results" = 2 }
+[[variants]]
+name = "one"
+set = { "retrieval.max_results" = 1 }
+"""
+
+
+def own_indexes(questions: int, rounds: int) -> None:
+    """Units answered with one index per item (shared) against one per unit, by turns."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        _files(folder, questions, words=100)
+        suite = folder / "suite.toml"
+        suite.write_text(
+            'name = "own_indexes"\nconcurrency = 8\n'
+            f'{_VARIANTS}\n[[alce]]\nname = "asqa"\nprompt_file = "asqa_default.json"\n'
+            'eval_file = "asqa_eval_bench.json"\nshot = 2\nndoc = 5\npipeline = true\n',
+            encoding="utf-8",
+        )
+        plan = plan_run(load_suite(suite))
+        times: dict[bool, list[float]] = {True: [], False: []}
+        answers: dict[bool, list[str]] = {}
+        asyncio.run(_answer_all(BatchRunner(plan, folder / "warm-up", concurrency=8)))
+        for turn in range(rounds * 2):
+            share = turn % 2 == 0
+            batch = BatchRunner(plan, folder / f"cache{turn}", concurrency=8, share_indexes=share)
+            began = time.perf_counter()
+            records = asyncio.run(_answer_all(batch))
+            times[share].append(time.perf_counter() - began)
+            answers[share] = [record.turns[0].text for record in records]
+            if share:
+                builds = len(batch.own_indexes)
+    assert answers[True] == answers[False], "sharing the index changed an answer"
+    shared, apart = statistics.median(times[True]), statistics.median(times[False])
+    units = len(plan.units)
+    print(
+        f"own indexes: {units} units ({questions} items x 4 variants x 2 models, 5 passages "
+        f"of about 100 words an item, offline model): one index per unit {apart:.2f} s "
+        f"({units} builds), one per item {shared:.2f} s ({builds} builds), "
+        f"per unit / shared {apart / shared:.2f}x "
+        f"(median of {rounds} by turns after a warm-up; {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f})"
+    )
+
+
+async def _answer_all(batch: BatchRunner) -> list[CaseRecord]:
+    indices = list(range(len(batch.plan.units)))
+    await batch.set_up(indices)
+    slots = asyncio.Semaphore(batch.concurrency)
+
+    async def one(index: int) -> CaseRecord:
+        async with slots:
+            return await batch.answer(index)
+
+    try:
+        return list(await asyncio.gather(*(one(index) for index in indices)))
+    finally:
+        await batch.aclose()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
+    parser.add_argument("--only", choices=["own-indexes"], help="run this part alone")
     args = parser.parse_args()
-    wall_time(200 if args.quick else 1000, 32)
-    resume(120 if args.quick else 400, 40 if args.quick else 150)
+    if args.only is None:
+        wall_time(200 if args.quick else 1000, 32)
+        resume(120 if args.quick else 400, 40 if args.quick else 150)
+    own_indexes(20 if args.quick else 100, 5)
 
 
 if __name__ == "__main__":

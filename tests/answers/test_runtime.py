@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 
+from citelab import ConfigError
 from citelab._paths import fixtures_dir
 from citelab.agent import AgentConfig
 from citelab.answers import AnswerService, MemoryConversationStore, MemoryLogStore, _runtime
+from citelab.corpus import load_corpus
 from citelab.models import MODELS, register_model
 from citelab.models.offline._extractive import ExtractiveModel
+from citelab.retrieval import SearchIndex
 
 pytestmark = pytest.mark.anyio
 
@@ -85,3 +88,17 @@ async def _closes_the_models_the_service_built(corpus_copy: Path) -> None:
         await svc.answer("built", "How do I reset my password?")
         await svc.answer("given", "How do I reset my password?")
     assert closed == ["closable-test"]  # a model the caller gave stays the caller's
+
+
+async def test_an_index_given_built_is_searched_as_it_is(corpus_copy: Path) -> None:
+    corpus = load_corpus(corpus_copy)
+    index = SearchIndex.build(corpus)
+    given = service(
+        corpus_copy, corpora={str(corpus_copy): corpus}, indexes={str(corpus_copy): index}
+    )
+    answer = await given.answer("mine", "How do I reset my password?")
+    assert answer.sources
+    assert not (corpus_copy.parent / "mine.jsonl.index").exists()  # nothing built or written
+    other = load_corpus(corpus_copy)  # the same file, another corpus object
+    with pytest.raises(ConfigError, match=r"the index given for corpus .* indexes another corpus"):
+        service(corpus_copy, corpora={str(corpus_copy): other}, indexes={str(corpus_copy): index})

@@ -4,6 +4,9 @@ Corpora and indexes are shared between agents that name the same corpus. Buildin
 is CPU work, so it runs in a worker thread, under a lock so that concurrent first answers
 build it once. An index is persisted next to its corpus file when that folder is writable,
 else under the cache folder (``citelab._paths.cache_dir``), or under ``index_dir`` when given.
+An index given already built (``indexes``, by corpus name) is searched as it is: the runner
+gives every service that answers one evaluation case from its own documents that case's one
+index, whichever variant and model ask.
 """
 
 from __future__ import annotations
@@ -45,11 +48,17 @@ class Runtimes:
         models: Mapping[str, Model] | None = None,
         corpora: Mapping[str, Corpus] | None = None,
         index_dir: str | Path | None = None,
+        indexes: Mapping[str, SearchIndex] | None = None,
     ) -> None:
         self._models = dict(models or {})
         self._corpora: dict[str, Corpus] = dict(corpora or {})
         self._index_dir = Path(index_dir) if index_dir is not None else None
         self._indexes: dict[int, SearchIndex] = {}
+        for name, index in (indexes or {}).items():
+            given = self._corpora.setdefault(name, index.corpus)
+            if given is not index.corpus:
+                raise ConfigError(f"the index given for corpus {name!r} indexes another corpus")
+            self._indexes[id(given)] = index
         self._runtimes: dict[str, AgentRuntime] = {}
         self._lock = threading.Lock()
 

@@ -89,6 +89,7 @@ from citelab.contract import build_message
 from citelab.corpus import Corpus, Document, Reader
 from citelab.events import DoneEvent
 from citelab.models import Message, Model, ModelDelta, ToolChoice, ToolSpec
+from citelab.retrieval import SearchIndex
 from citelab.sources import (
     MERGE_STRATEGIES,
     FinalizedAnswer,
@@ -148,7 +149,9 @@ class AnswerService:
         ``models`` overrides model names (an agent whose ``model`` is a key gets that instance);
         ``corpora`` gives loaded corpora by the name agents use. ``clock`` returns Unix time.
         ``index_dir`` is where search indexes go (default: next to each corpus file, or the cache
-        folder when that is read-only). A conversation expires ``ttl_seconds`` after its last
+        folder when that is read-only); ``indexes`` gives indexes already built, by the name of
+        the corpus they index (searched as they are; their corpora need not be in ``corpora``).
+        A conversation expires ``ttl_seconds`` after its last
         turn. ``scorer`` scores traces on feedback (default: Langfuse when configured in the
         environment). ``tool_threads=False`` runs searches in the event loop instead of a worker
         thread (see :func:`~citelab.agent.run_agent`; evaluation runs use it). An answer must be
@@ -172,6 +175,7 @@ class AnswerService:
         clock: Callable[[], float] | None = None,
         database: str | Path | None = None,
         index_dir: str | Path | None = None,
+        indexes: Mapping[str, SearchIndex] | None = None,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
         max_question_chars: int = MAX_QUESTION_CHARS,
         scorer: TraceScorer | None = None,
@@ -203,7 +207,9 @@ class AnswerService:
         self.first_token_seconds = first_token_seconds
         self._claims: set[str] = set()
         self._tracer = tracer_from(tracer_provider)
-        self._runtimes = Runtimes(models=models, corpora=corpora, index_dir=index_dir)
+        self._runtimes = Runtimes(
+            models=models, corpora=corpora, index_dir=index_dir, indexes=indexes
+        )
         self.feedback = FeedbackLogger(
             self.agents, self.store, self.logs, clock=self.clock, scorer=scorer
         )

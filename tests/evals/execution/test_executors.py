@@ -42,6 +42,8 @@ from citelab.evals.records import TurnRecord, read_records
 from citelab.evals.results import result_of
 
 from ..external.test_score_processes import _data
+from ..runner.test_alce_pipeline import ITEMS as ALCE_ITEMS
+from ..runner.test_alce_pipeline import _suite as alce_suite
 
 _SCORERS: list[str | dict[str, Any]] = [
     {"name": "citation_recall", "alce_compat": True},
@@ -265,3 +267,25 @@ def test_a_run_scored_in_worker_processes_writes_what_local_writes(tmp_path: Pat
     pd.testing.assert_frame_equal(again.summary(), expected.summary())
     plan = plan_run(load_suite("default"), limit=2)
     assert set(read_records(processes / "records.jsonl")) == {unit.key for unit in plan.units}
+
+
+def test_an_alce_suite_scored_in_worker_processes_writes_what_local_writes(
+    tmp_path: Path,
+) -> None:
+    """Worker processes score; the answers (ALCE's prompt and the pipeline on each item's own
+    documents) are made in this process, as a local run makes them."""
+    suite = alce_suite(tmp_path, ALCE_ITEMS)
+    local, processes = tmp_path / "local", tmp_path / "processes"
+    run_suite(suite, out_dir=local, progress=False)
+    run_suite(suite, out_dir=processes, progress=False, executor="processes", workers=2)
+    for name in ("summary.csv", "scores.csv", "citations.csv", "statements.csv", "cases.csv"):
+        mine, theirs = pd.read_csv(local / name), pd.read_csv(processes / name)
+        if "seconds" in mine:
+            mine, theirs = mine.drop(columns="seconds"), theirs.drop(columns="seconds")
+        pd.testing.assert_frame_equal(theirs, mine, obj=name)
+    assert set(pd.read_csv(local / "scores.csv")["variant"]) == {"baseline", "alce_prompt"}
+    [written] = (local / "alce").glob("*.json")
+    assert (processes / "alce" / written.name).read_text() == written.read_text()
+    log = json.loads((processes / "run.json").read_text(encoding="utf-8"))
+    assert log["executor"]["name"] == "processes"
+    assert log["model_cache"]["extractive (alce_prompt)"] == {"hits": 0, "misses": 3}

@@ -33,6 +33,8 @@ from citelab.models import ExtractiveModel, RunningServer, build_app, serve_in_t
 from citelab.models.serve._server import serve_app_in_thread
 
 from .._judge_models import YesNoModel
+from ..runner.test_alce_pipeline import ITEMS as ALCE_ITEMS
+from ..runner.test_alce_pipeline import _suite as alce_suite
 
 pytestmark = pytest.mark.slow
 
@@ -418,3 +420,22 @@ def test_scoring_batches_cover_consecutive_records_only() -> None:
     assert _batch_starts([0, 1, 2, 3, 4], 2) == [(0, 2), (2, 4), (4, 5)]
     assert _batch_starts([1, 2, 5, 6, 7, 9], 5) == [(1, 3), (5, 8), (9, 10)]
     assert _batch_starts([], 3) == []
+
+
+def test_an_alce_suite_on_ray_writes_what_local_writes(cluster: Any, tmp_path: Path) -> None:
+    """ALCE's prompt and the pipeline on ALCE's items (three, each with its own documents)
+    run on the Ray workers: the workers count the ALCE prompt's model calls, and the records,
+    tables and ALCE result files are a local run's."""
+    suite = alce_suite(tmp_path, ALCE_ITEMS)
+    local, on_ray = tmp_path / "local", tmp_path / "ray"
+    run(suite, out_dir=local, progress=False)
+    run(suite, out_dir=on_ray, progress=False, executor="ray")
+    _assert_same_outputs(local, on_ray)
+    [written] = (local / "alce").glob("*.json")
+    assert (on_ray / "alce" / written.name).read_text() == written.read_text()
+    assert not list((on_ray / "alce").glob("*.partial.jsonl"))
+    log = json.loads((on_ray / "run.json").read_text())
+    assert log["model_cache"]["extractive (alce_prompt)"] == {"hits": 0, "misses": 3}
+    assert log["model_cache"]["extractive"]["misses"] > 0  # the pipeline's calls
+    variants = {(r["variant"], r["case_id"]) for r in _records(on_ray)}
+    assert variants == {("baseline", f"q{k}") for k in range(3)}  # ALCE's are in its file

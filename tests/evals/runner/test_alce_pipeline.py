@@ -15,6 +15,7 @@ from citelab.evals import rescore, run
 from citelab.evals.dataset import Case, GoldTurn, alce_documents
 from citelab.evals.dataset._alce import AlceDocument
 from citelab.evals.runner import load_suite, plan_run
+from citelab.evals.runner._alce import AlceSuiteRun
 
 PROMPT: dict[str, Any] = {
     "instruction": "Write an accurate answer and cite the documents as [1][2].",
@@ -252,3 +253,50 @@ def test_an_alce_entry_named_as_a_dataset_is_an_error(tmp_path: Path) -> None:
         ConfigError, match=r"key alce\.0\.name: 'asqa' is also the name of a dataset"
     ):
         plan_run(load_suite(path))
+
+
+def test_an_interrupted_suite_run_asks_only_for_the_alce_answers_it_had_not_kept(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    run(_suite(tmp_path, ITEMS), out_dir=out, progress=False)
+    [written] = (out / "alce").glob("*.json")
+    first = json.loads(written.read_text(encoding="utf-8"))
+    # As an interrupted run leaves it: item 1's answer kept (with an output no model gives),
+    # then a line cut short; no result file yet, no record, no cached call.
+    partial = written.with_suffix(".partial.jsonl")
+    runs = plan_run(load_suite(_suite(tmp_path, ITEMS)))
+    [job] = [j for j in AlceSuiteRun(runs.suite, runs.models, out).pending() if j.index == 1]
+    kept = {"key": job.partial_key, "output": "Kept before the interruption [1]."}
+    partial.write_text(json.dumps(kept) + '\n{"key": "cut sh', encoding="utf-8")
+    written.unlink()
+    (out / "records.jsonl").unlink()
+    result = run(_suite(tmp_path, ITEMS), out_dir=out, progress=False, cache=False)
+    again = json.loads(written.read_text(encoding="utf-8"))
+    assert [item["output"] for item in again["data"]] == [
+        first["data"][0]["output"],
+        "Kept before the interruption [1].",
+        first["data"][2]["output"],
+    ]
+    assert not partial.exists()
+    calls = json.loads((out / "run.json").read_text(encoding="utf-8"))["model_cache"]
+    assert calls["extractive (alce_prompt)"] == {"hits": 0, "misses": 2}
+    [record] = [r for r in result.records if r.variant == "alce_prompt" and r.case_id == "q1"]
+    assert record.turns[0].text == "Kept before the interruption [1]."
+
+
+def test_a_completions_model_on_a_chat_entry_is_refused_before_any_case_runs(
+    tmp_path: Path,
+) -> None:
+    path = _suite(tmp_path, ITEMS)
+    text = path.read_text(encoding="utf-8").replace(
+        'models = ["extractive"]', 'models = ["extractive", "openai-completions:some-model"]'
+    )
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(
+        ConfigError,
+        match=r"key alce\.0: model 'openai-completions:some-model' is a completions .*chat = false",
+    ):
+        run(path, out_dir=out, progress=False)
+    assert not (out / "records.jsonl").exists()  # no case of the extractive model ran either

@@ -20,6 +20,11 @@ what it had. The result file is ``run.py``'s:
 
 ``run.py`` also caps the new tokens by the model's context length minus the prompt's tokens
 (counted with GPT-2's tokenizer); citelab sends ``max_new_tokens`` as it is.
+
+In a suite, every ``[[alce]]`` entry × model is an :class:`AlceSuiteRun`'s result: its items
+are :class:`AlcePromptJob` values (plain data) that the run's executor answers beside the
+pipeline's units, wherever it answers those (a Ray worker answers a job as this process
+would); the driver keeps each answer in the partial file and writes the same result file.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -59,10 +65,14 @@ from citelab.models import Message, Model, TextDelta, get_model
 __all__ = [
     "ALCE_VARIANT",
     "AlceDecoding",
+    "AlcePromptJob",
+    "AlceSuiteRun",
+    "alce_answer",
     "alce_dataset",
+    "alce_job_model",
     "alce_recorded_records",
     "alce_result_name",
-    "alce_suite_records",
+    "answer_alce_job",
     "run_alce",
     "run_alce_async",
 ]
@@ -148,7 +158,7 @@ async def run_alce_async(
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{alce_result_name(dataset, model, tag, settings)}.json"
     spec_options = _decoding_options(model, decoding, model_options or {})
-    namespace = json.dumps({"spec": model, "options": spec_options}, sort_keys=True, default=str)
+    namespace = _namespace(model, spec_options)
     cached = CachedModel(
         get_model(model, **spec_options),
         Path(cache_dir) if cache_dir is not None else out / ".cache",
@@ -215,39 +225,58 @@ class _Generator:
         return outputs
 
     async def _answer(self, prompt: str) -> str:
-        if self.decoding.chat:
-            messages = cast(list[Message], alce_chat_messages(prompt))
-        else:
-            messages = [{"role": "user", "content": prompt}]
-        pieces = [
-            delta.text
-            async for delta in self.model.stream(messages)
-            if isinstance(delta, TextDelta)
-        ]
-        text = "".join(pieces)
-        if not self.decoding.chat:
-            text = text.split("\n", 1)[0]
-        return alce_clean_output(text)
+        return await alce_answer(self.model, self.decoding, prompt)
 
     def _key(self, prompt: str) -> str:
-        payload = json.dumps([self.namespace, self.decoding.model_dump(), prompt])
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return _partial_key(self.namespace, self.decoding, prompt)
 
     def _finished(self) -> dict[str, str]:
-        done: dict[str, str] = {}
-        try:
-            lines = self.partial.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return done
-        # A line cut short by an interruption is not JSON (or lacks a field): asked again.
-        for _, entry in json_lines(lines)[0]:
-            if isinstance(entry, dict) and "key" in entry and "output" in entry:
-                done[str(entry["key"])] = str(entry["output"])
-        return done
+        return _finished(self.partial)
 
     def _append(self, key: str, output: str) -> None:
-        with self.partial.open("a", encoding="utf-8") as file:
-            file.write(json.dumps({"key": key, "output": output}, ensure_ascii=False) + "\n")
+        _append(self.partial, key, output)
+
+
+async def alce_answer(model: Model, decoding: AlceDecoding, prompt: str) -> str:
+    """``model``'s answer to one ALCE prompt, asked and cleaned as ``run.py`` does."""
+    if decoding.chat:
+        messages = cast(list[Message], alce_chat_messages(prompt))
+    else:
+        messages = [{"role": "user", "content": prompt}]
+    pieces = [delta.text async for delta in model.stream(messages) if isinstance(delta, TextDelta)]
+    text = "".join(pieces)
+    if not decoding.chat:
+        text = text.split("\n", 1)[0]
+    return alce_clean_output(text)
+
+
+def _partial_key(namespace: str, decoding: AlceDecoding, prompt: str) -> str:
+    payload = json.dumps([namespace, decoding.model_dump(), prompt])
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _finished(partial: Path) -> dict[str, str]:
+    """Partial key → output of the answers a partial file holds."""
+    done: dict[str, str] = {}
+    try:
+        lines = partial.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return done
+    # A line cut short by an interruption is not JSON (or lacks a field): asked again.
+    for _, entry in json_lines(lines)[0]:
+        if isinstance(entry, dict) and "key" in entry and "output" in entry:
+            done[str(entry["key"])] = str(entry["output"])
+    return done
+
+
+def _append(partial: Path, key: str, output: str) -> None:
+    with partial.open("a", encoding="utf-8") as file:
+        file.write(json.dumps({"key": key, "output": output}, ensure_ascii=False) + "\n")
+
+
+def _namespace(model: str, spec_options: dict[str, Any]) -> str:
+    """The model-call cache's namespace of ALCE's calls to ``model``."""
+    return json.dumps({"spec": model, "options": spec_options}, sort_keys=True, default=str)
 
 
 def _decoding_options(model: str, decoding: AlceDecoding, given: dict[str, Any]) -> dict[str, Any]:
@@ -357,44 +386,162 @@ def alce_dataset(suite: Suite, entry: AlceEntry) -> Dataset:
     return Dataset(entry.name, cases, eval_file)
 
 
-async def alce_suite_records(
-    suite: Suite,
-    models: Sequence[ModelSpec],
-    out: Path,
-    *,
-    cache: bool,
-    concurrency: int,
-    progress: bool,
-) -> list[CaseRecord]:
-    """Every ALCE entry of ``suite`` answered by every model with ALCE's prompt (result files
-    under ``out/alce/``, calls in the run's model cache), as records of variant
-    :data:`ALCE_VARIANT`."""
-    records = []
-    for entry in suite.alce:
-        prompt_file, eval_file = suite.alce_paths(entry)
+@dataclass(frozen=True)
+class AlcePromptJob:
+    """One ALCE item to answer with ALCE's prompt by one model of a suite: plain data (it
+    pickles), so an executor's worker answers it (:func:`answer_alce_job`) as this process
+    would."""
+
+    key: str
+    """The record key of the answer (variant :data:`ALCE_VARIANT`)."""
+    partial_key: str
+    """Its key in the result's partial file."""
+    entry: str
+    """The ``[[alce]]`` entry's name (the record's dataset)."""
+    model: ModelSpec
+    decoding: AlceDecoding
+    options: dict[str, Any]
+    """The model factory's keywords, ALCE's decoding among them."""
+    namespace: str
+    """The model-call cache's namespace of these calls."""
+    index: int
+    """The item's position in the eval file."""
+    item: dict[str, Any]
+    """The item as the result file holds it, without ``output``."""
+
+    @property
+    def label(self) -> str:
+        """The model's name in a run's model-call counts."""
+        return f"{self.model.name} ({ALCE_VARIANT})"
+
+    def record(self, output: str) -> CaseRecord:
+        """The answer ``output`` as the run records it (and reads it back from the file)."""
+        return _record(
+            self.key, self.item, output, entry=self.entry, model=self.model.name, index=self.index
+        )
+
+
+async def answer_alce_job(job: AlcePromptJob, model: Model) -> CaseRecord:
+    """Answer ``job`` with ``model`` (its cached model, built from ``job``'s spec, options
+    and namespace) into its record."""
+    return job.record(await alce_answer(model, job.decoding, str(job.item["prompt"])))
+
+
+def alce_job_model(job: AlcePromptJob, cache_dir: Path, *, cache: bool) -> CachedModel:
+    """The model ``job`` is answered by, behind the run's model-call cache."""
+    built = get_model(job.model.spec, **job.options)
+    return CachedModel(built, cache_dir, job.namespace, enabled=cache)
+
+
+@dataclass
+class _AlceResult:
+    """One ``[[alce]]`` entry answered by one model: its result file and jobs."""
+
+    entry: AlceEntry
+    spec: ModelSpec
+    path: Path
+    args: dict[str, Any]
+    jobs: list[AlcePromptJob]
+    outputs: dict[int, str] = field(default_factory=dict)
+    """Eval-file position → output, for the items answered so far."""
+
+    @property
+    def partial(self) -> Path:
+        return self.path.with_suffix(".partial.jsonl")
+
+
+class AlceSuiteRun:
+    """ALCE's prompt over every ``[[alce]]`` entry × model of a suite, as one run answers it:
+    the jobs still to answer (the answers of an interrupted run are read back from the
+    result files' partial files), each answer kept as it comes (:meth:`keep`), and the
+    result files under ``out/alce/`` written at the end (:meth:`finish`). The jobs go to the
+    run's executor beside the pipeline's units, so they run where those run."""
+
+    def __init__(self, suite: Suite, models: Sequence[ModelSpec], out: Path) -> None:
+        self.suite = suite
+        self.out = out
+        self.results = [self._result(entry, spec) for entry in suite.alce for spec in models]
+        self._by_key = {job.key: (result, job) for result in self.results for job in result.jobs}
+
+    def pending(self) -> list[AlcePromptJob]:
+        """The jobs no partial file answers yet, in order."""
+        return [
+            job for result in self.results for job in result.jobs if job.index not in result.outputs
+        ]
+
+    def keep(self, record: CaseRecord) -> bool:
+        """Keep ``record`` if it answers one of the jobs (appended to its partial file at
+        once); False for any other record."""
+        found = self._by_key.get(record.key)
+        if found is None:
+            return False
+        result, job = found
+        output = record.turns[0].text
+        result.outputs[job.index] = output
+        _append(result.partial, job.partial_key, output)
+        return True
+
+    def finish(self) -> list[CaseRecord]:
+        """Write every result file (all its jobs answered) and read back its records, as
+        :func:`alce_recorded_records` does."""
+        records = []
+        for result in self.results:
+            data = [{**job.item, "output": result.outputs[job.index]} for job in result.jobs]
+            _write_json(result.path, {"args": result.args, "data": data})
+            result.partial.unlink(missing_ok=True)
+            indices = [job.index for job in result.jobs]
+            records += _records(result.path, indices, result.entry, result.spec)
+        return records
+
+    def _result(self, entry: AlceEntry, spec: ModelSpec) -> _AlceResult:
+        prompt_file, eval_file = self.suite.alce_paths(entry)
         decoding = _entry_decoding(entry)
-        for spec in models:
-            path = await run_alce_async(
-                prompt_file,
-                eval_file,
-                spec.spec,
-                entry.settings(),
-                decoding,
-                model_options=dict(spec.options),
-                out_dir=out / "alce",
-                dataset_name=entry.name,
-                tag=_tag(spec),
-                cache_dir=out / "cache" / "models",
-                cache=cache,
-                concurrency=concurrency,
-                progress=progress,
+        if spec.spec.startswith(_COMPLETIONS) and decoding.chat:
+            raise ConfigError(
+                f"{self.suite.path}: key alce.{self.suite.alce.index(entry)}: model "
+                f"{spec.spec!r} is a completions (non-chat) model: ALCE sends such models the "
+                "prompt alone (chat = false)"
             )
-            records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
-    return records
+        settings = entry.settings()
+        prompts = load_alce_prompt_file(prompt_file)
+        built = alce_prompts(prompts, load_alce_eval(eval_file), settings)
+        options = _decoding_options(spec.spec, decoding, dict(spec.options))
+        namespace = _namespace(spec.spec, options)
+        name = alce_result_name(entry.name, spec.spec, _tag(spec), settings)
+        path = self.out / "alce" / f"{name}.json"
+        args = _args(
+            prompt_file=prompt_file,
+            eval_file=eval_file,
+            model=spec.spec,
+            settings=settings,
+            decoding=decoding,
+            dataset=entry.name,
+            tag=_tag(spec),
+        )
+        digest = _record_digest(entry, spec, decoding)
+        jobs = [
+            AlcePromptJob(
+                key=_record_key(spec, entry, index, digest),
+                partial_key=_partial_key(namespace, decoding, prompt),
+                entry=entry.name,
+                model=spec,
+                decoding=decoding,
+                options=options,
+                namespace=namespace,
+                index=index,
+                item={**item.model_dump(mode="json"), "prompt": prompt},
+            )
+            for index, item, prompt in built
+        ]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result = _AlceResult(entry, spec, path, args, jobs)
+        done = _finished(result.partial)
+        result.outputs = {j.index: done[j.partial_key] for j in jobs if j.partial_key in done}
+        return result
 
 
 def alce_recorded_records(suite: Suite, models: Sequence[ModelSpec], out: Path) -> list[CaseRecord]:
-    """The records of :func:`alce_suite_records` read back from the result files a run wrote
+    """The records of an :class:`AlceSuiteRun` read back from the result files a run wrote
     under ``out/alce/`` (no model is asked; a missing file is a :class:`ConfigError`)."""
     records = []
     for entry in suite.alce:
@@ -406,8 +553,7 @@ def alce_recorded_records(suite: Suite, models: Sequence[ModelSpec], out: Path) 
                     f"{path}: no ALCE result file for [[alce]] {entry.name!r} and model "
                     f"{spec.name!r} (run the suite first)"
                 )
-            decoding = _entry_decoding(entry)
-            records += _records(path, _drawn_indices(suite, entry), entry, spec, decoding)
+            records += _records(path, _drawn_indices(suite, entry), entry, spec)
     return records
 
 
@@ -429,46 +575,57 @@ def _drawn_indices(suite: Suite, entry: AlceEntry) -> list[int]:
     return [int(case.id.removeprefix("q")) for case in alce_dataset(suite, entry)]
 
 
-def _records(
-    path: Path,
-    indices: list[int],
-    entry: AlceEntry,
-    spec: ModelSpec,
-    decoding: AlceDecoding,
-) -> list[CaseRecord]:
-    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+def _record_digest(entry: AlceEntry, spec: ModelSpec, decoding: AlceDecoding) -> str:
     fingerprint = json.dumps(
         [entry.model_dump(mode="json"), spec.model_dump(mode="json"), decoding.model_dump()],
         sort_keys=True,
     )
-    digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
-    records = []
-    for index, item in zip(indices, data, strict=True):
-        sources = [
-            SourceRecord(
-                number=n,
-                uri=alce_document_uri(entry.name, index, n),
-                title=str(doc.get("title", "")),
-                content=str(doc.get("sent") or doc.get("text") or ""),
-            )
-            for n, doc in enumerate(item.get("docs", []), start=1)
-        ]
-        output = str(item["output"])
-        turn = TurnRecord(
-            question=str(item["question"]), text=output, raw_text=output, sources=sources,
-            candidates=sources, seen=sources,
-        )  # fmt: skip
-        case_id = f"q{index}"
-        key = "|".join((ALCE_VARIANT, spec.name, entry.name, case_id, digest))
-        records.append(
-            CaseRecord(
-                key=key,
-                variant=ALCE_VARIANT,
-                model=spec.name,
-                dataset=entry.name,
-                case_id=case_id,
-                tags=["alce"],
-                turns=[turn],
-            )
+    return hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+
+
+def _record_key(spec: ModelSpec, entry: AlceEntry, index: int, digest: str) -> str:
+    return "|".join((ALCE_VARIANT, spec.name, entry.name, f"q{index}", digest))
+
+
+def _records(path: Path, indices: list[int], entry: AlceEntry, spec: ModelSpec) -> list[CaseRecord]:
+    """The records of a result file (its items at the eval-file positions ``indices``)."""
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    digest = _record_digest(entry, spec, _entry_decoding(entry))
+    return [
+        _record(
+            _record_key(spec, entry, index, digest),
+            item,
+            str(item["output"]),
+            entry=entry.name,
+            model=spec.name,
+            index=index,
         )
-    return records
+        for index, item in zip(indices, data, strict=True)
+    ]
+
+
+def _record(
+    key: str, item: dict[str, Any], output: str, *, entry: str, model: str, index: int
+) -> CaseRecord:
+    sources = [
+        SourceRecord(
+            number=n,
+            uri=alce_document_uri(entry, index, n),
+            title=str(doc.get("title", "")),
+            content=str(doc.get("sent") or doc.get("text") or ""),
+        )
+        for n, doc in enumerate(item.get("docs", []), start=1)
+    ]
+    turn = TurnRecord(
+        question=str(item["question"]), text=output, raw_text=output, sources=sources,
+        candidates=sources, seen=sources,
+    )  # fmt: skip
+    return CaseRecord(
+        key=key,
+        variant=ALCE_VARIANT,
+        model=model,
+        dataset=entry,
+        case_id=f"q{index}",
+        tags=["alce"],
+        turns=[turn],
+    )

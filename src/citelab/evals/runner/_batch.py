@@ -6,7 +6,9 @@ answers cases with one.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +18,8 @@ from typing import Any
 from citelab._errors import CitelabError
 from citelab.agent import AgentConfig, resolve_corpus_path
 from citelab.answers import Answer, AnswerService, MemoryConversationStore, MemoryLogStore
-from citelab.corpus import Corpus, Reader, load_corpus
+from citelab.corpus import Corpus, Document, Reader, load_corpus
+from citelab.evals.dataset import Case
 from citelab.evals.records import (
     CaseRecord,
     RestrictedEntity,
@@ -24,6 +27,7 @@ from citelab.evals.records import (
     SourceRecord,
     TurnRecord,
 )
+from citelab.evals.runner._alce import AlcePromptJob, alce_job_model, answer_alce_job
 from citelab.evals.runner._cache import CachedModel
 from citelab.evals.runner._plan import RunPlan, Unit, model_endpoint
 from citelab.evals.runner._suite import ModelSpec, Variant
@@ -35,8 +39,9 @@ from citelab.models import (
     get_model,
     recording_perturbations,
 )
+from citelab.retrieval import SearchIndex
 
-__all__ = ["BatchRunner", "turn_record"]
+__all__ = ["BatchRunner", "documents_digest", "turn_record"]
 
 
 class BatchRunner:
@@ -46,9 +51,14 @@ class BatchRunner:
     Its set-up loads the corpora and opens one answer service per (variant, model) with its
     model behind the disk cache in ``cache_dir``; a case with its own documents
     (:attr:`~citelab.evals.dataset.Case.documents`, an ALCE item's) is answered by a service
-    of its own, built when it runs, whose index holds those documents alone; the executor
-    runs at most ``concurrency`` units at once. An executor with workers builds one in each
-    worker from :meth:`portable` (records are plain data and pickle).
+    of its own, built when it runs, whose index holds those documents alone: one index per
+    distinct set of documents, built once in this process and kept for the run, so every
+    variant and model answering the same item searches the same index (``share_indexes=False``
+    builds one per unit instead, as before; kept to measure). The executor runs at most
+    ``concurrency`` units at once. The ``alce`` jobs (ALCE's prompt, see
+    :class:`~citelab.evals.runner._alce.AlceSuiteRun`) follow the units: index
+    ``len(plan.units) + k`` is job ``k``. An executor with workers builds one in each worker
+    from :meth:`portable` (records are plain data and pickle).
     """
 
     def __init__(
@@ -59,8 +69,17 @@ class BatchRunner:
         concurrency: int,
         cache: bool = True,
         stream_calls: bool = False,
+        alce: Sequence[AlcePromptJob] = (),
+        share_indexes: bool = True,
     ) -> None:
         self.plan = plan
+        self.share_indexes = share_indexes
+        self.own_indexes: dict[str, asyncio.Future[SearchIndex]] = {}
+        """``<corpus name>|<content digest>`` of a case's own documents → their index (being)
+        built, kept for the run."""
+        self.alce = list(alce)
+        self.alce_models: dict[str, CachedModel] = {}
+        """Cache namespace → the model that answers ALCE's prompts so."""
         self.cache_dir = cache_dir
         self.cache = cache
         self.concurrency = concurrency
@@ -83,48 +102,83 @@ class BatchRunner:
         for spec in seen.values():
             self._model(spec)
             await self.models[spec.name].check_available()
+        for job in {job.namespace: job for job in self.alce}.values():
+            await self._alce_model(job).check_available()
 
     # -- the Answering protocol ---------------------------------------------------------------
 
     def key(self, index: int) -> str:
-        return self.plan.units[index].key
+        job = self._alce_job(index)
+        return job.key if job is not None else self.plan.units[index].key
 
     async def set_up(self, indices: Sequence[int]) -> None:
         """Load the corpora and open every service the units at ``indices`` use, with their
         agents' indexes and models."""
         self._load_corpora()
-        for variant, spec, agents in _services_used([self.plan.units[i] for i in indices]):
+        units = [self.plan.units[i] for i in indices if i < len(self.plan.units)]
+        for variant, spec, agents in _services_used(units):
             await self._service(variant, spec).prepare(agents)
 
     async def answer(self, index: int) -> CaseRecord:
         """Answer the unit at ``index`` (all its turns, one conversation) into its record."""
+        job = self._alce_job(index)
+        if job is not None:
+            return await answer_alce_job(job, self._alce_model(job))
         return await self._run_unit(self.plan.units[index])
 
     def model_calls(self) -> dict[str, dict[str, int]]:
-        return {
+        calls = {
             name: {"hits": model.hits, "misses": model.misses}
             for name, model in self.models.items()
         }
+        labels = {job.namespace: job.label for job in self.alce}
+        for namespace, model in self.alce_models.items():
+            entry = calls.setdefault(labels[namespace], {"hits": 0, "misses": 0})
+            entry["hits"] += model.hits
+            entry["misses"] += model.misses
+        return calls
 
     async def aclose(self) -> None:
-        for model in self.models.values():
+        for model in [*self.models.values(), *self.alce_models.values()]:
             await model.aclose()
 
     def portable(self) -> Callable[[], BatchRunner]:
         # Scorers may hold clients (an LLM judge's); the executors rebuild them apart.
         plan = dataclasses.replace(self.plan, scorers=[])
         return _Recipe(
-            plan, self.cache_dir.resolve(), self.concurrency, self.cache, self.stream_calls
+            plan,
+            self.cache_dir.resolve(),
+            self.concurrency,
+            self.cache,
+            self.stream_calls,
+            tuple(self.alce),
         )
 
+    def _alce_job(self, index: int) -> AlcePromptJob | None:
+        position = index - len(self.plan.units)
+        return self.alce[position] if position >= 0 else None
+
+    def _alce_model(self, job: AlcePromptJob) -> CachedModel:
+        if job.namespace not in self.alce_models:
+            model = alce_job_model(job, self.cache_dir, cache=self.cache)
+            self.alce_models[job.namespace] = model
+        return self.alce_models[job.namespace]
+
     async def _run_unit(self, unit: Unit) -> CaseRecord:
-        own = unit.case.own_corpus()
-        if own is None:
+        if not unit.case.documents:
             return await self._answer_unit(unit, self._service(unit.variant, unit.model))
-        # A case with its own documents gets a service of its own: its agent's index is built
-        # from them alone (in memory; a few documents), so no other case's can be found.
+        # A case with its own documents gets a service of its own: its agent's index holds
+        # them alone (in memory; a few documents), so no other case's can be found.
         config = self.plan.agents[unit.variant.name][unit.case.agent]
-        service = self._new_service({unit.case.agent: config}, unit.model, {config.corpus: own})
+        agents = {unit.case.agent: config}
+        indexes: dict[str, SearchIndex] = {}
+        own = unit.case.own_corpus()
+        assert own is not None
+        if self.share_indexes and config.retrieval is not None:
+            index = await self._own_index(unit.case, own)
+            own = index.corpus
+            indexes[config.corpus] = index
+        service = self._new_service(agents, unit.model, {config.corpus: own}, indexes)
         try:
             return await self._answer_unit(unit, service, own)
         finally:
@@ -220,10 +274,25 @@ class BatchRunner:
             )
         return self.services[key]
 
+    async def _own_index(self, case: Case, corpus: Corpus) -> SearchIndex:
+        """The index of ``case``'s own documents (``corpus``, unless an earlier unit's is
+        used): built once per distinct set of documents (in a worker thread, as a service
+        builds its indexes), then shared."""
+        key = f"{corpus.name}|{documents_digest(case.documents)}"
+        if key not in self.own_indexes:
+            built = asyncio.ensure_future(asyncio.to_thread(SearchIndex.build, corpus))
+            self.own_indexes[key] = built
+        return await self.own_indexes[key]
+
     def _new_service(
-        self, agents: Mapping[str, AgentConfig], spec: ModelSpec, corpora: Mapping[str, Corpus]
+        self,
+        agents: Mapping[str, AgentConfig],
+        spec: ModelSpec,
+        corpora: Mapping[str, Corpus],
+        indexes: Mapping[str, SearchIndex] | None = None,
     ) -> AnswerService:
-        """A service answering as ``agents`` with ``spec``'s model, from ``corpora``."""
+        """A service answering as ``agents`` with ``spec``'s model, from ``corpora`` (and
+        ``indexes`` already built of some of them)."""
         label = f"eval-model-{spec.name}"
         return AnswerService(
             {name: config.model_copy(update={"model": label}) for name, config in agents.items()},
@@ -231,6 +300,7 @@ class BatchRunner:
             logs=MemoryLogStore(),
             models={label: self._model(spec)},
             corpora=corpora,
+            indexes=indexes,
             # Nothing but model calls waits on this loop: a search in a worker thread
             # would only add two thread hops per call (the GIL serializes it anyway).
             tool_threads=False,
@@ -259,6 +329,12 @@ class BatchRunner:
         return self.answering[spec.name]
 
 
+def documents_digest(documents: Sequence[Document]) -> str:
+    """A content hash of a case's own documents: the same documents, the same digest."""
+    payload = json.dumps([doc.model_dump(mode="json") for doc in documents], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
 def _services_used(units: Sequence[Unit]) -> list[tuple[Variant, ModelSpec, list[str]]]:
     """Each (variant, model) pair the units run from the agents' corpora, with the agents
     its cases ask, in order."""
@@ -281,6 +357,7 @@ class _Recipe:
     concurrency: int
     cache: bool
     stream_calls: bool
+    alce: tuple[AlcePromptJob, ...] = ()
 
     def __call__(self) -> BatchRunner:
         return BatchRunner(
@@ -289,6 +366,7 @@ class _Recipe:
             concurrency=self.concurrency,
             cache=self.cache,
             stream_calls=self.stream_calls,
+            alce=self.alce,
         )
 
 

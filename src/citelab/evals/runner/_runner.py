@@ -10,10 +10,12 @@
    through a disk cache under the output folder, keyed by the request, so a re-run never
    re-queries a model; every finished unit is appended to ``records.jsonl`` at once, so an
    interrupted run resumes where it stopped (finished units are not run again unless their
-   configuration changed). Nothing watches an evaluation's tokens, so models that can answer
-   in one piece (the OpenAI adapter) are asked for whole completions unless ``stream_calls``
-   (or the model's own ``stream`` option) says otherwise: a streamed call costs the client
-   several times the CPU of a whole one, and the deltas come to the same turn;
+   configuration changed). The answers with ALCE's prompt of the suite's ``[[alce]]`` entries
+   go to the same executor (their result files under ``alce/``). Nothing watches an
+   evaluation's tokens, so models that can answer in one piece (the OpenAI adapter) are
+   asked for whole completions unless ``stream_calls`` (or the model's own ``stream``
+   option) says otherwise: a streamed call costs the client several times the CPU of a
+   whole one, and the deltas come to the same turn;
 3. scores every recorded turn and writes the tables, ``run.json`` (configuration, package
    versions, counts) and ``report.html``.
 
@@ -42,7 +44,7 @@ from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, read_records
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ModelPrice, check_cards, result_of
-from citelab.evals.runner._alce import alce_recorded_records, alce_suite_records
+from citelab.evals.runner._alce import AlceSuiteRun, alce_recorded_records
 from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import ModelSpec, Suite, load_suite
@@ -198,14 +200,7 @@ async def run_async(
     try:
         driver = _RunDriver(plan, out, opts, executor)
         records = await driver.run()
-        records += await alce_suite_records(
-            suite,
-            plan.models,
-            out,
-            cache=opts.cache,
-            concurrency=opts.concurrency or suite.concurrency,
-            progress=opts.progress,
-        )
+        records += driver.alce.finish()
         result = result_of(
             executor.score(driver.scoring, records),
             records,
@@ -378,7 +373,9 @@ def record_failed(record: CaseRecord) -> bool:
 
 class _RunDriver:
     """Drives a run: decides which units are pending (resuming from ``records.jsonl``), has
-    its executor answer them with a progress bar, and appends each record as it comes."""
+    its executor answer them with a progress bar, and appends each record as it comes. The
+    answers with ALCE's prompt still to make go to the executor beside them, so they run
+    where the units run; each is kept in its ALCE result's partial file instead."""
 
     def __init__(self, plan: RunPlan, out: Path, options: RunOptions, executor: Executor) -> None:
         self.plan = plan
@@ -388,12 +385,14 @@ class _RunDriver:
         self.policy = ResumePolicy(
             rerun_failed=options.rerun_failed, reuse_changed=options.reuse_changed
         )
+        self.alce = AlceSuiteRun(plan.suite, plan.models, out)
         self.batch = BatchRunner(
             plan,
             out / "cache" / "models",
             concurrency=options.concurrency or plan.suite.concurrency,
             cache=options.cache,
             stream_calls=options.stream_calls,
+            alce=self.alce.pending(),
         )
         self.scoring = ScoringJob(plan.cases, plan.scorers)
         self.resume = Resume(done={}, pending=[])
@@ -405,13 +404,14 @@ class _RunDriver:
 
         self.resume = resume_units(self.plan.units, read_records(self.out / _RECORDS), self.policy)
         done, pending = self.resume.done, self.resume.pending
-        if not pending:
+        jobs = len(self.batch.alce)
+        if not pending and not jobs:
             return [done[unit.key] for unit in self.plan.units]
         if self.options.preflight:
             await self.batch.check_models(pending)
         position = {unit.key: index for index, unit in enumerate(self.plan.units)}
         bar = tqdm(
-            total=len(pending),
+            total=len(pending) + jobs,
             desc=f"eval {self.plan.suite.name}",
             unit="case",
             disable=not self.options.progress,
@@ -419,14 +419,17 @@ class _RunDriver:
         with bar, (self.out / _RECORDS).open("a", encoding="utf-8") as sink:
 
             def keep(record: CaseRecord) -> None:
+                bar.update(1)
+                if self.alce.keep(record):
+                    return
                 # Written at once, so an interrupted run resumes after it.
                 sink.write(record.model_dump_json() + "\n")
                 sink.flush()
                 done[record.key] = record
                 self.ran += 1
-                bar.update(1)
 
             indices = [position[unit.key] for unit in pending]
+            indices += range(len(self.plan.units), len(self.plan.units) + jobs)
             self.figures = await self.executor.answer(self.batch, indices, keep, self.scoring)
         return [done[unit.key] for unit in self.plan.units]
 
