@@ -259,7 +259,7 @@ class Labeller(StaticFallbackWidget):
 
     def estimate(self) -> dict[str, Any] | None:
         """The share of these pairs people call supported, from the labels so far (weighted
-        by the design's chances; with the first judge's verdicts on every pair, PPI++): its
+        by the design's chances; with the first judge's scores, else verdicts, PPI++): its
         value, interval, width, and how many more labels would reach ±0.05. None before
         the first decision."""
         pairs = self.pairs()

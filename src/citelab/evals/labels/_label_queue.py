@@ -215,8 +215,9 @@ def label_queue(
 ) -> LabelQueue:
     """Order ``items`` for labelling (see the module docs). ``disagree`` names two judges or
     more whose disagreements come first; ``judges`` are asked too (their verdicts are kept
-    and shown), without changing the order. ``design``: ``uniform``, ``stratified`` (by the
-    first judge's verdict: give one in ``judges`` or ``disagree``) or ``disagreement``
+    and shown, their scores kept where they give one), without changing the order.
+    ``design``: ``uniform``, ``stratified`` (by the first judge's score, else its verdict:
+    give one in ``judges`` or ``disagree``) or ``disagreement``
     (default: ``disagreement`` when ``disagree`` is given, else ``uniform``)."""
     pairs = _unique(items)
     if sample is not None and (isinstance(sample, bool) or sample < 1):
@@ -267,7 +268,7 @@ def _check_design(
         raise InvalidInput(f"unknown design {design!r}; choose one of {', '.join(DESIGNS)}")
     if design == "stratified" and not (disagree or judges):
         raise InvalidInput(
-            "the stratified design strata pairs by a judge's verdict: name one in judges"
+            "the stratified design strata pairs by a judge's score or verdict: name one in judges"
         )
     if design == "disagreement" and not disagree:
         raise InvalidInput("the disagreement design needs two judges or more in disagree")
