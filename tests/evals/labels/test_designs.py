@@ -152,8 +152,17 @@ def test_the_estimate_reads_the_first_judges_score_where_it_gives_one() -> None:
 
 
 def test_a_score_that_is_no_probability_is_an_error_naming_the_judge() -> None:
-    with pytest.raises(InvalidInput, match="judge scored: score"):
+    with pytest.raises(InvalidInput, match=r"judge scored: the stratified design needs scores"):
         label_queue(_scored([2, 150]), judges=[Scored()], design="stratified")
+    kept = label_queue(_scored([2, 150]), judges=[Scored()])  # any number serves PPI
+    assert sorted(s["scored"] for s in kept.scores.values()) == [0.02, 1.5]
+
+    class Broken(Scored):
+        def score(self, statement: str, evidence: str) -> float:
+            return float("nan")
+
+    with pytest.raises(InvalidInput, match=r"judge scored: score\(\) must return a number"):
+        label_queue(_scored([2, 50]), judges=[Broken()])
 
 
 def test_the_stratified_estimate_is_unbiased_and_covers_on_known_truth() -> None:

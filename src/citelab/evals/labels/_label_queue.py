@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -239,6 +240,12 @@ def label_queue(
     if chosen == "stratified":
         first = names[0]
         given = {i.id: scores[i.id][first] for i in pairs if first in scores.get(i.id, {})}
+        outside = next((v for v in given.values() if not 0.0 <= v <= 1.0), None)
+        if outside is not None:
+            raise InvalidInput(
+                f"judge {first}: the stratified design needs scores that are probabilities "
+                f"in [0, 1], got {outside!r}"
+            )
         strata, order, chances = _stratified(
             pairs, {i.id: verdicts[i.id][first] for i in pairs}, given, sample, seed
         )
@@ -491,7 +498,7 @@ def _verdicts(
 
 def _scores(judge: Judge, name: str, questions: Sequence[tuple[str, str]]) -> list[float] | None:
     """The judge's score of each question, None when it gives none; a score that is not a
-    probability is an error naming the judge."""
+    number is an error naming the judge."""
     many, one = getattr(judge, "score_many", None), getattr(judge, "score", None)
     if callable(many):
         values = list(many(questions))
@@ -501,7 +508,7 @@ def _scores(judge: Judge, name: str, questions: Sequence[tuple[str, str]]) -> li
         return None
     out = []
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise InvalidInput(f"judge {name}: score() must return a probability, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise InvalidInput(f"judge {name}: score() must return a number, got {value!r}")
         out.append(float(value))
     return out
