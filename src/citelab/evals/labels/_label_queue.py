@@ -23,8 +23,8 @@ each bin's spread predicted from the scores, :mod:`citelab.evals.labels._allocat
 judge without a score, strata by its verdict and shares in proportion to their sizes; every
 stratum keeps a few labels, and the strata take turns in proportion to their shares, so a
 shorter sample stays near the allocation) and ``disagreement`` (the pairs the ``disagree``
-judges disagree on first, then the rest). A judge with a ``score`` (a probability) is asked
-for it too: the queue keeps it beside the verdict.
+judges disagree on first, then the rest). A judge with a ``score`` method is asked for it
+too: the queue keeps it beside the verdict (the stratified design needs a probability).
 
 :func:`pending` is the resumption rule: the pairs of the queue without a label in the file,
 in queue order, until ``sample`` pairs carry a decision (``skip`` does not count).
