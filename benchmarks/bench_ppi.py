@@ -1,22 +1,32 @@
 """Estimates from a run's own labels (issue #32, item 1), measured on known truth and printed.
 
 1. Coverage and mean width of the 95% interval from labels and judge (``ppi``, PPI++) and
-   from labels alone, at 50, 100 and 200 labels, with uniform and judge-score-stratified
-   designs, for a useful judge (citelab's default ``lexical_trained``, its score), a
-   near-useless one (random scores) and a badly wrong one (the default's score reversed).
+   from labels alone, at 50, 100 and 200 labels, with a uniform design and ``4 bins`` (four
+   quartiles of the judge's score, the middle two sampled at twice the rate), for a useful
+   judge (citelab's default ``lexical_trained``, its score), a near-useless one (random
+   scores) and a badly wrong one (the default's score reversed).
    Known truth: WiCE's dev split (``../shared/testdata/wice/claim_dev.jsonl``: every claim
    has a human label; a sample plays the labels, all claims the run); without it a synthetic
    population (printed which).
 2. Labels each design needs for ±0.05 (from the mean standard error at 100 labels, which
    shrinks as 1/√n).
-3. The paired difference of two variants over the same cases (``ppi_difference``): its
+3. The labeller's designs side by side (``label_queue(design=...)``): ``uniform`` and
+   ``stratified`` (quantile bins of the judge's score, Neyman allocation by the spreads the
+   scores predict, ``citelab.evals.labels._allocation``), PPI++ with the judge's score, for
+   the useful and the near-useless judge: coverage and mean width at 50, 100 and 200
+   labels, the labels each needs for a mean half-width of ±0.05 (searched: the smallest
+   sample whose mean half-width is at most 0.05), and the bound theory gives for the
+   stratified design's gain. Beside WiCE's claims, a large run: 10,000 units drawn from
+   them with replacement (the judge's mean over the run then nearly exact).
+4. The paired difference of two variants over the same cases (``ppi_difference``): its
    coverage and mean width beside the labels-alone difference (``λ = (0, 0)``), at 50, 100 and
    200 labels per variant; variant B answers a third of the cases (two units each) with
    units people call unsupported, each variant labels a uniform sample of its own units.
-4. ``EvalResult.corrected(labels=...)`` on 10,000 scored answers (generated ALCE answers,
+5. ``EvalResult.corrected(labels=...)`` on 10,000 scored answers (generated ALCE answers,
    the lexical judge; 200 labels), beside ``corrected()`` without labels.
 
-Run: ``.venv/bin/python benchmarks/bench_ppi.py [--quick]``.
+Run: ``.venv/bin/python benchmarks/bench_ppi.py [--quick] [--designs]`` (``--designs``: 3.
+alone).
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from citelab.evals._stats import (
     ppi_mean,
 )
 from citelab.evals.labels import LabelledPair, LabelSet
+from citelab.evals.labels._allocation import allocate, bin_count, predicted_spreads, score_bins
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,7 +105,7 @@ def coverage(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int)
           f"{'width ppi':>9} {'width labels':>12} {'λ mean':>7}")  # fmt: skip
     needed: dict[tuple[str, str], tuple[float, float]] = {}
     for judge, score in judges.items():
-        for design in ("uniform", "stratified"):
+        for design in ("uniform", "4 bins"):
             rng = np.random.default_rng(7)
             for n in (50, 100, 200):
                 held = {"ppi": 0, "labels": 0}
@@ -125,6 +136,114 @@ def coverage(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int)
     for (judge, design), (se_ppi, se_labels) in needed.items():
         count = [math.ceil((z * se * math.sqrt(100) / 0.05) ** 2) for se in (se_ppi, se_labels)]
         print(f"{judge:16} {design:11} {count[0]:>6} {count[1]:>7}")
+
+
+Plan = tuple[np.ndarray, list[int], np.ndarray] | None
+"""The stratified design's plan: each unit's bin, the labels per bin, the bins' sizes."""
+
+
+def _plan(design: str, score: np.ndarray, n: int) -> Plan:
+    """The labeller's stratified design on one population (what ``label_queue`` draws)."""
+    if design == "uniform":
+        return None
+    bins = bin_count(n, len(score))
+    stratum = np.array(score_bins(score.tolist(), bins))
+    sizes = np.bincount(stratum, minlength=bins)
+    take = allocate(sizes.tolist(), predicted_spreads(score.tolist(), stratum.tolist(), bins), n)
+    return stratum, take, sizes
+
+
+def _labeller_draw(
+    rng: np.random.Generator, plan: Plan, units: int, n: int
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    if plan is None:
+        return rng.choice(units, n, replace=False), None, None
+    stratum, take, sizes = plan
+    chosen = [
+        rng.choice(np.flatnonzero(stratum == h), t, replace=False) for h, t in enumerate(take)
+    ]
+    sample = np.concatenate(chosen)
+    return sample, (np.array(take) / sizes)[stratum[sample]], stratum[sample]
+
+
+def _half_widths(
+    truth: np.ndarray, score: np.ndarray, design: str, n: int, repetitions: int, *, seed: int
+) -> tuple[float, float]:
+    """Mean half-width and coverage of PPI++'s 95% interval at ``n`` labels."""
+    rng = np.random.default_rng(seed)
+    target = truth.mean()
+    plan = _plan(design, score, n)
+    halves, held = [], 0
+    for _ in range(repetitions):
+        sample, chances, strata = _labeller_draw(rng, plan, len(truth), n)
+        e = ppi_mean(truth[sample], score[sample], score, chances, strata=strata)
+        halves.append(e.width / 2)
+        held += e.low <= target <= e.high
+    return statistics.mean(halves), held / repetitions
+
+
+def _needed(
+    truth: np.ndarray, score: np.ndarray, design: str, half: float, repetitions: int
+) -> int | None:
+    """The smallest sample whose mean half-width is at most ``half`` (bisection; the mean
+    half-width falls with n), None when even all the units do not reach it."""
+    low, high = 30, len(truth)
+    if _half_widths(truth, score, design, high, repetitions, seed=3)[0] > half:
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if _half_widths(truth, score, design, middle, repetitions, seed=3)[0] <= half:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def designs(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int) -> None:
+    # A large run beside WiCE's 349 claims: 10,000 units drawn from them with replacement
+    # (the same labels and scores), where the judge's mean over the run is nearly exact.
+    rng = np.random.default_rng(4)
+    grown = rng.integers(0, len(truth), 10_000)
+    populations = {
+        f"{len(truth)} claims": (truth, judges),
+        "10,000 drawn": (truth[grown], {k: v[grown] for k, v in judges.items()}),
+    }
+    print("\nthe labeller's designs, PPI++ with the judge's score (uniform | stratified):")
+    print(f"{'population':13} {'judge':16} {'n':>4} {'cov unif':>8} {'cov strat':>9} "
+          f"{'width unif':>10} {'width strat':>11} {'labels ratio':>12}")  # fmt: skip
+    for population, (y, scores) in populations.items():
+        for judge in ("lexical_trained", "random"):
+            for n in (50, 100, 200):
+                (hu, cu), (hs, cs) = (
+                    _half_widths(y, scores[judge], d, n, repetitions, seed=9)
+                    for d in ("uniform", "stratified")
+                )
+                print(f"{population:13} {judge:16} {n:>4} {cu:>8.3f} {cs:>9.3f} {2 * hu:>10.4f} "
+                      f"{2 * hs:>11.4f} {(hu / hs) ** 2:>12.2f}")  # fmt: skip
+    print("labels ratio: uniform's labels over stratified's for the same width (> 1: fewer)")
+    print("\nlabels for a mean half-width of ±0.05 (95%), searched:")
+    print(f"{'population':13} {'judge':16} {'uniform':>8} {'stratified':>10} {'fewer':>7}")
+    for population, (y, scores) in populations.items():
+        for judge in ("lexical_trained", "random"):
+            counts = [
+                _needed(y, scores[judge], d, 0.05, repetitions) for d in ("uniform", "stratified")
+            ]
+            u, st = counts
+            fewer = f"{1 - st / u:.0%}" if u is not None and st is not None else "—"
+            shown = [f"{c}" if c is not None else "not reached" for c in counts]
+            print(f"{population:13} {judge:16} {shown[0]:>8} {shown[1]:>10} {fewer:>7}")
+    print("\ntheory, per label, 10 score bins (σₕ: the label's SD in the bin, the truth's):")
+    print(f"{'judge':16} {'uniform Var(y−λs)':>17} {'proportional ΣWσ²':>17} "
+          f"{'Neyman (ΣWσ)²':>13}")  # fmt: skip
+    for judge in ("lexical_trained", "random"):
+        score = judges[judge]
+        stratum = np.array(score_bins(score.tolist(), 10))
+        weight = np.bincount(stratum, minlength=10) / len(score)
+        sd = np.array([truth[stratum == h].std() for h in range(10)])
+        c = np.cov(truth, score)
+        rectifier = float(np.var(truth - min(max(c[0, 1] / c[1, 1], 0.0), 1.0) * score))
+        print(f"{judge:16} {rectifier:>17.4f} {float(weight @ sd**2):>17.4f} "
+              f"{float(weight @ sd) ** 2:>13.4f}")  # fmt: skip
 
 
 def paired_coverage(truth: np.ndarray, judges: dict[str, np.ndarray], repetitions: int) -> None:
@@ -193,11 +312,18 @@ def corrected_timing(answers: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and answers")
+    parser.add_argument(
+        "--designs", action="store_true", help="only the labeller's designs side by side (3.)"
+    )
     args = parser.parse_args()
     name, truth, judges = _population()
     repetitions = 300 if args.quick else 1000
     print(f"known truth: {name}; {repetitions} repetitions per line\n")
+    if args.designs:
+        designs(truth, judges, repetitions)
+        return 0
     coverage(truth, judges, repetitions)
+    designs(truth, judges, repetitions)
     paired_coverage(truth, judges, repetitions)
     corrected_timing(2000 if args.quick else 10_000)
     return 0

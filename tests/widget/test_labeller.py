@@ -217,6 +217,41 @@ def test_a_write_that_fails_keeps_the_pair_and_says_why(tmp_path: Path) -> None:
     assert labeller.progress["decided"] == 0
 
 
+class LengthScore:
+    """A judge with a score: the claim's length over 100 (a probability here)."""
+
+    name = "length"
+
+    def score(self, statement: str, evidence: str) -> float:
+        return len(statement) / 100
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        return self.score(statement, evidence) >= 0.3
+
+    def config(self) -> dict[str, object]:
+        return {"name": self.name}
+
+
+def test_a_label_keeps_the_scores_of_judges_that_give_one(tmp_path: Path) -> None:
+    labeller = Labeller(pairs(), tmp_path / "a.jsonl", judges=[LengthScore(), STRICT])
+    shown = labeller.current
+    assert shown is not None
+    labeller.label("supported")
+    [line] = read_label_file(tmp_path / "a.jsonl")
+    assert line.origin["scores"] == {"length": len(shown.claim) / 100}  # the lexical has none
+    assert line.origin["verdicts"] == {
+        "length": len(shown.claim) >= 30,
+        "lexical": STRICT.supports(shown.claim, PASSAGE),
+    }
+    verdicts_only = Labeller(pairs(), tmp_path / "b.jsonl", judges=[STRICT])
+    verdicts_only.label("supported")
+    [line] = read_label_file(tmp_path / "b.jsonl")
+    assert "scores" not in line.origin
+    assert set(line.origin) == {
+        "run", "case", "verdicts", "verdicts_shown_before", "seed", "labelled_at", "sampling"
+    }  # fmt: skip
+
+
 def test_verdicts_show_after_the_label_unless_asked_before(tmp_path: Path) -> None:
     after = Labeller(pairs(), tmp_path / "a.jsonl", disagree=[STRICT, LENIENT])
     assert after.show_verdicts == "after"

@@ -16,7 +16,7 @@ no decision, so a skipped pair's place goes to the next one).
 The judges' verdicts are shown **after** a pair is labelled by default (in the line that
 confirms the label), so they cannot anchor the person's decision; ``show_verdicts="before"``
 shows them with the pair, ``"never"`` not at all. Each label's ``origin`` keeps the verdicts
-and whether they were visible before the decision.
+(and the scores of the judges that give one) and whether they were visible before the decision.
 """
 
 from __future__ import annotations
@@ -249,6 +249,9 @@ class Labeller(StaticFallbackWidget):
             "seed": self.queue.seed,
             "labelled_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
+        scores = self.queue.scores.get(item.id)
+        if scores:
+            origin["scores"] = dict(scores)
         if self.queue.disagree:
             origin["disagree"] = list(self.queue.disagree)
         origin["sampling"] = self.queue.sampling(item.id)
@@ -256,7 +259,7 @@ class Labeller(StaticFallbackWidget):
 
     def estimate(self) -> dict[str, Any] | None:
         """The share of these pairs people call supported, from the labels so far (weighted
-        by the design's chances; with the first judge's verdicts on every pair, PPI++): its
+        by the design's chances; with the first judge's scores, else verdicts, PPI++): its
         value, interval, width, and how many more labels would reach ±0.05. None before
         the first decision."""
         pairs = self.pairs()

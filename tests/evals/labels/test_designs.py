@@ -11,8 +11,15 @@ import pytest
 
 from citelab import InvalidInput
 from citelab.evals import LexicalJudge
-from citelab.evals._stats import labels_only
-from citelab.evals.labels import LabelItem, label_queue, load_label_set, pair_estimate
+from citelab.evals._stats import labels_only, ppi_mean
+from citelab.evals.labels import (
+    LabelItem,
+    LabelledPair,
+    label_queue,
+    load_label_set,
+    pair_estimate,
+)
+from citelab.evals.labels._allocation import allocate, bin_count, predicted_spreads, score_bins
 
 STRICT = LexicalJudge(threshold=1.0)
 
@@ -37,21 +44,154 @@ def test_uniform_gives_every_pair_one_chance() -> None:
     assert {queue.sampling(i.id)["probability"] for i in queue.items} == {0.2}
 
 
-def test_stratified_takes_equal_shares_in_turn_and_records_the_chances() -> None:
+def test_stratified_without_a_score_takes_verdict_strata_in_proportion() -> None:
+    # The strict lexical judge gives verdicts only: strata by verdict, shares in proportion
+    # to size (2 and 18 of 20), each stratum raised to the minimum of 5 labels.
     queue = label_queue(_pairs(10, 90), sample=20, seed=1, judges=[STRICT], design="stratified")
+    assert queue.scores == {}
     first = queue.items[:20]
     strata = [queue.strata[i.id] for i in first]
-    assert strata.count("v/m/yes") == 10
-    assert strata.count("v/m/no") == 10
-    assert strata[:2] in (["v/m/yes", "v/m/no"], ["v/m/no", "v/m/yes"])  # taken in turn
+    assert strata.count("v/m/yes") == 5
+    assert strata.count("v/m/no") == 15
+    assert "v/m/yes" in strata[:4]  # the strata take turns by their shares
     yes = next(i for i in first if queue.strata[i.id] == "v/m/yes")
     no = next(i for i in first if queue.strata[i.id] == "v/m/no")
     assert queue.sampling(yes.id) == {
         "design": "stratified",
         "stratum": "v/m/yes",
-        "probability": 1.0,
+        "probability": 0.5,
     }
-    assert queue.sampling(no.id)["probability"] == pytest.approx(10 / 90)
+    assert queue.sampling(no.id)["probability"] == pytest.approx(15 / 90)
+    assert {queue.strata[i.id] for i in queue.items[20:]} == {"v/m/yes", "v/m/no"}
+
+
+class Scored:
+    """A judge with a score: the number the claim ends with, in hundredths."""
+
+    name = "scored"
+
+    def score(self, statement: str, evidence: str) -> float:
+        return int(statement.rsplit(" ", 1)[1]) / 100
+
+    def supports(self, statement: str, evidence: str) -> bool:
+        return self.score(statement, evidence) >= 0.5
+
+    def config(self) -> dict[str, object]:
+        return {"name": self.name}
+
+
+def _scored(hundredths: list[int], variant: str = "v") -> list[LabelItem]:
+    return [
+        LabelItem.of(f"Claim {i} scores {h}", "Some passage.", id=f"run/{variant}/m/d/c{i}",
+                     variant=variant, model="m")
+        for i, h in enumerate(hundredths)
+    ]  # fmt: skip
+
+
+def test_stratified_by_scores_shares_the_sample_by_neyman() -> None:
+    # 30 pairs the judge is sure about (score 0.02), 30 it is not (0.5); 20 labels in 2 bins.
+    # Predicted spreads √(0.02·0.98) = 0.140 and 0.5, shrunk 70% of the way from their mean
+    # 0.320: 0.194 and 0.446, so Neyman gives 20·0.194/0.640 = 6.06 → 6 and 13.94 → 14.
+    queue = label_queue(_scored([2] * 30 + [50] * 30), sample=20, seed=4, judges=[Scored()],
+                        design="stratified")  # fmt: skip
+    low, high = "v/m/score-1-of-2", "v/m/score-2-of-2"
+    strata = [queue.strata[i.id] for i in queue.items[:20]]
+    assert (strata.count(low), strata.count(high)) == (6, 14)
+    assert strata[:10].count(low) == 3  # a shorter sample keeps the shares
+    sure = next(i for i in queue.items if queue.strata[i.id] == low)
+    assert queue.sampling(sure.id) == {
+        "design": "stratified",
+        "stratum": low,
+        "probability": pytest.approx(6 / 30),
+    }
+    assert queue.scores[sure.id] == {"scored": 0.02}
+    assert queue.verdicts[sure.id] == {"scored": False}
+
+
+def test_each_variant_gets_an_equal_share_and_its_own_bins() -> None:
+    items = _scored([2] * 30 + [50] * 30, "a") + _scored([10, 90] * 10, "b")
+    queue = label_queue(items, sample=40, seed=2, judges=[Scored()], design="stratified")
+    chosen = [queue.strata[i.id] for i in queue.items[:40]]
+    assert sum(name.startswith("a/") for name in chosen) == 20
+    assert sum(name.startswith("b/") for name in chosen) == 20
+    assert set(queue.strata.values()) == {
+        "a/m/score-1-of-2", "a/m/score-2-of-2", "b/m/score-1-of-2", "b/m/score-2-of-2"
+    }  # fmt: skip
+
+
+def test_allocation_by_neyman_with_a_minimum_and_the_sizes_as_a_cap() -> None:
+    assert allocate([100, 100, 100], [0.1, 0.5, 0.4], 50) == [5, 25, 20]
+    assert allocate([100, 100, 100], None, 50) == [17, 17, 16]  # proportional
+    assert allocate([100, 100], [0.01, 0.5], 50) == [5, 45]  # the minimum
+    assert allocate([100, 10], [0.1, 0.9], 50) == [40, 10]  # a full stratum gives the rest
+    assert allocate([3, 100], [0.5, 0.5], 50) == [3, 47]  # a small one gives all it has
+    assert allocate([10, 90], None, 4) == [2, 2]  # too few for every minimum
+    assert allocate([10, 90], None, 500) == [10, 90]
+    assert score_bins([0.9, 0.1, 0.5, 0.5, 0.2, 0.7], 3) == [2, 0, 1, 1, 0, 2]
+    spreads = predicted_spreads([0.0, 0.0, 0.5, 0.5], [0, 0, 1, 1], 2)
+    assert spreads == pytest.approx([0.3 * 0.25, 0.7 * 0.5 + 0.3 * 0.25])
+    assert bin_count(50, 1000) == 5
+    assert bin_count(500, 1000) == 10
+    assert bin_count(50, 12) == 2
+    with pytest.raises(InvalidInput, match="probability in"):
+        score_bins([0.5, 1.5], 2)
+
+
+def test_the_estimate_reads_the_first_judges_score_where_it_gives_one() -> None:
+    items = _scored([10, 20, 60, 90] * 10)
+    queue = label_queue(items, sample=40, seed=0, judges=[Scored(), STRICT])
+    labelled = [
+        LabelledPair(id=i.id, claim=i.claim, evidence=i.evidence, label=n % 3 == 0)
+        for n, i in enumerate(queue.items[:32])
+    ]
+    score = [queue.scores[i.id]["scored"] for i in queue.items]
+    mine = [queue.scores[p.id]["scored"] for p in labelled]
+    expected = ppi_mean([float(p.label) for p in labelled], mine, score, [1.0] * 32)
+    assert pair_estimate(queue, labelled)["value"] == pytest.approx(expected.value)
+    assert pair_estimate(queue, labelled)["high"] == pytest.approx(expected.high)
+
+
+def test_a_score_that_is_no_probability_is_an_error_naming_the_judge() -> None:
+    with pytest.raises(InvalidInput, match=r"judge scored: the stratified design needs scores"):
+        label_queue(_scored([2, 150]), judges=[Scored()], design="stratified")
+    kept = label_queue(_scored([2, 150]), judges=[Scored()])  # any number serves PPI
+    assert sorted(s["scored"] for s in kept.scores.values()) == [0.02, 1.5]
+
+    class Broken(Scored):
+        def score(self, statement: str, evidence: str) -> float:
+            return float("nan")
+
+    with pytest.raises(InvalidInput, match=r"judge scored: score\(\) must return a number"):
+        label_queue(_scored([2, 50]), judges=[Broken()])
+
+
+def test_the_stratified_estimate_is_unbiased_and_covers_on_known_truth() -> None:
+    # 400 pairs whose truth is drawn from the judge's own (calibrated) score; each seed is
+    # another design's draw. The estimate from the first 60 labels, and from the first 35
+    # (a sample stopped short), centres on the truth and its 95% interval holds it.
+    rng = np.random.default_rng(3)
+    hundredths = rng.choice([3, 10, 30, 50, 70, 90, 97], 400).tolist()
+    items = _scored(hundredths)
+    truth = {
+        item.id: bool(rng.random() < h / 100) for item, h in zip(items, hundredths, strict=True)
+    }
+    target = np.mean(list(truth.values()))
+    values: dict[int, list[float]] = {60: [], 35: []}
+    held = {60: 0, 35: 0}
+    for seed in range(200):
+        queue = label_queue(items, sample=60, seed=seed, judges=[Scored()], design="stratified")
+        for n, drawn in values.items():
+            labelled = [
+                LabelledPair(id=i.id, claim=i.claim, evidence=i.evidence, label=truth[i.id])
+                for i in queue.items[:n]
+            ]
+            shown = pair_estimate(queue, labelled)
+            drawn.append(shown["value"])
+            held[n] += shown["low"] <= target <= shown["high"]
+    for n, drawn in values.items():
+        spread = np.std(drawn) / np.sqrt(len(drawn))
+        assert abs(np.mean(drawn) - target) < 3 * spread, (n, np.mean(drawn), target)
+        assert held[n] / 200 >= 0.93, (n, held[n])
 
 
 def test_disagreement_first_records_its_two_strata() -> None:
@@ -83,9 +223,9 @@ def test_the_labels_file_carries_the_design_and_the_estimate_weighs_by_it(tmp_pa
     path.write_text("".join(lines), encoding="utf-8")
     pairs = load_label_set(path).pairs
     assert {p.stratum for p in pairs} == {"v/m/yes", "v/m/no"}
-    # Unweighted, the sample says a quarter are supported (all 10 yes, 30 of 90 no);
+    # Unweighted, the sample says one in eight is supported (5 of 10 yes, 35 of 90 no);
     # weighted, one in ten (the truth).
-    assert np.mean([p.label for p in pairs]) == pytest.approx(0.25)
+    assert np.mean([p.label for p in pairs]) == pytest.approx(0.125)
     weighted = labels_only([float(p.label) for p in pairs], [p.probability for p in pairs])
     assert weighted.value == pytest.approx(0.1)
     shown = pair_estimate(queue, pairs)

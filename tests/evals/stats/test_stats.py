@@ -167,3 +167,32 @@ def test_intervals_cover_the_known_truth(judge: str, design: str) -> None:
 
 def test_min_labels_is_thirty() -> None:
     assert MIN_LABELS == 30
+
+
+def test_a_stratified_designs_weights_give_the_stratified_estimate_and_its_variance() -> None:
+    # Strata of 200, 100 and 50 units with 10, 20 and 15 labels: weighing each label by
+    # Nₕ/nₕ is Σ Wₕ·[λ·F̄ₕ + mean over h's labels of (y − λf)], and with strata= its variance
+    # is Σ Wₕ² s²ₕ(y − λf)/nₕ plus λ² times the judge's mean's variance.
+    rng = np.random.default_rng(8)
+    sizes, takes, lam = (200, 100, 50), (10, 20, 15), 0.4
+    f_all = [rng.random(size) * (h + 1) / 3 for h, size in enumerate(sizes)]
+    y_all = [(rng.random(size) < f).astype(float) for size, f in zip(sizes, f_all, strict=True)]
+    picked = [
+        rng.choice(size, take, replace=False) for size, take in zip(sizes, takes, strict=True)
+    ]
+    y = np.concatenate([y_all[h][at] for h, at in enumerate(picked)])
+    f = np.concatenate([f_all[h][at] for h, at in enumerate(picked)])
+    chances = np.concatenate([np.full(t, t / n) for t, n in zip(takes, sizes, strict=True)])
+    strata = np.concatenate([np.full(t, h) for h, t in enumerate(takes)])
+    every = np.concatenate(f_all)
+    shares = np.array(sizes) / sum(sizes)
+    rectified = [y_all[h][at] - lam * f_all[h][at] for h, at in enumerate(picked)]
+    value = sum(
+        w * (lam * fh.mean() + r.mean()) for w, fh, r in zip(shares, f_all, rectified, strict=True)
+    )
+    variance = sum(
+        w * w * r.var(ddof=1) / len(r) for w, r in zip(shares, rectified, strict=True)
+    ) + lam * lam * every.var(ddof=1) / len(every)
+    estimate = ppi_mean(y, f, every, chances, strata=strata, tuning=lam)
+    assert estimate.value == pytest.approx(value)
+    assert estimate.se**2 == pytest.approx(variance)

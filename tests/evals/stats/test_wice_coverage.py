@@ -2,6 +2,8 @@
 label: a sample of the claims plays the labels, all of them the run, and the truth is the
 share people call supported. Judges: citelab's default (``lexical_trained``, its score),
 a near-useless one (random scores) and a badly wrong one (the default's score reversed).
+Designs: uniform, four strata of the score sampled at set rates, and the labeller's
+stratified design (score bins, Neyman allocation).
 
 WiCE is third-party data read from ``../shared/testdata/wice/`` (never copied here): the
 test skips with a message when it is absent.
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from citelab.evals._stats import labels_only, ppi_mean
+from citelab.evals.labels._allocation import allocate, bin_count, predicted_spreads, score_bins
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,21 @@ def _stratified(
     return np.concatenate(chosen), np.concatenate(chances), np.concatenate(strata)
 
 
-@pytest.mark.parametrize("design", ["uniform", "stratified"])
+def _neyman(
+    rng: np.random.Generator, score: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The labeller's stratified design: quantile bins of the score, Neyman allocation by the
+    spreads the scores predict (``citelab.evals.labels._allocation``)."""
+    bins = bin_count(n, len(score))
+    stratum = np.array(score_bins(score.tolist(), bins))
+    sizes = np.bincount(stratum, minlength=bins)
+    take = allocate(sizes.tolist(), predicted_spreads(score.tolist(), stratum.tolist(), bins), n)
+    chosen = [rng.choice(np.flatnonzero(stratum == h), take[h], replace=False) for h in range(bins)]
+    sample = np.concatenate(chosen)
+    return sample, (np.array(take) / sizes)[stratum[sample]], stratum[sample]
+
+
+@pytest.mark.parametrize("design", ["uniform", "stratified", "neyman"])
 @pytest.mark.parametrize("judge", ["lexical_trained", "random", "reversed"])
 def test_a_nominal_95_interval_holds_the_truth_in_93_percent(
     wice: tuple[np.ndarray, dict[str, np.ndarray]], judge: str, design: str
@@ -53,8 +70,10 @@ def test_a_nominal_95_interval_holds_the_truth_in_93_percent(
         for _ in range(repetitions):
             if design == "uniform":
                 sample, chances, strata = rng.choice(len(truth), n, replace=False), None, None
-            else:
+            elif design == "stratified":
                 sample, chances, strata = _stratified(rng, score, n)
+            else:
+                sample, chances, strata = _neyman(rng, score, n)
             for estimate in (
                 ppi_mean(truth[sample], score[sample], score, chances, strata=strata),
                 labels_only(truth[sample], chances, strata=strata),

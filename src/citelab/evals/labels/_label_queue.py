@@ -17,9 +17,14 @@ orders a set of them for labelling:
 A **design** says how the sample is drawn, and each pair's chance of being in it is
 recorded with its label (``origin.sampling``: design, stratum, probability), so estimates
 weigh each label by its inverse and every design stays unbiased: ``uniform`` (the seed's
-order), ``stratified`` (strata by the first judge's verdict within each variant and model,
-an equal share of the sample from each, taken in turn so a shorter sample stays balanced)
-and ``disagreement`` (the pairs the ``disagree`` judges disagree on first, then the rest).
+order), ``stratified`` (an equal share of the sample for each variant and model; within it,
+strata by the first judge's score in quantile bins, labels shared by Neyman allocation with
+each bin's spread predicted from the scores, :mod:`citelab.evals.labels._allocation`; for a
+judge without a score, strata by its verdict and shares in proportion to their sizes; every
+stratum keeps a few labels, and the strata take turns in proportion to their shares, so a
+shorter sample stays near the allocation) and ``disagreement`` (the pairs the ``disagree``
+judges disagree on first, then the rest). A judge with a ``score`` method is asked for it
+too: the queue keeps it beside the verdict (the stratified design needs a probability).
 
 :func:`pending` is the resumption rule: the pairs of the queue without a label in the file,
 in queue order, until ``sample`` pairs carry a decision (``skip`` does not count).
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,6 +44,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from citelab._errors import InvalidInput
 from citelab.evals._stats import labels_for_width, labels_only, ppi_mean
 from citelab.evals.judges import Judge, build_judge
+from citelab.evals.labels._allocation import (
+    allocate,
+    bin_count,
+    predicted_spreads,
+    score_bins,
+)
 from citelab.evals.labels._label_file import Label, LabelFile, LabelLine
 from citelab.evals.labels._labels import LabelledPair
 from citelab.sources import supporting_span
@@ -171,6 +183,8 @@ class LabelQueue:
     """Pair id → its stratum (empty: one stratum)."""
     probabilities: Mapping[str, float] = field(default_factory=dict)
     """Pair id → its chance of being in the sample (the design's)."""
+    scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Pair id → judge name → score, for the judges that give one (a probability)."""
 
     def sampling(self, pair_id: str) -> dict[str, Any]:
         """What a label of ``pair_id`` records of the design (``origin.sampling``)."""
@@ -202,8 +216,9 @@ def label_queue(
 ) -> LabelQueue:
     """Order ``items`` for labelling (see the module docs). ``disagree`` names two judges or
     more whose disagreements come first; ``judges`` are asked too (their verdicts are kept
-    and shown), without changing the order. ``design``: ``uniform``, ``stratified`` (by the
-    first judge's verdict: give one in ``judges`` or ``disagree``) or ``disagreement``
+    and shown, their scores kept where they give one), without changing the order.
+    ``design``: ``uniform``, ``stratified`` (by the first judge's score, else its verdict:
+    give one in ``judges`` or ``disagree``) or ``disagreement``
     (default: ``disagreement`` when ``disagree`` is given, else ``uniform``)."""
     pairs = _unique(items)
     if sample is not None and (isinstance(sample, bool) or sample < 1):
@@ -220,14 +235,22 @@ def label_queue(
     built = _named([*(disagree or ()), *judges])
     names = tuple(built)
     leading = names[: len(disagree or ())]
-    verdicts = _verdicts(pairs, built)
+    verdicts, scores = _verdicts(pairs, built)
     queue = LabelQueue((), sample, seed, names, verdicts, leading)
     if chosen == "stratified":
         first = names[0]
-        strata = {i.id: _stratum(i, verdicts[i.id][first]) for i in pairs}
-        order, chances = _stratified(pairs, strata, sample, seed)
+        given = {i.id: scores[i.id][first] for i in pairs if first in scores.get(i.id, {})}
+        outside = next((v for v in given.values() if not 0.0 <= v <= 1.0), None)
+        if outside is not None:
+            raise InvalidInput(
+                f"judge {first}: the stratified design needs scores that are probabilities "
+                f"in [0, 1], got {outside!r}"
+            )
+        strata, order, chances = _stratified(
+            pairs, {i.id: verdicts[i.id][first] for i in pairs}, given, sample, seed
+        )
         return LabelQueue(tuple(order), sample, seed, names, verdicts, leading, 0, chosen,
-                          strata, chances)  # fmt: skip
+                          strata, chances, scores)  # fmt: skip
     if chosen == "disagreement":
         order = sorted(
             pairs, key=lambda item: (not queue.disagreed(item.id), _place(seed, item.id))
@@ -242,7 +265,7 @@ def label_queue(
     )
     chances = _in_order(order, strata, sample)
     return LabelQueue(tuple(order), sample, seed, names, verdicts, leading, count, chosen,
-                      strata, chances)  # fmt: skip
+                      strata, chances, scores)  # fmt: skip
 
 
 def _check_design(
@@ -252,48 +275,88 @@ def _check_design(
         raise InvalidInput(f"unknown design {design!r}; choose one of {', '.join(DESIGNS)}")
     if design == "stratified" and not (disagree or judges):
         raise InvalidInput(
-            "the stratified design strata pairs by a judge's verdict: name one in judges"
+            "the stratified design strata pairs by a judge's score or verdict: name one in judges"
         )
     if design == "disagreement" and not disagree:
         raise InvalidInput("the disagreement design needs two judges or more in disagree")
 
 
-def _stratum(item: LabelItem, verdict: bool) -> str:
-    """A pair's stratum: its variant and model (each its own population), and the verdict."""
-    group = "/".join(str(item.origin.get(k, "")) for k in ("variant", "model"))
-    return f"{group}/{'yes' if verdict else 'no'}"
+def _group(item: LabelItem) -> str:
+    """A pair's population: its variant and model (each estimated on its own)."""
+    return "/".join(str(item.origin.get(k, "")) for k in ("variant", "model"))
 
 
 def _stratified(
-    pairs: Sequence[LabelItem], strata: Mapping[str, str], sample: int | None, seed: int
-) -> tuple[list[LabelItem], dict[str, float]]:
-    """An equal share of ``sample`` from each stratum (a small one gives all it has, the
-    others share what is left), taken in turn; each pair's chance is its stratum's share."""
-    members: dict[str, list[LabelItem]] = {}
+    pairs: Sequence[LabelItem],
+    verdicts: Mapping[str, bool],
+    scores: Mapping[str, float],
+    sample: int | None,
+    seed: int,
+) -> tuple[dict[str, str], list[LabelItem], dict[str, float]]:
+    """The stratified design (module docs): each pair's stratum, the order, each pair's
+    chance. An equal share of ``sample`` for each variant and model (a small one gives all
+    it has, the others share what is left); within one, strata by score bins and Neyman
+    allocation when the first judge scored every pair of it, else by verdict and in
+    proportion to size."""
+    groups: dict[str, list[LabelItem]] = {}
     for item in sorted(pairs, key=lambda i: _place(seed, i.id)):
-        members.setdefault(strata[item.id], []).append(item)
+        groups.setdefault(_group(item), []).append(item)
     wanted = len(pairs) if sample is None else min(sample, len(pairs))
+    shares = _equal_shares({name: len(items) for name, items in groups.items()}, wanted)
+    strata: dict[str, str] = {}
+    members: dict[str, list[LabelItem]] = {}
     take: dict[str, int] = {}
-    left = wanted
-    for count, (name, items) in enumerate(sorted(members.items(), key=lambda kv: len(kv[1]))):
-        share = left // (len(members) - count)
-        take[name] = min(len(items), share)
-        left -= take[name]
-    chosen = [members[name][: take[name]] for name in members]
-    order = [item for row in _in_turn(chosen) for item in row]
-    rest = [item for name in members for item in members[name][take[name] :]]
+    for name, items in groups.items():
+        if all(item.id in scores for item in items):
+            given = [scores[item.id] for item in items]
+            bins = bin_count(shares[name], len(items))
+            # Equal scores split at a bin's edge by a key of their own, not by the seed's
+            # order: else a bin would hold the late ones of one score, the early of the next.
+            ties = [hashlib.blake2b(f"bins\0{item.id}".encode()).hexdigest() for item in items]
+            codes = score_bins(given, bins, ties)
+            labels = [f"{name}/score-{code + 1}-of-{bins}" for code in codes]
+            spreads: list[float] | None = predicted_spreads(given, codes, bins)
+            ordered = [f"{name}/score-{code + 1}-of-{bins}" for code in range(bins)]
+        else:
+            labels = [f"{name}/{'yes' if verdicts[item.id] else 'no'}" for item in items]
+            spreads = None
+            ordered = [f"{name}/no", f"{name}/yes"]
+        for item, label in zip(items, labels, strict=True):
+            strata[item.id] = label
+            members.setdefault(label, []).append(item)
+        present = [label for label in ordered if label in members]
+        counts = allocate(
+            [len(members[label]) for label in present],
+            None if spreads is None else [spreads[ordered.index(label)] for label in present],
+            shares[name],
+        )
+        take.update(zip(present, counts, strict=True))
+    chosen = sorted(
+        (
+            ((position + 0.5) / take[label], label, position, item)
+            for label, items in members.items()
+            for position, item in enumerate(items[: take[label]])
+        ),
+        key=lambda entry: entry[:3],
+    )
+    rest = [item for label in members for item in members[label][take[label] :]]
     chances = {
-        item.id: take[name] / len(members[name]) if take[name] else 1.0
-        for name in members
-        for item in members[name]
+        item.id: take[label] / len(items) if take[label] else 1.0
+        for label, items in members.items()
+        for item in items
     }
-    return [*order, *rest], chances
+    return strata, [entry[3] for entry in chosen] + rest, chances
 
 
-def _in_turn(rows: Sequence[Sequence[LabelItem]]) -> list[list[LabelItem]]:
-    """One of each stratum in turn: the first of each, then the second of each…"""
-    longest = max((len(r) for r in rows), default=0)
-    return [[row[i] for row in rows if i < len(row)] for i in range(longest)]
+def _equal_shares(sizes: Mapping[str, int], wanted: int) -> dict[str, int]:
+    """``wanted`` shared equally between groups of ``sizes``: a small group gives all it has,
+    the others share what is left."""
+    share: dict[str, int] = {}
+    left = wanted
+    for count, (name, size) in enumerate(sorted(sizes.items(), key=lambda kv: kv[1])):
+        share[name] = min(size, left // (len(sizes) - count))
+        left -= share[name]
+    return share
 
 
 def _in_order(
@@ -319,17 +382,34 @@ def pair_estimate(
     queue: LabelQueue, pairs: Sequence[LabelledPair], half_width: float = 0.05
 ) -> dict[str, Any]:
     """The share of the queue's pairs people call supported, from ``pairs`` (its labels so
-    far), weighted by the design's chances: with the queue's first judge's verdicts on every
-    pair by PPI++ (``ppi``), else from the labels alone; its interval, width, and ``more``:
-    how many more labels would reach ``±half_width`` (None: unknown yet)."""
+    far), weighted by the design's chances: with the queue's first judge's predictions on
+    every pair by PPI++ (``ppi``; its score where it gives one, else its verdict), else from
+    the labels alone; its interval, width, and ``more``: how many more labels would reach
+    ``±half_width`` (None: unknown yet). Under the stratified design a label's chance is
+    its stratum's labelled share so far (each stratum's labels are a random sample of it in
+    the seed's order, whatever its count), so a sample stopped short stays unbiased."""
     ids = [pair.id for pair in pairs]
     y = [float(pair.label) for pair in pairs]
-    chances = [queue.probabilities.get(i, 1.0) for i in ids]
     strata = [queue.strata[i] for i in ids] if queue.strata else None
+    if queue.design == "stratified" and strata is not None:
+        sizes: dict[str, int] = {}
+        for name in queue.strata.values():
+            sizes[name] = sizes.get(name, 0) + 1
+        labelled = {name: strata.count(name) for name in set(strata)}
+        chances = [labelled[name] / sizes[name] for name in strata]
+    else:
+        chances = [queue.probabilities.get(i, 1.0) for i in ids]
     if queue.judges:
         first = queue.judges[0]
-        every = [float(queue.verdicts[item.id][first]) for item in queue.items]
-        mine = [float(queue.verdicts.get(i, {}).get(first, False)) for i in ids]
+        scored = all(first in queue.scores.get(item.id, {}) for item in queue.items)
+
+        def predicted(pair_id: str) -> float:
+            if scored:
+                return queue.scores[pair_id][first]
+            return float(queue.verdicts.get(pair_id, {}).get(first, False))
+
+        every = [predicted(item.id) for item in queue.items]
+        mine = [predicted(i) if i in queue.verdicts else 0.0 for i in ids]
         estimate = ppi_mean(y, mine, every, chances, strata=strata)
     else:
         estimate = labels_only(y, chances, strata=strata)
@@ -395,8 +475,11 @@ def _named(specs: Sequence[JudgeSpec]) -> dict[str, Judge]:
 
 def _verdicts(
     pairs: Sequence[LabelItem], judges: Mapping[str, Judge]
-) -> dict[str, dict[str, bool]]:
+) -> tuple[dict[str, dict[str, bool]], dict[str, dict[str, float]]]:
+    """Every judge's verdict on every pair, and the score of each judge that gives one (a
+    ``score`` method: a probability; ``score_many`` asks in batches)."""
     verdicts: dict[str, dict[str, bool]] = {item.id: {} for item in pairs}
+    scores: dict[str, dict[str, float]] = {}
     questions = [(item.claim, "\n".join(item.evidence)) for item in pairs]
     for name, judge in judges.items():
         many = getattr(judge, "supports_many", None)
@@ -406,4 +489,26 @@ def _verdicts(
             said = [bool(judge.supports(claim, evidence)) for claim, evidence in questions]
         for item, verdict in zip(pairs, said, strict=True):
             verdicts[item.id][name] = verdict
-    return verdicts
+        scored = _scores(judge, name, questions)
+        if scored is not None:
+            for item, score in zip(pairs, scored, strict=True):
+                scores.setdefault(item.id, {})[name] = score
+    return verdicts, scores
+
+
+def _scores(judge: Judge, name: str, questions: Sequence[tuple[str, str]]) -> list[float] | None:
+    """The judge's score of each question, None when it gives none; a score that is not a
+    number is an error naming the judge."""
+    many, one = getattr(judge, "score_many", None), getattr(judge, "score", None)
+    if callable(many):
+        values = list(many(questions))
+    elif callable(one):
+        values = [one(claim, evidence) for claim, evidence in questions]
+    else:
+        return None
+    out = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise InvalidInput(f"judge {name}: score() must return a number, got {value!r}")
+        out.append(float(value))
+    return out
