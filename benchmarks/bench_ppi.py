@@ -315,32 +315,36 @@ def corrected_timing(answers: int) -> None:
 
 
 def scores_or_verdicts(truth: np.ndarray, score: np.ndarray, repetitions: int) -> None:
-    """PPI++ with the judge's score as f beside its 0/1 verdict, on the same draws."""
+    """PPI++ with the judge's score as f beside its 0/1 verdict, on the same draws; on the
+    population and on 10,000 units drawn from it with replacement (a large run)."""
     from citelab.evals.judges import build_judge
 
     threshold = build_judge("lexical_trained").threshold  # type: ignore[attr-defined]
-    verdict = (score >= threshold).astype(float)
-    target = truth.mean()
+    drawn = np.random.default_rng(5).integers(0, len(truth), 10_000)
     print("\nPPI++ with the judge's score as f | with its 0/1 verdict (lexical_trained):")
-    print(f"{'design':11} {'n':>4} {'cov score':>9} {'cov verdict':>11} {'width score':>11} "
-          f"{'width verdict':>13} {'ratio':>6}")  # fmt: skip
-    for design in ("uniform", "4 bins"):
-        rng = np.random.default_rng(13)
-        for n in (50, 100, 200):
-            held = {"score": 0, "verdict": 0}
-            widths: dict[str, list[float]] = {"score": [], "verdict": []}
-            for _ in range(repetitions):
-                sample, chances, strata = _draw(rng, design, score, n)
-                for name, f in (("score", score), ("verdict", verdict)):
-                    e = ppi_mean(truth[sample], f[sample], f, chances, strata=strata)
-                    held[name] += e.low <= target <= e.high
-                    widths[name].append(e.width)
-            wide = {name: statistics.mean(values) for name, values in widths.items()}
-            print(
-                f"{design:11} {n:>4} {held['score'] / repetitions:>9.3f} "
-                f"{held['verdict'] / repetitions:>11.3f} {wide['score']:>11.3f} "
-                f"{wide['verdict']:>13.3f} {wide['score'] / wide['verdict']:>6.2f}"
-            )
+    print(f"{'population':12} {'design':8} {'n':>4} {'cov score':>9} {'cov verdict':>11} "
+          f"{'width score':>11} {'width verdict':>13} {'ratio':>6}")  # fmt: skip
+    for population, index in ((f"{len(truth)} units", np.arange(len(truth))), ("10,000", drawn)):
+        y, s = truth[index], score[index]
+        verdict = (s >= threshold).astype(float)
+        target = y.mean()
+        for design in ("uniform", "4 bins"):
+            rng = np.random.default_rng(13)
+            for n in (50, 100, 200):
+                held = {"score": 0, "verdict": 0}
+                widths: dict[str, list[float]] = {"score": [], "verdict": []}
+                for _ in range(repetitions):
+                    sample, chances, strata = _draw(rng, design, s, n)
+                    for name, f in (("score", s), ("verdict", verdict)):
+                        e = ppi_mean(y[sample], f[sample], f, chances, strata=strata)
+                        held[name] += e.low <= target <= e.high
+                        widths[name].append(e.width)
+                wide = {name: statistics.mean(values) for name, values in widths.items()}
+                print(
+                    f"{population:12} {design:8} {n:>4} {held['score'] / repetitions:>9.3f} "
+                    f"{held['verdict'] / repetitions:>11.3f} {wide['score']:>11.4f} "
+                    f"{wide['verdict']:>13.4f} {wide['score'] / wide['verdict']:>6.3f}"
+                )
 
 
 def main() -> int:
