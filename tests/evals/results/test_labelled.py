@@ -155,11 +155,12 @@ def test_score_json_gives_the_ppi_row(tmp_path: Path) -> None:
     assert len(ppi) == 1
     assert ppi[0]["labels"] == 35
     assert ppi[0]["ci_low"] <= ppi[0]["value"] <= ppi[0]["ci_high"]
+    assert "f: the judge's scores" in ppi[0]["note"]
     written = pd.read_csv(tmp_path / "out" / "corrected.csv")
     assert {"judged", "card", "ppi", "labels"} <= set(written["method"])
-    assert "Estimated from this run's own labels" in (tmp_path / "out" / "report.html").read_text(
-        encoding="utf-8"
-    )
+    report = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Estimated from this run's own labels" in report
+    assert "f: the judge&#x27;s scores" in report or "f: the judge's scores" in report
 
 
 def test_a_label_file_that_names_no_unit_fails_the_command(tmp_path: Path) -> None:
