@@ -5,6 +5,7 @@ its verdict, and nothing changes when it is not asked."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -97,3 +98,47 @@ def test_the_score_agrees_with_the_verdict_on_many_statements(alce_compat: bool)
                 assert (row["judge_score"] >= judge.threshold) == row["hit"], row  # type: ignore[attr-defined]
     assert judged > 200
     assert 0 < hits < judged
+
+
+def test_an_nli_judges_score_is_read_from_its_verdicts_memo(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Scored concurrently (the NLI judge defers, its questions batched), each judged
+    statement's score is the one its verdict thresholded: no question is asked twice."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from citelab.evals import NLIJudge, score_answers
+
+    from ..judges._tiny_nli import build_true_t5
+
+    folder = build_true_t5(tmp_path_factory.mktemp("t5"))
+    docs = [
+        {"title": "Fees", "text": "Tuition fees are due in May. Late fees cost euros."},
+        {"title": "Library", "text": "The library opens at am on weekdays. marker"},
+    ]
+    outputs = [
+        "Tuition fees are due in May [1]. The library opens at am [2][1].",
+        "The marker is due [1]. Late fees cost euros [1][2].",
+        "The library opens [2]. The cat sat [1].",
+    ]
+    data = {"data": [{"question": "Q?", "docs": docs, "output": out} for out in outputs]}
+    asked: dict[str, int] = {}
+    tables = {}
+    for name in ("verdicts", "scores"):
+        judge = NLIJudge(str(folder), threshold=0.5, batch_size=4)
+        runtime = judge._loaded()
+        run = runtime.run
+
+        def counting(pairs: Any, run: Any = run, name: str = name) -> Any:
+            asked[name] = asked.get(name, 0) + len(pairs)
+            return run(pairs)
+
+        runtime.run = counting  # type: ignore[method-assign]
+        chosen = [citation_recall(judge, alce_compat=True, judge_scores=name == "scores")]
+        tables[name] = score_answers(data, "alce", scorers=chosen).to_pandas("statement")
+    assert asked["scores"] == asked["verdicts"]  # every question once, for both
+    rows = tables["scores"]
+    judged = rows[rows["reason"].isin(["supported", "unsupported"])]
+    assert len(judged) >= 5
+    assert ((judged["judge_score"] >= 0.5) == judged["hit"].astype(bool)).all()
+    assert tables["verdicts"].equals(rows.drop(columns="judge_score"))
