@@ -24,9 +24,14 @@
    units people call unsupported, each variant labels a uniform sample of its own units.
 5. ``EvalResult.corrected(labels=...)`` on 10,000 scored answers (generated ALCE answers,
    the lexical judge; 200 labels), beside ``corrected()`` without labels.
+6. What PPI++ reads as f: the default judge's score (what a run with labels records for
+   citation recall) beside its 0/1 verdict (``score >= threshold``: what it reads for
+   precision, or for a run scored without labels), same draws, uniform and ``4 bins``
+   designs: coverage and mean width of the 95% interval at 50, 100 and 200 labels, and the
+   width ratio.
 
-Run: ``.venv/bin/python benchmarks/bench_ppi.py [--quick] [--designs]`` (``--designs``: 3.
-alone).
+Run: ``.venv/bin/python benchmarks/bench_ppi.py [--quick] [--designs | --f]``
+(``--designs``: 3. alone; ``--f``: 6. alone).
 """
 
 from __future__ import annotations
@@ -309,11 +314,47 @@ def corrected_timing(answers: int) -> None:
         print(f"  {name:16} {seconds * 1000:8.1f} ms")
 
 
+def scores_or_verdicts(truth: np.ndarray, score: np.ndarray, repetitions: int) -> None:
+    """PPI++ with the judge's score as f beside its 0/1 verdict, on the same draws; on the
+    population and on 10,000 units drawn from it with replacement (a large run)."""
+    from citelab.evals.judges import build_judge
+
+    threshold = build_judge("lexical_trained").threshold  # type: ignore[attr-defined]
+    drawn = np.random.default_rng(5).integers(0, len(truth), 10_000)
+    print("\nPPI++ with the judge's score as f | with its 0/1 verdict (lexical_trained):")
+    print(f"{'population':12} {'design':8} {'n':>4} {'cov score':>9} {'cov verdict':>11} "
+          f"{'width score':>11} {'width verdict':>13} {'ratio':>6}")  # fmt: skip
+    for population, index in ((f"{len(truth)} units", np.arange(len(truth))), ("10,000", drawn)):
+        y, s = truth[index], score[index]
+        verdict = (s >= threshold).astype(float)
+        target = y.mean()
+        for design in ("uniform", "4 bins"):
+            rng = np.random.default_rng(13)
+            for n in (50, 100, 200):
+                held = {"score": 0, "verdict": 0}
+                widths: dict[str, list[float]] = {"score": [], "verdict": []}
+                for _ in range(repetitions):
+                    sample, chances, strata = _draw(rng, design, s, n)
+                    for name, f in (("score", s), ("verdict", verdict)):
+                        e = ppi_mean(y[sample], f[sample], f, chances, strata=strata)
+                        held[name] += e.low <= target <= e.high
+                        widths[name].append(e.width)
+                wide = {name: statistics.mean(values) for name, values in widths.items()}
+                print(
+                    f"{population:12} {design:8} {n:>4} {held['score'] / repetitions:>9.3f} "
+                    f"{held['verdict'] / repetitions:>11.3f} {wide['score']:>11.4f} "
+                    f"{wide['verdict']:>13.4f} {wide['score'] / wide['verdict']:>6.3f}"
+                )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and answers")
     parser.add_argument(
         "--designs", action="store_true", help="only the labeller's designs side by side (3.)"
+    )
+    parser.add_argument(
+        "--f", action="store_true", help="only the judge's score or verdict as f (6.)"
     )
     args = parser.parse_args()
     name, truth, judges = _population()
@@ -322,10 +363,14 @@ def main() -> int:
     if args.designs:
         designs(truth, judges, repetitions)
         return 0
+    if args.f:
+        scores_or_verdicts(truth, judges["lexical_trained"], repetitions)
+        return 0
     coverage(truth, judges, repetitions)
     designs(truth, judges, repetitions)
     paired_coverage(truth, judges, repetitions)
     corrected_timing(2000 if args.quick else 10_000)
+    scores_or_verdicts(truth, judges["lexical_trained"], repetitions)
     return 0
 
 

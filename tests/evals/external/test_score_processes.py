@@ -67,6 +67,42 @@ def test_several_processes_give_the_tables_of_one(processes: int) -> None:
     assert several.scores["value"].notna().any()
 
 
+def test_worker_processes_record_the_judges_scores_when_the_run_has_labels() -> None:
+    from citelab.evals import label_pairs
+    from citelab.evals.labels import LabelledPair, LabelSet
+
+    data = _data(90)
+    plain = score_answers(data, "alce", processes=1)
+    # Pairs of statements the ALCE-compatible recall judged, cut by its splitter.
+    statements = plain.to_pandas("statement")
+    judged = statements[
+        statements["reason"].isin(["supported", "unsupported"])
+        & (statements["metric"] == "citation_recall_alce")
+    ]
+    kept = {
+        (str(row.case_id), int(row.statement)): {int(n) for n in str(row.citations).split()}
+        for row in judged.itertuples()
+    }
+    cut = label_pairs(plain, statements=plain.scorers[0].statements).items  # type: ignore[attr-defined]
+    pairs = [
+        i for i in cut
+        if set(i.origin["citations"]) <= kept.get((i.origin["case"], i.origin["statement"]), set())
+    ][:30]  # fmt: skip
+    labels = LabelSet.of(
+        [
+            LabelledPair(id=i.id, claim=i.claim, evidence=[p.text for p in i.passages],
+                         label=n % 3 == 0)
+            for n, i in enumerate(pairs)
+        ]
+    )  # fmt: skip
+    one = score_answers(data, "alce", processes=1, labels=labels)
+    several = score_answers(data, "alce", processes=2, labels=labels)
+    _assert_same(one, several)
+    scored = several.to_pandas("statement")
+    assert scored[scored["reason"].isin(["supported", "unsupported"])]["judge_score"].notna().all()
+    assert "judge_score" not in statements
+
+
 def _chosen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The executors score_answers scores with, as it builds them."""
     chosen: list[str] = []

@@ -155,11 +155,12 @@ def test_score_json_gives_the_ppi_row(tmp_path: Path) -> None:
     assert len(ppi) == 1
     assert ppi[0]["labels"] == 35
     assert ppi[0]["ci_low"] <= ppi[0]["value"] <= ppi[0]["ci_high"]
+    assert "f: the judge's scores" in ppi[0]["note"]
     written = pd.read_csv(tmp_path / "out" / "corrected.csv")
     assert {"judged", "card", "ppi", "labels"} <= set(written["method"])
-    assert "Estimated from this run's own labels" in (tmp_path / "out" / "report.html").read_text(
-        encoding="utf-8"
-    )
+    report = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Estimated from this run's own labels" in report
+    assert "f: the judge&#x27;s scores" in report or "f: the judge's scores" in report
 
 
 def test_a_label_file_that_names_no_unit_fails_the_command(tmp_path: Path) -> None:
@@ -234,3 +235,97 @@ def test_a_spelling_the_map_does_not_name_is_an_error_naming_it_and_its_line(
     assert done.returncode == 2, done.stderr
     assert 'labels.jsonl:7: field label: "atributable" is not a label' in done.stderr
     assert "1 problem(s)" in done.stderr
+
+
+def _graded(tmp_path: Path, answers: int = 80) -> tuple[Path, dict[int, bool]]:
+    """Answers of one cited sentence each, its source holding a random part of its words:
+    the judge's scores spread between its verdicts; people call it supported when the
+    source holds nine words in ten or more."""
+    rng = np.random.default_rng(3)
+    rows, truth = [], {}
+    for index in range(answers):
+        words = f"The museum number {index} opens at {index % 12 + 1} o'clock on weekdays".split()
+        kept = [word for word in words if rng.random() < 0.8]
+        text = " ".join(kept) + ". The ferry leaves from the pier."
+        rows.append(
+            {"question": f"When does museum {index} open?", "output": " ".join(words) + " [1].",
+             "docs": [{"title": f"Page {index}", "text": text}]}
+        )  # fmt: skip
+        truth[index] = len(kept) >= 0.9 * len(words)
+    path = tmp_path / "graded.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path, truth
+
+
+def _labels_of(result: EvalResult, truth: dict[int, bool], count: int) -> LabelSet:
+    items = label_pairs(result).items[:count]
+    return LabelSet.of(
+        [
+            LabelledPair(
+                id=i.id,
+                claim=i.claim,
+                evidence=[i.passages[0].text],
+                label=truth[int(i.origin["case"])],
+            )
+            for i in items
+        ]
+    )
+
+
+def test_a_run_with_labels_estimates_recall_from_the_judges_scores(tmp_path: Path) -> None:
+    from citelab.evals.judges import build_judge
+    from citelab.evals.results import PREDICTED_BY_SCORES, PREDICTED_BY_VERDICTS
+
+    path, truth = _graded(tmp_path)
+    labels = _labels_of(score_answers(path, "alce"), truth, 40)
+    result = score_answers(path, "alce", labels=labels, out_dir=tmp_path / "labelled")
+    statements = result.to_pandas("statement")
+    recall = statements[statements["metric"] == "citation_recall_alce"]
+    recall = recall.sort_values("case_id", key=lambda c: c.astype(int))
+    f = recall["judge_score"].to_numpy(dtype=float)
+    threshold = build_judge("lexical_trained").threshold  # type: ignore[attr-defined]
+    assert ((f >= threshold) == recall["hit"].astype(bool)).all()
+    assert 0 < recall["hit"].sum() < len(recall)
+    assert len(set(f.round(6))) > 5  # a score, not the verdict again
+    order = [int(i.origin["case"]) for i in label_pairs(result).items[:40]]
+    y = np.array([truth[case] for case in order], dtype=float)
+    expected = ppi_mean(y, f[order], f)
+    table = result.corrected().set_index(["metric", "method"])
+    ppi = table.loc[("citation_recall_alce", "ppi")]
+    assert ppi["value"] == pytest.approx(expected.value)
+    assert ppi["width"] == pytest.approx(expected.width)
+    assert PREDICTED_BY_SCORES in ppi["note"]
+    # Precision's verdict combines several judge calls: PPI++ reads the verdict, and says so.
+    assert PREDICTED_BY_VERDICTS in table.loc[("citation_precision_alce", "ppi"), "note"]
+    assert "f:" not in table.loc[("citation_recall_alce", "labels"), "note"]
+    written = pd.read_csv(tmp_path / "labelled" / "corrected.csv")
+    notes = written[(written["method"] == "ppi") & (written["metric"] == "citation_recall_alce")]
+    assert PREDICTED_BY_SCORES in notes["note"].iloc[0]
+    run = json.loads((tmp_path / "labelled" / "run.json").read_text(encoding="utf-8"))
+    assert PREDICTED_BY_SCORES in json.dumps(run)
+
+
+def test_a_run_without_labels_writes_the_tables_it_always_wrote(tmp_path: Path) -> None:
+    from citelab.evals.results import PREDICTED_BY_VERDICTS
+
+    path, truth = _graded(tmp_path, 60)
+    plain = score_answers(path, "alce", out_dir=tmp_path / "plain")
+    labels = _labels_of(plain, truth, 35)
+    labelled = score_answers(path, "alce", labels=labels, out_dir=tmp_path / "labelled")
+    # No new column; the labelled run's tables are the same but for the recorded scores.
+    for name in ("statements.csv", "citations.csv", "scores.csv", "cases.csv"):
+        before = pd.read_csv(tmp_path / "plain" / name)
+        after = pd.read_csv(tmp_path / "labelled" / name)
+        assert "judge_score" not in before.columns, name
+        pd.testing.assert_frame_equal(before, after.drop(columns="judge_score", errors="ignore"))
+    assert "judge_score" in pd.read_csv(tmp_path / "labelled" / "statements.csv").columns
+    assert "judge_scores" not in json.dumps(plain.config["scorers"])
+    # A result scored without labels, given labels afterwards: PPI++ reads the verdicts.
+    ppi = plain.corrected(labels=labels).set_index(["metric", "method"])
+    assert PREDICTED_BY_VERDICTS in ppi.loc[("citation_recall_alce", "ppi"), "note"]
+    assert (
+        ppi.loc[("citation_recall_alce", "ppi"), "value"]
+        != labelled.corrected()
+        .set_index(["metric", "method"])
+        .loc[("citation_recall_alce", "ppi"), "value"]
+    )

@@ -361,3 +361,14 @@ def test_run_and_rescore_read_labels_in_their_own_spelling_with_label_map(
     again = run(suite_file, out_dir=out, progress=False, labels=labels, label_map=spelling)
     assert again.labels is not None
     assert sum(p.label for p in again.labels.pairs) == len(rows) // 2
+    # With labels, citation recall records the judge's score and PPI++ reads it; the run
+    # without them recorded none.
+    assert "judge_score" not in first.to_pandas("statement")
+    for labelled in (rescored, again):
+        statements = labelled.to_pandas("statement")
+        judged = statements[statements["reason"].isin(["supported", "unsupported"])]
+        assert not judged.empty
+        assert judged["judge_score"].notna().all()
+        ppi = labelled.corrected().set_index(["metric", "method"])
+        notes = ppi.loc[("citation_recall", "ppi"), "note"]
+        assert notes.str.contains("f: the judge's scores").all()

@@ -3,7 +3,9 @@ label: a sample of the claims plays the labels, all of them the run, and the tru
 share people call supported. Judges: citelab's default (``lexical_trained``, its score),
 a near-useless one (random scores) and a badly wrong one (the default's score reversed).
 Designs: uniform, four strata of the score sampled at set rates, and the labeller's
-stratified design (score bins, Neyman allocation).
+stratified design (score bins, Neyman allocation). PPI++ reads the judge's score as f (what a
+run with labels records for citation recall), and, for the default judge, its 0/1 verdict
+(what it reads for precision, or for a run scored without labels).
 
 WiCE is third-party data read from ``../shared/testdata/wice/`` (never copied here): the
 test skips with a message when it is absent.
@@ -24,6 +26,13 @@ def wice(wice_scored: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict[s
     rng = np.random.default_rng(11)
     judges = {"lexical_trained": score, "random": rng.random(len(score)), "reversed": 1 - score}
     return truth, judges
+
+
+def _verdicts(score: np.ndarray) -> np.ndarray:
+    from citelab.evals.judges import build_judge
+
+    threshold = build_judge("lexical_trained").threshold  # type: ignore[attr-defined]
+    return (score >= threshold).astype(float)
 
 
 def _stratified(
@@ -56,14 +65,18 @@ def _neyman(
 
 
 @pytest.mark.parametrize("design", ["uniform", "stratified", "neyman"])
-@pytest.mark.parametrize("judge", ["lexical_trained", "random", "reversed"])
+@pytest.mark.parametrize(
+    "judge", ["lexical_trained", "random", "reversed", "lexical_trained verdicts"]
+)
 def test_a_nominal_95_interval_holds_the_truth_in_93_percent(
     wice: tuple[np.ndarray, dict[str, np.ndarray]], judge: str, design: str
 ) -> None:
     truth, judges = wice
-    score = judges[judge]
+    name, _, f = judge.partition(" ")
+    score = judges[name]  # the design's strata: the judge's score
+    predicted = _verdicts(score) if f == "verdicts" else score
     target = truth.mean()
-    rng = np.random.default_rng(["lexical_trained", "random", "reversed"].index(judge))
+    rng = np.random.default_rng(["lexical_trained", "random", "reversed"].index(name))
     repetitions = 600
     for n in (50, 100, 200):
         held = {"ppi": 0, "labels": 0}
@@ -75,7 +88,7 @@ def test_a_nominal_95_interval_holds_the_truth_in_93_percent(
             else:
                 sample, chances, strata = _neyman(rng, score, n)
             for estimate in (
-                ppi_mean(truth[sample], score[sample], score, chances, strata=strata),
+                ppi_mean(truth[sample], predicted[sample], predicted, chances, strata=strata),
                 labels_only(truth[sample], chances, strata=strata),
             ):
                 held[estimate.method] += estimate.low <= target <= estimate.high

@@ -40,7 +40,7 @@ from citelab.evals.labels import LabelSet, load_label_set
 from citelab.evals.records import CaseRecord, SourceRecord, TurnRecord
 from citelab.evals.report import write_outputs
 from citelab.evals.results import EvalResult, ScoredRows, card_view, check_cards, result_of
-from citelab.evals.scorers import Scorer, accepts_argument, build_scorers
+from citelab.evals.scorers import Scorer, accepts_argument, build_scorers, with_judge_scores
 from citelab.sources import parse_markers
 
 if TYPE_CHECKING:
@@ -144,6 +144,8 @@ def score_answers(
             raise ConfigError("qampari mode reads ALCE files: use it with --format alce")
         built_judge = build_judge(judge if isinstance(judge, str | Judge) else dict(judge))
         chosen = build_scorers(_with_judge(scorers, answer_format, qampari, built_judge))
+        if label_set is not None:  # PPI++ then reads the judge's scores (not only verdicts)
+            chosen = with_judge_scores(chosen)
         cards = load_cards(judge_cards)
         check_cards(chosen, cards, allow_in_sample=allow_in_sample)
         dataset = _dataset_name(path, name)

@@ -30,6 +30,7 @@ from citelab.evals.results._judged import (
     check_cards,
     rogan_gladen,
 )
+from citelab.evals.results._labelled import PREDICTED_BY_SCORES, PREDICTED_BY_VERDICTS
 from citelab.evals.results._results import (
     TURN_FACTS,
     EvalResult,
@@ -57,6 +58,8 @@ __all__ = [
     "LOW_KAPPA",
     "METHOD_COLUMNS",
     "MIN_FAULT_UNITS",
+    "PREDICTED_BY_SCORES",
+    "PREDICTED_BY_VERDICTS",
     "TOKEN_FACTS",
     "TURN_FACTS",
     "EvalResult",

@@ -33,11 +33,16 @@ from citelab.evals._stats import Estimate, Population, labels_only, ppi_differen
 from citelab.evals.labels import LabelSet
 from citelab.evals.scorers import Scorer
 
-__all__ = ["LABEL_DIFFERENCE_COLUMNS", "LabelledUnits", "attach_labels", "label_differences",
-           "label_estimates"]  # fmt: skip
+__all__ = ["LABEL_DIFFERENCE_COLUMNS", "PREDICTED_BY_SCORES", "PREDICTED_BY_VERDICTS",
+           "LabelledUnits", "attach_labels", "label_differences", "label_estimates"]  # fmt: skip
 
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
 _JUDGED_REASONS = ("supported", "unsupported")
+PREDICTED_BY_SCORES = "f: the judge's scores"
+"""A ``ppi`` row's note when PPI++ read the judge's scores (``judge_score``) as f."""
+PREDICTED_BY_VERDICTS = "f: the judge's verdicts (0/1)"
+"""A ``ppi`` row's note when PPI++ read the judge's 0/1 verdicts as f (no scores recorded:
+a run scored without labels, a judge without a score, or a precision metric)."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,19 @@ class LabelledUnits:
 
     metric: str
     units: pd.DataFrame
-    """Per judged unit: the keys, ``verdict`` (0/1), ``share`` (its ``c``), ``label`` and
-    ``probability`` (the label's design chance; NaN: uniform) and ``stratum``."""
+    """Per judged unit: the keys, ``verdict`` (0/1), ``prediction`` (what PPI++ reads as the
+    judge's prediction: the judge's score, else the verdict), ``share`` (its ``c``),
+    ``label`` and ``probability`` (the label's design chance; NaN: uniform) and
+    ``stratum``."""
     macro: bool = False
     """Whether the metric averages per answer (its ``c`` then counts answers)."""
+    scored: bool = False
+    """Whether ``prediction`` is the judge's score (else its 0/1 verdict)."""
+
+    @property
+    def predictor(self) -> str:
+        """What PPI++ read as the judge's prediction, as the rows' notes say it."""
+        return PREDICTED_BY_SCORES if self.scored else PREDICTED_BY_VERDICTS
 
 
 def _heads(rows: pd.DataFrame) -> pd.Series:
@@ -121,16 +135,29 @@ def attach_labels(
         )
         if np.isnan(label).all():
             continue
+        verdict = judged["hit"].astype(float).to_numpy()
+        score = _scores(judged)
         units = judged[[*_KEYS]].assign(
-            verdict=judged["hit"].astype(float).to_numpy(),
+            verdict=verdict,
+            prediction=verdict if score is None else score,
             share=_shares(judged, scores, metric, scorer.aggregate == "macro"),
             label=label,
             probability=chance,
             stratum=stratum,
         )
-        out.append(LabelledUnits(metric, units, scorer.aggregate == "macro"))
+        out.append(LabelledUnits(metric, units, scorer.aggregate == "macro", score is not None))
     _check_all_found(labels, found, kinds, elsewhere, _turns(scores))
     return out
+
+
+def _scores(judged: pd.DataFrame) -> np.ndarray | None:
+    """The judged units' recorded scores (``judge_score``), None unless every unit has one:
+    a statement's verdict is one judge call on its cited passages joined, and its score is
+    that call's (precision's verdict combines several calls, and records none)."""
+    if "judge_score" not in judged or judged.empty:
+        return None
+    score = judged["judge_score"].to_numpy(dtype=float)
+    return None if np.isnan(score).any() else score
 
 
 def _strip_run(pair_id: str) -> str:
@@ -236,7 +263,8 @@ def label_estimates(
             units = parts.get_group(group) if group in parts.groups else item.units.iloc[:0]
             for row in _group_rows(item.metric, group, units, confidence):
                 named = f"labels: {source}" if source else ""
-                row["note"] = "; ".join(part for part in (row["note"], named) if part)
+                read = item.predictor if row["method"] == "ppi" else ""
+                row["note"] = "; ".join(part for part in (row["note"], read, named) if part)
                 out.append(row)
     return out
 
@@ -256,8 +284,8 @@ def _group_rows(
     total = float(units["share"].sum())
     ppi = ppi_mean(
         y,
-        labelled["verdict"].to_numpy(dtype=float),
-        units["verdict"].to_numpy(dtype=float),
+        labelled["prediction"].to_numpy(dtype=float),
+        units["prediction"].to_numpy(dtype=float),
         probabilities,
         shares=units["share"].to_numpy(dtype=float),
         labelled_shares=share,
@@ -343,7 +371,8 @@ def _paired_row(
         _population(item, scored(name), name, model, codes) for name in (baseline, variant)
     )
     estimate = ppi_difference(first, second, confidence=confidence)
-    note = "too few units: fewer than 30 labels on a side, or no spread" if estimate.too_few else ""
+    few = "too few units: fewer than 30 labels on a side, or no spread"
+    note = "; ".join(part for part in (few if estimate.too_few else "", item.predictor) if part)
     return {"variant": variant, "model": model, "metric": item.metric, "baseline": baseline,
             "method": "ppi", "difference": estimate.value, "ci_low": estimate.low,
             "ci_high": estimate.high, "labels": estimate.labels, "too_few": estimate.too_few,
@@ -373,7 +402,7 @@ def _population(
     chances = chosen["probability"].to_numpy(dtype=float)[labelled]
     strata = chosen["stratum"].to_numpy()[labelled]
     return Population(
-        predictions=chosen["verdict"].to_numpy(dtype=float),
+        predictions=chosen["prediction"].to_numpy(dtype=float),
         shares=chosen["share"].to_numpy(dtype=float) * (whole / part if part else 0.0),
         cases=np.array(
             [codes[key] for key, keep in zip(keys, inside, strict=True) if keep], dtype=np.int64

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from citelab.evals.runner._batch import BatchRunner
 from citelab.evals.runner._plan import RunPlan, Unit, plan_run
 from citelab.evals.runner._suite import ModelSpec, Suite, load_suite
 from citelab.evals.runner._variant_notes import variant_notes
-from citelab.evals.scorers import Scorer
+from citelab.evals.scorers import Scorer, with_judge_scores
 
 __all__ = [
     "Resume",
@@ -194,6 +194,7 @@ async def run_async(
     plan = plan_run(suite, models=opts.models, limit=opts.limit)
     cards = _cards(suite, plan.scorers, opts.judge_cards, opts.allow_in_sample)
     labels = _labels(suite, opts.labels, opts.label_map)
+    plan = _scoring_for(plan, labels)
     out = opts.out_dir if opts.out_dir is not None else default_output_dir(suite)
     out.mkdir(parents=True, exist_ok=True)
     executor = get_executor(opts.executor, address=opts.address, workers=opts.workers)
@@ -243,6 +244,14 @@ def _labels(
     return load_label_set(Path(chosen), label_map=label_map)
 
 
+def _scoring_for(plan: RunPlan, labels: LabelSet | None) -> RunPlan:
+    """The plan, its citation recall recording the judge's scores when the run has labels
+    (PPI++ then reads them: ``docs/corrected-metrics.md``); as it is without labels."""
+    if labels is None:
+        return plan
+    return replace(plan, scorers=with_judge_scores(plan.scorers))
+
+
 def rescore(
     out_dir: str | Path,
     suite: Suite | str | Path,
@@ -268,6 +277,7 @@ def rescore(
     plan = _recorded_plan(suite, out)
     cards = _cards(suite, plan.scorers, judge_cards, allow_in_sample)
     label_set = _labels(suite, labels, label_map)
+    plan = _scoring_for(plan, label_set)
     backend = get_executor(executor, address=address, workers=workers)
     scoring = ScoringJob(plan.cases, plan.scorers)
     try:

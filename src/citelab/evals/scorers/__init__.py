@@ -17,6 +17,7 @@ from citelab.evals.scorers._citation_scorers import (
     citation_recall,
     claim_attribution,
     claim_recall,
+    with_judge_scores,
 )
 from citelab.evals.scorers._pipeline_scorers import (
     AnchorValidity,
@@ -112,4 +113,5 @@ __all__ = [
     "split_statements_alce",
     "split_statements_by_span",
     "uncited_dropping",
+    "with_judge_scores",
 ]

@@ -48,15 +48,15 @@ Turns whose gold expects no answer are not scored here (``no_answer`` judges the
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal, get_args
 
 from citelab._errors import ConfigError
 from citelab.evals.dataset import GoldClaim, GoldTurn
 from citelab.evals.judges import DEFAULT_JUDGE, Judge, build_judge
 from citelab.evals.records import SourceRecord, TurnRecord
-from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, register_scorer
+from citelab.evals.scorers._scoring import Aggregate, DetailLevel, Score, Scorer, register_scorer
 from citelab.evals.scorers._statements import (
     Statement,
     split_statements,
@@ -73,6 +73,7 @@ __all__ = [
     "citation_recall",
     "claim_attribution",
     "claim_recall",
+    "with_judge_scores",
 ]
 
 _ALCE_MAX_CITATIONS = 3
@@ -88,7 +89,7 @@ class _Support:
     turn (recall, precision, in either mode) share one memo: see :func:`_support_for`.
     """
 
-    __slots__ = ("judge", "memo", "ordered", "passages", "record", "separate", "sources")
+    __slots__ = ("judge", "memo", "ordered", "passages", "record", "scores", "separate", "sources")
 
     def __init__(self, judge: Judge, record: TurnRecord) -> None:
         self.judge = judge
@@ -99,6 +100,7 @@ class _Support:
         self.record = record
         self.sources: dict[int, SourceRecord] = {s.number: s for s in record.sources}
         self.memo: dict[tuple[str, tuple[int, ...]], bool] = {}
+        self.scores: dict[tuple[str, tuple[int, ...]], float] = {}
         # ALCE's docs list, numbered from 1: its positions index this list. A turn under
         # conversation-wide numbering may cite [2] and [4] only; its list is then 1..4 with
         # holes (a hole is out of range), so [n] still means source n and [0] the last one.
@@ -121,6 +123,19 @@ class _Support:
         if self.separate is not None:
             return bool(self.separate(claim, passages))
         return self.judge.supports(claim, "\n".join(passages))
+
+    def score(self, claim: str, numbers: tuple[int, ...]) -> float | None:
+        """The judge's score of the claim on the cited passages joined by line breaks (what
+        its verdict on them thresholds), None for a judge without a ``score`` method."""
+        scorer: Callable[[str, str], float] | None = getattr(self.judge, "score", None)
+        if scorer is None:
+            return None
+        key = (claim, numbers)
+        known = self.scores.get(key)
+        if known is None:
+            joined = "\n".join(self._passage(n) for n in numbers)
+            known = self.scores[key] = float(scorer(claim, joined))
+        return known
 
     def readable(self, numbers: tuple[int, ...]) -> tuple[int, ...]:
         """The numbers whose source has a passage to judge."""
@@ -298,11 +313,22 @@ class CitationRecall(_CitationScorer):
 
     name: str = "citation_recall"
     level: DetailLevel = "statement"
+    judge_scores: bool = False
+    """Record the judge's score (``judge_score``, with a judge that has a ``score`` method)
+    beside each judged statement's verdict, for the estimates from labels: set when a run
+    has labels (:func:`with_judge_scores`); off, the judge may skip what its verdict does
+    not need (the lexical judge's costly features)."""
     summary: ClassVar[str] = (
         "Share of the answer's statements that cite sources which together support them "
         "(the judge decides support)."
     )
     unit: ClassVar[str] = "statement of the answer"
+
+    def config(self) -> dict[str, Any]:
+        # Only when set: a worker process rebuilds the scorer from this, and a run without
+        # labels keeps the configuration it always had.
+        config = super().config()
+        return {**config, "judge_scores": True} if self.judge_scores else config
 
     def _rows(self, statement: Statement, support: _Support) -> list[dict[str, Any]]:
         cited = self._cited(statement, support)
@@ -316,7 +342,7 @@ class CitationRecall(_CitationScorer):
             readable = cited if self.alce_compat else support.readable(cited)
             verdict = bool(readable) and support(statement.claim, readable)
             reason = "supported" if verdict else "unsupported"
-        row = {
+        row: dict[str, Any] = {
             "statement": statement.index,
             "claim": statement.claim,
             "citations": list(statement.citations if cited is None else cited),
@@ -325,6 +351,10 @@ class CitationRecall(_CitationScorer):
         }
         if cited and not verdict and readable != cited:
             return [_unjudgeable({**row, "reason": _NO_PASSAGE})]
+        if self.judge_scores and cited and readable:
+            score = support.score(statement.claim, readable)
+            if score is not None:
+                row["judge_score"] = score
         return [row]
 
 
@@ -493,12 +523,15 @@ def citation_recall(
     max_citations: int | None = None,
     qampari: bool = False,
     granularity: Granularity = "sentence",
+    *,
+    judge_scores: bool = False,
 ) -> CitationRecall:
     """Statements whose citations together support them (ALCE's citation recall).
 
     ``alce_compat`` scores as ALCE does and caps citations at 3 unless told otherwise;
     ``qampari`` (ALCE mode only) scores list answers as ALCE's QAMPARI mode does;
-    ``granularity="span"`` (citelab's mode only) scores the spans a vendor cites.
+    ``granularity="span"`` (citelab's mode only) scores the spans a vendor cites;
+    ``judge_scores`` records the judge's score of each judged statement (``judge_score``).
     """
     return CitationRecall(
         _judge(judge),
@@ -506,7 +539,20 @@ def citation_recall(
         _cap(alce_compat, max_citations, qampari),
         qampari,
         _granularity(granularity, alce_compat),
+        judge_scores=judge_scores,
     )
+
+
+def with_judge_scores(scorers: Sequence[Scorer]) -> list[Scorer]:
+    """``scorers`` with each citation recall whose judge has a ``score`` method set to record
+    it (``judge_scores=True``): what a run with labels scores with, so PPI++ reads the
+    judge's score rather than its 0/1 verdict. The other scorers are kept as they are."""
+    return [
+        replace(scorer, judge_scores=True)
+        if isinstance(scorer, CitationRecall) and callable(getattr(scorer.judge, "score", None))
+        else scorer
+        for scorer in scorers
+    ]
 
 
 @register_scorer("citation_precision")
