@@ -220,3 +220,50 @@ def test_bad_sources_are_clear_errors(tmp_path: Path, ran: tuple[Path, EvalResul
         label_pairs([{"key": "x"}])  # type: ignore[list-item]
     with pytest.raises(InvalidInput, match="non-empty name"):
         label_pairs(out, run="")
+
+
+def test_pairs_name_the_citations_the_metric_scores_after_its_cap_and_range(
+    tmp_path: Path,
+) -> None:
+    """ALCE-compatible metrics count a statement's first three citations, and none of a
+    statement citing a number with no document: the pairs are those units, so every pair
+    labelled is a unit a metric scored (before, the fourth citation's pair named no unit)."""
+    docs = [{"title": f"Doc {n}", "text": f"Lindholm fact number {n} is true."} for n in range(5)]
+    data = {
+        "data": [
+            {
+                "id": "four",
+                "question": "What is true of Lindholm?",
+                "docs": docs,
+                "output": "Lindholm fact number 1 is true [1][2][3][4]. "
+                "Lindholm fact number 5 is true [9].",
+            }
+        ]
+    }
+    path = tmp_path / "capped.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = score_answers(path, "alce")
+    pairs = label_pairs(result)
+    assert [i.id.rsplit("/", 1)[1] for i in pairs.items] == [
+        "citation-1",
+        "citation-2",
+        "citation-3",
+    ]
+    assert pairs.left_out == {
+        "statements the metric scores no citation of (a number names no source)": 1
+    }
+    together = label_pairs(result, unit="statement")
+    assert [i.id.rsplit("/", 1)[1] for i in together.items] == ["citations-1+2+3"]
+    rows = [
+        {
+            "id": i.id,
+            "claim": i.claim,
+            "evidence": [p.text for p in i.passages],
+            "label": "supported",
+        }
+        for i in [*pairs.items, *together.items]
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    corrected = result.corrected(labels=labels)
+    assert set(corrected["method"]) >= {"judged", "ppi", "labels"}

@@ -13,7 +13,9 @@ metric's splitter (a citation scorer's ``statements`` method: an ``alce_compat``
 splits with NLTK's punkt), by default citelab's own
 (:func:`~citelab.evals.scorers.split_statements`,
 what citelab's citation recall and precision score: the claim is the sentence without its
-markers), so a pair's id names a unit the metric scored;
+markers), and a statement's citations are the ones that metric scores (its scorer's
+``cited_numbers``: after its cap, read as ALCE's positions when ``alce_compat``; a statement
+citing a number with no source gives no pair), so a pair's id names a unit the metric scored;
 a passage is the source's text as the run's judge read it (``Title: …`` and the content);
 the span marked in it is the sentence(s) the claim rests on
 (:func:`citelab.sources.supporting_span`). Failed turns and substituted no-answers have
@@ -30,6 +32,7 @@ folder's name; give ``run`` to choose it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections import Counter
@@ -212,8 +215,17 @@ class _Turn:
         return LabelItem(id=pair_id, claim=statement.claim, passages=passages, origin=origin)
 
 
+Citing = Callable[[TurnRecord, Statement], "tuple[int, ...] | None"]
+"""Which source numbers a metric scores for a statement (a citation scorer's
+``cited_numbers``): None when the metric scores none of them."""
+
+
 def _citelab_split(turn: TurnRecord) -> Sequence[Statement]:
     return split_statements(turn.text)
+
+
+def _as_written(turn: TurnRecord, statement: Statement) -> tuple[int, ...]:
+    return statement.citations
 
 
 def _run_split(source: PairSource) -> Splitter:
@@ -226,16 +238,33 @@ def _run_split(source: PairSource) -> Splitter:
     return _citelab_split
 
 
+def _citing(split: Splitter) -> Citing:
+    """How the metric whose splitter is ``split`` reads a statement's citations: its
+    scorer's ``cited_numbers`` (the cap, ALCE's positions), else as written."""
+    cited = getattr(getattr(split, "__self__", None), "cited_numbers", None)
+    return cast("Citing", cited) if callable(cited) else _as_written
+
+
+_OUT_OF_RANGE = "statements the metric scores no citation of (a number names no source)"
+
+
 def _record_pairs(
     record: CaseRecord, run: str, unit: PairUnit, left: Counter[str], split: Splitter
 ) -> Iterator[LabelItem]:
+    citing = _citing(split)
     for turn in record.turns:
         if turn.error is not None or turn.no_answer:
             continue
         where = _Turn(run, record, turn, {source.number: source for source in turn.sources})
         for statement in split(turn):
-            if statement.citations:
-                yield from _statement_pairs(where, statement, unit, left)
+            if not statement.citations:
+                continue
+            numbers = citing(turn, statement)
+            if numbers is None:
+                left[_OUT_OF_RANGE] += 1
+            elif numbers:
+                scored = dataclasses.replace(statement, citations=numbers)
+                yield from _statement_pairs(where, scored, unit, left)
 
 
 def _statement_pairs(

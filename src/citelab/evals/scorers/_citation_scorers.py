@@ -257,6 +257,13 @@ class _CitationScorer:
         ones a label of this metric must name (``label_pairs(..., statements=...)``)."""
         return _statements(record, self.alce_compat, self.qampari, self.granularity)
 
+    def cited_numbers(self, record: TurnRecord, statement: Statement) -> tuple[int, ...] | None:
+        """The source numbers this metric scores for ``statement`` of ``record``: its
+        citations after the cap (and, ALCE-compatible, read as positions into the sources);
+        None when one names no source (the metric scores no citation of it). A label of this
+        metric names these numbers (``label_pairs``)."""
+        return self._cited(statement, _Support(self.judge, record))
+
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _applicable(record, gold):
             return Score.not_applicable(self.metric)
