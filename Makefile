@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 LINT_PATHS := src tests benchmarks fixtures notebooks/_build.py notebooks/*.ipynb
 
-.PHONY: install demo test test-quick test-py test-js js js-check chromium lint typecheck bench lab clean
+.PHONY: install demo test test-quick test-py test-py-main test-browser test-js js js-check chromium lint typecheck bench lab clean
 
 # `make demo` needs only citelab itself; the tests need the dev extras as well (PyTorch for the
 # NLI judge's tests, Ray, Playwright, the linters), which the demo should not wait for.
@@ -66,15 +66,20 @@ QUICK := not browser and not notebook and not slow
 # the session's browser is open, so no other test may run after them in that process).
 PYTEST_FULL_WORKERS ?= auto
 
-test-py: $(STAMP) chromium
+test-py: test-py-main test-browser
+
+test-py-main: $(STAMP)
 	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup -m "not browser"
+
+test-browser: $(STAMP) chromium
 	sh scripts/pytest.sh $(BIN)/python -n 0 -m browser
 
-# The type check and the JS tests run side by side (each keeps about one core busy; their
-# output is kept apart), then the Python tests, which use every core.
+# The Python tests but the browser ones first (they use every core), then the browser tests,
+# the type check and the JS tests side by side (none of them keeps both cores busy; their
+# output is kept apart).
 test: lint
-	$(MAKE) --no-print-directory -j2 --output-sync=target typecheck test-js
-	$(MAKE) --no-print-directory test-py
+	$(MAKE) --no-print-directory test-py-main
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-browser typecheck test-js
 
 # The edit loop: the Python tests but the browser, notebook and slow ones (markers come from
 # the fixtures a test uses, see tests/conftest.py); no lint, types or JS. `make test` runs all.
