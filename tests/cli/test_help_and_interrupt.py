@@ -125,6 +125,7 @@ def test_an_interrupted_eval_says_what_is_kept_and_that_it_resumes(tmp_path: Pat
     assert len(_records(tmp_path)) > kept
 
 
+@pytest.mark.slow  # several processes or a server: not in make test-quick
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
 @pytest.mark.usefixtures("ctrl_c_reaches_the_command")
 def test_ctrl_c_in_a_terminal_prints_the_message_alone_with_worker_processes(

@@ -66,6 +66,7 @@ def test_the_ci_recipe_runs_as_written_and_passes_its_gates(tmp_path: Path) -> N
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.slow  # several processes or a server: not in make test-quick
 def test_the_alce_row_commands_run_as_written_against_serve_model(tmp_path: Path) -> None:
     from tests.evals.dataset.test_alce_prompt import ITEMS, PROMPT
 

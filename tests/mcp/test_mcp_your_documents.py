@@ -27,6 +27,7 @@ def endpoint() -> Iterator[RunningServer]:
         yield server
 
 
+@pytest.mark.slow  # several processes or a server: not in make test-quick
 async def test_ask_answers_from_the_folder_through_the_endpoint(
     tmp_path: Path, endpoint: RunningServer
 ) -> None:

@@ -247,6 +247,7 @@ def test_executors_by_name() -> None:
         get_executor("local", workers=2)
 
 
+@pytest.mark.slow  # several processes or a server: not in make test-quick
 def test_a_run_scored_in_worker_processes_writes_what_local_writes(tmp_path: Path) -> None:
     local, processes = tmp_path / "local", tmp_path / "processes"
     expected = run_suite("default", out_dir=local, progress=False, limit=2)

@@ -121,6 +121,7 @@ def _suite(folder: Path, judge: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # several processes or a server: not in make test-quick
 def test_eval_and_rescore_ask_the_llm_judge_concurrently_and_cached(
     served: tuple[YesNoModel, RunningServer], tmp_path: Path
 ) -> None:

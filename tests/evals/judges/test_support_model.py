@@ -227,6 +227,7 @@ print(json.dumps([judge.score(s, e).hex() for s, e in pairs]))
 """
 
 
+@pytest.mark.slow  # several processes or a server: not in make test-quick
 def test_the_judge_is_deterministic_across_processes(judge: TrainedLexicalJudge) -> None:
     labelled = ROOT / "fixtures" / "judges" / "support_labels.jsonl"
     rows = [json.loads(line) for line in labelled.read_text(encoding="utf-8").splitlines()]
