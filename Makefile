@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 LINT_PATHS := src tests benchmarks fixtures notebooks/_build.py notebooks/*.ipynb
 
-.PHONY: install demo test test-quick test-py test-py-main test-browser test-js js js-check chromium lint typecheck bench lab clean
+.PHONY: install demo test test-quick test-py test-py-main test-browser test-js js-install js js-check chromium lint typecheck bench lab clean
 
 # `make demo` needs only citelab itself; the tests need the dev extras as well (PyTorch for the
 # NLI judge's tests, Ray, Playwright, the linters), which the demo should not wait for.
@@ -68,7 +68,12 @@ PYTEST_FULL_WORKERS ?= auto
 
 test-py: test-py-main test-browser
 
-test-py-main: $(STAMP)
+# The front end's packages (npm ci when package-lock.json changed): some Python tests run the
+# front end, and two xdist workers must not both install them.
+js-install:
+	bash scripts/js.sh install
+
+test-py-main: $(STAMP) js-install
 	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup -m "not browser"
 
 test-browser: $(STAMP) chromium
@@ -83,7 +88,7 @@ test: lint
 
 # The edit loop: the Python tests but the browser, notebook and slow ones (markers come from
 # the fixtures a test uses, see tests/conftest.py); no lint, types or JS. `make test` runs all.
-test-quick: $(STAMP)
+test-quick: $(STAMP) js-install
 	sh scripts/pytest.sh $(BIN)/python $(XDIST) -m "$(QUICK)"
 
 bench: $(STAMP)
