@@ -25,7 +25,7 @@ from transformers import (
     T5ForConditionalGeneration,
 )
 
-__all__ = ["WORDS", "build_classifier", "build_true_t5"]
+__all__ = ["WORDS", "build_classifier", "build_true_t5", "tiny_answers"]
 
 _TEXT = """
     premise hypothesis : . , the a cat sat on mat dog ran fees are is due in may june not
@@ -154,3 +154,18 @@ def build_classifier(folder: Path, labels: dict[int, str], *, seed: int = 3) -> 
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def tiny_answers() -> dict[str, object]:
+    """Three ALCE-shaped answers in the tiny models' words: supported, unsupported and mixed
+    statements, one and two citations."""
+    docs = [
+        {"title": "Fees", "text": "Tuition fees are due in May. Late fees cost euros."},
+        {"title": "Library", "text": "The library opens at am on weekdays. marker"},
+    ]
+    outputs = [
+        "Tuition fees are due in May [1]. The library opens at am [2][1].",
+        "The marker is due [1]. Late fees cost euros [1][2].",
+        "The library opens [2]. The cat sat [1].",
+    ]
+    return {"data": [{"question": "Q?", "docs": docs, "output": out} for out in outputs]}

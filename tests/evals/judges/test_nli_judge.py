@@ -30,7 +30,7 @@ from citelab._errors import ConfigError, InvalidInput, MissingDependency
 from citelab.evals import FunctionJudge, NLIJudge, build_judge, judge_names, score_answers
 from citelab.evals.judges import TRUE_INPUT, score_deferring
 
-from ._tiny_nli import build_classifier, build_true_t5
+from ._tiny_nli import build_classifier, build_true_t5, tiny_answers
 
 MNLI = {0: "contradiction", 1: "neutral", 2: "entailment"}
 PAIRS = [
@@ -286,25 +286,12 @@ def test_concurrent_scoring_batches_the_questions_of_many_answers(true_t5: Path)
     assert len(sizes) < len(PAIRS)
 
 
-def _answers() -> dict[str, object]:
-    docs = [
-        {"title": "Fees", "text": "Tuition fees are due in May. Late fees cost euros."},
-        {"title": "Library", "text": "The library opens at am on weekdays. marker"},
-    ]
-    outputs = [
-        "Tuition fees are due in May [1]. The library opens at am [2][1].",
-        "The marker is due [1]. Late fees cost euros [1][2].",
-        "The library opens [2]. The cat sat [1].",
-    ]
-    return {"data": [{"question": "Q?", "docs": docs, "output": out} for out in outputs]}
-
-
 def test_alce_files_scored_with_the_true_judge_match_its_rule(true_t5: Path) -> None:
     judge = NLIJudge(str(true_t5), batch_size=4)
     sizes = _counted(judge)
-    result = score_answers(_answers(), "alce", judge=judge)
+    result = score_answers(tiny_answers(), "alce", judge=judge)
     rule = FunctionJudge(_marked, "tests:marked")
-    expected = score_answers(_answers(), "alce", judge=rule)
+    expected = score_answers(tiny_answers(), "alce", judge=rule)
     assert result.summary()["value"].tolist() == expected.summary()["value"].tolist()
     assert result.to_pandas("statement")["hit"].tolist() == (
         expected.to_pandas("statement")["hit"].tolist()

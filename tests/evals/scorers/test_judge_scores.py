@@ -109,19 +109,10 @@ def test_an_nli_judges_score_is_read_from_its_verdicts_memo(
     pytest.importorskip("transformers")
     from citelab.evals import NLIJudge, score_answers
 
-    from ..judges._tiny_nli import build_true_t5
+    from ..judges._tiny_nli import build_true_t5, tiny_answers
 
     folder = build_true_t5(tmp_path_factory.mktemp("t5"))
-    docs = [
-        {"title": "Fees", "text": "Tuition fees are due in May. Late fees cost euros."},
-        {"title": "Library", "text": "The library opens at am on weekdays. marker"},
-    ]
-    outputs = [
-        "Tuition fees are due in May [1]. The library opens at am [2][1].",
-        "The marker is due [1]. Late fees cost euros [1][2].",
-        "The library opens [2]. The cat sat [1].",
-    ]
-    data = {"data": [{"question": "Q?", "docs": docs, "output": out} for out in outputs]}
+    data = tiny_answers()
     asked: dict[str, int] = {}
     tables = {}
     for name in ("verdicts", "scores"):
