@@ -262,7 +262,7 @@ class _CitationScorer:
         citations after the cap (and, ALCE-compatible, read as positions into the sources);
         None when one names no source (the metric scores no citation of it). A label of this
         metric names these numbers (``label_pairs``)."""
-        return self._cited(statement, _Support(self.judge, record))
+        return self._cited(statement, _support_for(self.judge, record))
 
     def __call__(self, record: TurnRecord, gold: GoldTurn) -> Score:
         if not _applicable(record, gold):
