@@ -185,8 +185,10 @@ CASES = [
 
 
 class KillOnce:
-    """Counts chat-completion requests; at the ``at``-th, kills one Ray worker process (as
-    the OOM killer or a lost node would), once."""
+    """Counts chat-completion requests; at the ``at``-th, kills the Ray worker process that
+    sent it (as the OOM killer or a lost node would), once. The process is found from the
+    request's client socket, so it is one of this run's workers and holds a batch: never a
+    lingering actor of an earlier test."""
 
     def __init__(self, app: ASGIApp, at: int) -> None:
         self.app = app
@@ -202,28 +204,41 @@ class KillOnce:
                 self.requests += 1
                 if self.requests == self.at and self.killed is None:
                     try:
-                        self.killed = _kill_a_worker()
+                        self.killed = _kill_the_sender(scope["client"][1])
                     except AssertionError as error:
                         self.failure = str(error)
         await self.app(scope, receive, send)
 
 
-def _kill_a_worker() -> int:
-    """SIGKILL one process of a citelab Ray worker (its title is ``ray::_Worker...``)."""
+def _socket_inode(port: int) -> str:
+    """The inode of the loopback TCP socket whose local port is ``port`` (the client's end)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    return fields[9]
+    raise AssertionError(f"no socket with local port {port} in /proc/net/tcp")
+
+
+def _kill_the_sender(port: int) -> int:
+    """SIGKILL the process holding the client socket at ``port``; it must be a citelab Ray
+    worker (its title is ``ray::_Worker...``)."""
+    target = f"socket:[{_socket_inode(port)}]"
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
+            holds = any(os.readlink(fd) == target for fd in (proc / "fd").iterdir())
             command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if command.startswith("ray::_Worker"):
-            try:
-                os.kill(int(proc.name), signal.SIGKILL)
-            except ProcessLookupError:  # a worker of an earlier test, gone since its cmdline
-                continue
+        if holds:
+            if not command.startswith("ray::_Worker"):
+                raise AssertionError(f"the request came from {command!r}, not a Ray worker")
+            os.kill(int(proc.name), signal.SIGKILL)
             return int(proc.name)
-    raise AssertionError("no Ray worker process found to kill")
+    raise AssertionError(f"no process holds the client socket at port {port}")
 
 
 @pytest.fixture
