@@ -76,8 +76,10 @@ js-install:
 test-py-main: $(STAMP) js-install
 	sh scripts/pytest.sh $(BIN)/python -n $(PYTEST_FULL_WORKERS) --dist loadgroup -m "not browser"
 
+# Only tests/browser is collected: its conftest holds the browser and JupyterLab fixtures, so
+# no test elsewhere can use them.
 test-browser: $(STAMP) chromium
-	sh scripts/pytest.sh $(BIN)/python -n 0 -m browser
+	sh scripts/pytest.sh $(BIN)/python -n 0 -m browser tests/browser
 
 # The Python tests but the browser ones first (they use every core), then the browser tests,
 # the type check and the JS tests side by side (none of them keeps both cores busy; their

@@ -54,3 +54,28 @@ def _uses_the_browser(item: pytest.Item) -> bool:
 
 BROWSER_FIXTURES = frozenset({"browser", "running_lab"})
 """The session fixtures that hold Playwright's browser open."""
+
+
+LOST_GROUP = pytest.StashKey[str]()
+"""On a grouped test whose group xdist did not see: why it fails."""
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """In an xdist worker under ``--dist loadgroup``, every grouped test must carry its
+    group in its node id (that is how xdist's scheduler sees it); else the groups are split
+    silently and their fixtures start in every worker, so each such test fails, saying why."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid:
+            item.stash[LOST_GROUP] = (
+                "--dist loadgroup did not take effect: this grouped test carries no group in "
+                "its node id, so xdist split its group across the workers. pytest and "
+                "pytest-xdist disagree on node ids (pytest-xdist#1386): install the versions "
+                "pyproject.toml's dev extra names."
+            )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if LOST_GROUP in item.stash:
+        pytest.fail(item.stash[LOST_GROUP], pytrace=False)
