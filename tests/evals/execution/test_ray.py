@@ -221,6 +221,18 @@ def _socket_inode(port: int) -> str:
     raise AssertionError(f"no socket with local port {port} in /proc/net/tcp")
 
 
+def _fd_links(proc: Path) -> set[str]:
+    """What the process's open files link to; a file it closes while they are read is
+    skipped, not taken for the whole process being gone."""
+    links = set()
+    for fd in (proc / "fd").iterdir():
+        try:
+            links.add(os.readlink(fd))
+        except OSError:
+            continue
+    return links
+
+
 def _kill_the_sender(port: int) -> int:
     """SIGKILL the process holding the client socket at ``port``; it must be a citelab Ray
     worker (its title is ``ray::_Worker...``)."""
@@ -229,7 +241,7 @@ def _kill_the_sender(port: int) -> int:
         if not proc.name.isdigit():
             continue
         try:
-            holds = any(os.readlink(fd) == target for fd in (proc / "fd").iterdir())
+            holds = target in _fd_links(proc)
             command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
