@@ -40,7 +40,7 @@ typecheck: $(STAMP)
 
 # Front end: TypeScript checks the JSDoc types, vitest unit tests, and the committed bundle
 # must equal a fresh build of js/.
-test-js:
+test-js: js-install
 	bash scripts/js.sh types
 	bash scripts/js.sh test
 	bash scripts/js.sh check
@@ -78,15 +78,15 @@ test-py-main: $(STAMP) js-install
 
 # Only tests/browser is collected: its conftest holds the browser and JupyterLab fixtures, so
 # no test elsewhere can use them.
-test-browser: $(STAMP) chromium
+test-browser: $(STAMP) chromium js-install
 	sh scripts/pytest.sh $(BIN)/python -n 0 -m browser tests/browser
 
-# The Python tests but the browser ones first (they use every core), then the browser tests,
-# the type check and the JS tests side by side (none of them keeps both cores busy; their
-# output is kept apart).
+# Four parts side by side, each printing its output when it ends: the Python tests but the
+# browser ones (xdist, every core), the browser tests in their own process (they mostly wait
+# on chromium and JupyterLab, so they fill the cores' idle time instead of running after the
+# rest), the type check and the JS tests.
 test: lint
-	$(MAKE) --no-print-directory test-py-main
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-browser typecheck test-js
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-py-main test-browser typecheck test-js
 
 # The edit loop: the Python tests but the browser, notebook and slow ones (markers come from
 # the fixtures a test uses, see tests/conftest.py); no lint, types or JS. `make test` runs all.

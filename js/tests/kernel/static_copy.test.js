@@ -60,8 +60,12 @@ describe("every widget's render hides its copies", () => {
   ])("%s", (_name, widget, digit, traits) => {
     const key = digit.repeat(32);
     const model = new FakeModel({ ...traits, _model_key: key });
-    widget.initialize({ model });
-    widget.render({ model, el: container() });
+    const cleanup = widget.initialize({ model });
+    const dispose = widget.render({ model, el: container() });
     expect(document.getElementById(`citelab-static-${key}`)?.localName).toBe("style");
+    // The widgets keep their state per model key in module scope: drop it, as JupyterLab
+    // does when the widget closes, so no later test meets this key's state.
+    dispose?.();
+    cleanup?.();
   });
 });

@@ -98,7 +98,8 @@ def test_a_conversation_asked_in_one_tab_reopens_from_the_list_in_a_new_tab(
     try:
         first = tabs.open(printed_url)  # the login link: the session cookie is set
         first.get_by_label("Question", exact=True).wait_for()
-        assert "No conversations yet" in first.locator(".citelab-page-recent").inner_text()
+        # The list loads after the page: wait for its empty state, not for the page alone.
+        first.locator(".citelab-page-recent").get_by_text("No conversations yet").wait_for()
         # An earlier conversation (a starter question), then New conversation.
         first.locator(".citelab-starters .citelab-chip").first.click()
         _done(first, 1)
