@@ -59,6 +59,7 @@ def test_stratified_without_a_score_takes_verdict_strata_in_proportion() -> None
     assert queue.sampling(yes.id) == {
         "design": "stratified",
         "stratum": "v/m/yes",
+        "size": 10,
         "probability": 0.5,
     }
     assert queue.sampling(no.id)["probability"] == pytest.approx(15 / 90)
@@ -102,6 +103,7 @@ def test_stratified_by_scores_shares_the_sample_by_neyman() -> None:
     assert queue.sampling(sure.id) == {
         "design": "stratified",
         "stratum": low,
+        "size": 30,
         "probability": pytest.approx(6 / 30),
     }
     assert queue.scores[sure.id] == {"scored": 0.02}
@@ -233,3 +235,67 @@ def test_the_labels_file_carries_the_design_and_the_estimate_weighs_by_it(tmp_pa
     assert shown["value"] == pytest.approx(0.1)
     assert shown["labels"] == 40
     assert json.dumps(shown)  # the widget's trait carries it
+
+
+def test_a_labels_file_stopped_short_weighs_each_label_by_its_strata_labelled_share(
+    tmp_path: Path,
+) -> None:
+    # A stratified sample of 40 (5 of the 10 "yes" pairs, 35 of the 90 "no") stopped after
+    # 12 labels: the prefix keeps the shares only roughly, and a skipped pair leaves its
+    # stratum one label short. Each label's chance is its stratum's labelled share in the
+    # file (labels in it over the pairs it holds, origin.sampling.size), so the labels'
+    # estimate is the post-stratified mean, as the whole sample's would be.
+    queue = label_queue(_pairs(10, 90), sample=40, seed=3, judges=[STRICT], design="stratified")
+    kept = [item for item in queue.items[:13] if item is not queue.items[1]]  # one skipped
+    path = tmp_path / "labels.jsonl"
+    lines = []
+    for n, item in enumerate(kept):
+        # Not the judge's verdicts: within each stratum the truth alternates.
+        line = item.line(
+            "supported" if n % 2 else "not_supported", sampling=queue.sampling(item.id)
+        )
+        lines.append(line.to_bytes().decode())
+    path.write_text("".join(lines), encoding="utf-8")
+    labels = load_label_set(path)
+    chances = labels.chances()
+    strata = [p.stratum for p in labels.pairs]
+    for pair in labels.pairs:
+        assert pair.stratum_size == (10 if pair.stratum == "v/m/yes" else 90)
+        assert chances[pair.id] == pytest.approx(strata.count(pair.stratum) / pair.stratum_size)
+    by_stratum = {
+        name: np.mean([p.label for p in labels.pairs if p.stratum == name]) for name in strata
+    }
+    post_stratified = 0.1 * by_stratum["v/m/yes"] + 0.9 * by_stratum["v/m/no"]
+    y = [float(p.label) for p in labels.pairs]
+    weighted = labels_only(y, [chances[p.id] for p in labels.pairs])
+    assert weighted.value == pytest.approx(post_stratified)
+    # The whole sample's recorded chances (5/10, 35/90) weigh this prefix wrongly.
+    recorded = labels_only(y, [p.probability for p in labels.pairs])
+    assert abs(recorded.value - post_stratified) > 0.01
+    # The Labeller's live estimate reads the same chances.
+    assert pair_estimate(queue, labels.pairs)["labels"] == 12
+
+
+def test_a_stratum_size_that_is_no_count_or_two_sizes_for_one_stratum_is_an_error(
+    tmp_path: Path,
+) -> None:
+    queue = label_queue(_pairs(4, 6), sample=6, seed=0, judges=[STRICT], design="stratified")
+    one, two = queue.items[:2]
+    path = tmp_path / "labels.jsonl"
+
+    def write(*sizes: object) -> None:
+        lines = []
+        for item, size in zip((one, two), sizes, strict=True):
+            sampling = {**queue.sampling(item.id), "stratum": "v/m/all", "size": size}
+            lines.append(item.line("supported", sampling=sampling).to_bytes().decode())
+        path.write_text("".join(lines), encoding="utf-8")
+
+    write("many", 10)
+    with pytest.raises(InvalidInput, match=r"origin.sampling.size: must be a whole number"):
+        load_label_set(path)
+    write(10, 12)
+    with pytest.raises(InvalidInput, match=r"'v/m/all' is recorded with 10 and with 12 pairs"):
+        load_label_set(path).chances()
+    write(1, 1)
+    with pytest.raises(InvalidInput, match=r"'v/m/all' has 2 labels but holds 1 pairs"):
+        load_label_set(path).chances()

@@ -130,6 +130,48 @@ def test_ppi_and_labels_rows_are_the_estimators_figures(tmp_path: Path) -> None:
     assert not recall.loc["ppi", "too_few"]
 
 
+def test_a_stratified_file_stopped_short_gives_the_post_stratified_estimate(
+    tmp_path: Path,
+) -> None:
+    # Two strata of 40 and 80 units whose sample was to be 10 and 20; the person stopped
+    # after 3 of the first and 15 of the second. Each label weighs by its stratum's labelled
+    # share (3/40, 15/80), not the chance recorded for the whole sample (10/40, 20/80).
+    path, truth = _many(tmp_path, 120)
+    result = score_answers(path, "alce")
+    pairs = label_pairs(result).items
+    stratum = {i.id: "a" if int(i.origin["case"]) < 40 else "b" for i in pairs}
+    sizes, planned = {"a": 40, "b": 80}, {"a": 10, "b": 20}
+    first = [i for i in pairs if stratum[i.id] == "a"][:3]
+    second = [i for i in pairs if stratum[i.id] == "b"][:15]
+    labels = LabelSet.of(
+        [
+            LabelledPair(
+                id=i.id,
+                claim=i.claim,
+                evidence=[i.passages[0].text],
+                label=truth[int(i.origin["case"])],
+                stratum=stratum[i.id],
+                stratum_size=sizes[stratum[i.id]],
+                probability=planned[stratum[i.id]] / sizes[stratum[i.id]],
+            )
+            for i in first + second
+        ]
+    )
+    table = result.corrected(labels=labels)
+    recall = table[table["metric"] == "citation_recall_alce"].set_index("method")
+    mean = {
+        name: np.mean([truth[int(i.origin["case"])] for i in group])
+        for name, group in (("a", first), ("b", second))
+    }
+    post_stratified = mean["a"] / 3 + 2 * mean["b"] / 3
+    assert recall.loc["labels", "value"] == pytest.approx(post_stratified)
+    assert recall.loc["labels", "labels"] == 18
+    # The recorded chances are equal here, so they would give the plain mean, which the
+    # prefix tilts towards the second stratum.
+    plain = (3 * mean["a"] + 15 * mean["b"]) / 18
+    assert abs(plain - post_stratified) > 0.02
+
+
 def test_score_json_gives_the_ppi_row(tmp_path: Path) -> None:
     path, truth = _many(tmp_path, 40)
     result = score_answers(path, "alce")

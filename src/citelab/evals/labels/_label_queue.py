@@ -14,9 +14,10 @@ orders a set of them for labelling:
   the rest. The verdicts travel with the queue, so the widget can show them and write them
   into each label's ``origin``.
 
-A **design** says how the sample is drawn, and each pair's chance of being in it is
-recorded with its label (``origin.sampling``: design, stratum, probability), so estimates
-weigh each label by its inverse and every design stays unbiased: ``uniform`` (the seed's
+A **design** says how the sample is drawn, and each pair's chance of being in it is recorded
+with its label (``origin.sampling``: design, stratum, the stratum's size, probability), so
+estimates weigh each label by its inverse (by its stratum's labelled share where there are
+strata: :meth:`LabelSet.chances`) and every design stays unbiased: ``uniform`` (the seed's
 order), ``stratified`` (an equal share of the sample for each variant and model; within it,
 strata by the first judge's score in quantile bins, labels shared by Neyman allocation with
 each bin's spread predicted from the scores, :mod:`citelab.evals.labels._allocation`; for a
@@ -35,8 +36,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -51,7 +54,7 @@ from citelab.evals.labels._allocation import (
     score_bins,
 )
 from citelab.evals.labels._label_file import Label, LabelFile, LabelLine
-from citelab.evals.labels._labels import LabelledPair
+from citelab.evals.labels._labels import LabelledPair, stratum_shares
 from citelab.sources import supporting_span
 
 __all__ = [
@@ -191,8 +194,14 @@ class LabelQueue:
         out: dict[str, Any] = {"design": self.design}
         if pair_id in self.strata:
             out["stratum"] = self.strata[pair_id]
+            out["size"] = self.stratum_sizes[self.strata[pair_id]]
         out["probability"] = self.probabilities.get(pair_id, 1.0)
         return out
+
+    @cached_property
+    def stratum_sizes(self) -> dict[str, int]:
+        """Stratum → how many of the queue's pairs it holds."""
+        return dict(Counter(self.strata.values()))
 
     def disagreed(self, pair_id: str) -> bool:
         """The judges of ``disagree`` do not all give the pair one verdict."""
@@ -385,18 +394,15 @@ def pair_estimate(
     far), weighted by the design's chances: with the queue's first judge's predictions on
     every pair by PPI++ (``ppi``; its score where it gives one, else its verdict), else from
     the labels alone; its interval, width, and ``more``: how many more labels would reach
-    ``±half_width`` (None: unknown yet). Under the stratified design a label's chance is
-    its stratum's labelled share so far (each stratum's labels are a random sample of it in
-    the seed's order, whatever its count), so a sample stopped short stays unbiased."""
+    ``±half_width`` (None: unknown yet). Under a design with strata a label's chance is
+    its stratum's labelled share so far (:func:`stratum_shares`: each stratum's labels are
+    a random sample of it in the seed's order, whatever its count), so a sample stopped
+    short stays unbiased."""
     ids = [pair.id for pair in pairs]
     y = [float(pair.label) for pair in pairs]
     strata = [queue.strata[i] for i in ids] if queue.strata else None
-    if queue.design == "stratified" and strata is not None:
-        sizes: dict[str, int] = {}
-        for name in queue.strata.values():
-            sizes[name] = sizes.get(name, 0) + 1
-        labelled = {name: strata.count(name) for name in set(strata)}
-        chances = [labelled[name] / sizes[name] for name in strata]
+    if strata is not None:
+        chances = stratum_shares(strata, queue.stratum_sizes)
     else:
         chances = [queue.probabilities.get(i, 1.0) for i in ids]
     if queue.judges:

@@ -65,6 +65,7 @@ __all__ = [
     "grade_of",
     "load_label_set",
     "parse_label_map",
+    "stratum_shares",
 ]
 
 LabelFormat = Literal["auto", "jsonl", "csv", "wice", "alce"]
@@ -135,6 +136,10 @@ class LabelledPair(BaseModel):
     its inverse."""
     stratum: str = ""
     """The design's stratum of the pair (``origin.sampling.stratum``); empty: none."""
+    stratum_size: int | None = Field(default=None, ge=1)
+    """How many pairs the stratum holds (``origin.sampling.size``); None: not recorded (a
+    file written before citelab recorded it). With it, a label's chance is its stratum's
+    labelled share (:meth:`LabelSet.chances`)."""
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -220,6 +225,28 @@ class LabelSet:
         """The claims, in order of their first pair."""
         return tuple(dict.fromkeys(p.unit for p in self.pairs))
 
+    def chances(self) -> dict[str, float | None]:
+        """Each pair's chance of being labelled, by id (None: drawn uniformly). A pair whose
+        stratum records its size: the stratum's labelled share in this set (within a
+        stratum the design's labels are a prefix of the seed's random order, a simple random
+        sample of it whatever its length, so a file stopped short of its sample, or with
+        skipped pairs, stays unbiased); else the chance the file records for the whole
+        sample."""
+        out = {pair.id: pair.probability for pair in self.pairs}
+        sized = [pair for pair in self.pairs if pair.stratum and pair.stratum_size is not None]
+        sizes: dict[str, int] = {}
+        for pair in sized:
+            size = sizes.setdefault(pair.stratum, pair.stratum_size or 0)
+            if size != pair.stratum_size:
+                raise InvalidInput(
+                    f"labels {self.source.name}: stratum {pair.stratum!r} is recorded with "
+                    f"{size} and with {pair.stratum_size} pairs (origin.sampling.size): "
+                    "labels of two queues in one file?"
+                )
+        shares = stratum_shares([pair.stratum for pair in sized], sizes)
+        out.update(zip((pair.id for pair in sized), shares, strict=True))
+        return out
+
     @classmethod
     def of(cls, pairs: Sequence[LabelledPair], name: str = "labelled pairs") -> LabelSet:
         """A set from pairs in memory (each its own claim unless it names one)."""
@@ -231,6 +258,20 @@ class LabelSet:
             tuple(pairs),
             _source(name, "pairs", "pairs given in Python", pairs, best_over_chunks=best),
         )
+
+
+def stratum_shares(strata: Sequence[str], sizes: Mapping[str, int]) -> list[float]:
+    """Each label's chance of being drawn, given its stratum (``strata``: one per label) and
+    how many pairs each stratum holds: the stratum's labels over its pairs. An error when a
+    stratum holds more labels than pairs."""
+    counts = Counter(strata)
+    over = next((name for name, n in counts.items() if n > sizes[name]), None)
+    if over is not None:
+        raise InvalidInput(
+            f"stratum {over!r} has {counts[over]} labels but holds {sizes[over]} pairs "
+            "(origin.sampling.size): labels of two queues in one file?"
+        )
+    return [counts[name] / sizes[name] for name in strata]
 
 
 def grade_of(
@@ -664,10 +705,11 @@ def _row_fields(
     claim_id = _optional_text(row, columns.claim_id, problems, where)
     probability = _probability(row, problems, where)
     stratum = _optional_text(row, "origin.sampling.stratum", problems, where)
+    size = _stratum_size(row, problems, where)
     invalid = len(problems.lines) > found
     return {"id": str(ident), "claim": claim, "evidence": evidence, "label": label,
             "category": category, "claim_id": claim_id, "probability": probability,
-            "stratum": stratum, "invalid": invalid}  # fmt: skip
+            "stratum": stratum, "stratum_size": size, "invalid": invalid}  # fmt: skip
 
 
 def _probability(row: Mapping[str, Any], problems: _Problems, where: str) -> float | None:
@@ -682,6 +724,20 @@ def _probability(row: Mapping[str, Any], problems: _Problems, where: str) -> flo
 
 
 _SAMPLING_PROBABILITY = "origin.sampling.probability"
+_SAMPLING_SIZE = "origin.sampling.size"
+
+
+def _stratum_size(row: Mapping[str, Any], problems: _Problems, where: str) -> int | None:
+    """How many pairs the design's stratum holds (``origin.sampling.size``), if recorded."""
+    value = _lookup(row, _SAMPLING_SIZE)
+    if value is _MISSING or value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)  # a CSV cell
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        problems.add(where, f"field {_SAMPLING_SIZE}: must be a whole number of pairs, 1 or more")
+        return None
+    return value
 
 
 class _Missing:

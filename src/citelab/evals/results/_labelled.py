@@ -16,7 +16,9 @@ statement, a number out of range) is a miss whatever a label says. With ``c`` ea
 unit's weight in the metric (one over all units, micro; one over the answers times one over
 its answer's units, macro) the metric is ``Σ c·y``: the estimators work on the
 ``c``-weighted share of the judged units and scale it by ``Σ c``. Each variant and model is its
-own population: a label weighs by its design's sampling probability within it.
+own population: a label weighs by its design's sampling probability within it
+(:meth:`~citelab.evals.labels.LabelSet.chances`: its stratum's labelled share where the file
+records the stratum's size).
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ def attach_labels(
     elsewhere: dict[str, str] = {}
     out = []
     by_suffix = {_strip_run(pair.id): pair for pair in labels.pairs}
+    chances = labels.chances()
     for metric, (kind, scorer) in kinds.items():
         level = "statement" if kind == "recall" else "citation"
         rows = details.get(level, pd.DataFrame())
@@ -131,7 +134,7 @@ def attach_labels(
         rows = rows[rows["metric"] == metric]
         judged, names = (_recall_units if kind == "recall" else _precision_units)(rows)
         label, chance, stratum = _labels_of(
-            judged, names, by_suffix, metric, found=found, elsewhere=elsewhere
+            judged, names, by_suffix, chances, metric, found=found, elsewhere=elsewhere
         )
         if np.isnan(label).all():
             continue
@@ -169,6 +172,7 @@ def _labels_of(
     judged: pd.DataFrame,
     names: Sequence[pd.Series],
     by_suffix: Mapping[str, Any],
+    chances: Mapping[str, float | None],
     metric: str,
     *,
     found: set[str],
@@ -190,7 +194,8 @@ def _labels_of(
                 continue
             found.add(suffix)
             label[int(index)] = float(pair.label)
-            chance[int(index)] = np.nan if pair.probability is None else pair.probability
+            drawn = chances.get(pair.id)
+            chance[int(index)] = np.nan if drawn is None else drawn
             stratum[int(index)] = pair.stratum
     return label, chance, stratum
 
