@@ -60,10 +60,10 @@ PYTEST_WORKERS ?= auto
 XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
 QUICK := not browser and not notebook and not slow
 
-# make test runs the Python tests in two parts: all but the browser tests under xdist (the
-# xdist groups keep each expensive fixture in one worker), then the browser tests in a process
-# of their own (Playwright's sync API keeps its event loop as the thread's running loop while
-# the session's browser is open, so no other test may run after them in that process).
+# make test runs the Python tests in two parts side by side: all but the browser tests under
+# xdist (the xdist groups keep each expensive fixture in one worker), and the browser tests in
+# a process of their own (Playwright's sync API keeps its event loop as the thread's running
+# loop while the session's browser is open, so no other test may run after them there).
 PYTEST_FULL_WORKERS ?= auto
 
 test-py: test-py-main test-browser

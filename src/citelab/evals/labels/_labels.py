@@ -233,18 +233,18 @@ class LabelSet:
         skipped pairs, stays unbiased); else the chance the file records for the whole
         sample."""
         out = {pair.id: pair.probability for pair in self.pairs}
-        sized = [pair for pair in self.pairs if pair.stratum and pair.stratum_size is not None]
+        sized = [(p.id, p.stratum, p.stratum_size) for p in self.pairs
+                 if p.stratum and p.stratum_size is not None]  # fmt: skip
         sizes: dict[str, int] = {}
-        for pair in sized:
-            size = sizes.setdefault(pair.stratum, pair.stratum_size or 0)
-            if size != pair.stratum_size:
+        for _, stratum, size in sized:
+            if sizes.setdefault(stratum, size) != size:
                 raise InvalidInput(
-                    f"labels {self.source.name}: stratum {pair.stratum!r} is recorded with "
-                    f"{size} and with {pair.stratum_size} pairs (origin.sampling.size): "
+                    f"labels {self.source.name}: stratum {stratum!r} is recorded with "
+                    f"{sizes[stratum]} and with {size} pairs (origin.sampling.size): "
                     "labels of two queues in one file?"
                 )
-        shares = stratum_shares([pair.stratum for pair in sized], sizes)
-        out.update(zip((pair.id for pair in sized), shares, strict=True))
+        shares = stratum_shares([stratum for _, stratum, _ in sized], sizes)
+        out.update(zip((ident for ident, _, _ in sized), shares, strict=True))
         return out
 
     @classmethod
