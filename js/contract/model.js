@@ -136,6 +136,8 @@
  * @property {number} labels
  * @property {boolean} too_few             Fewer than 30 labels or no spread (Wilson's interval).
  * @property {number | null} more          Labels still needed for ±0.05 (null: unknown).
+ * @property {string[]} [unlabelled_strata]  The design's strata no label is in yet: the
+ *                                         estimate is of the labelled strata's pairs only.
  *
  * @typedef {object} LastLabel            Trait `last`: the last label saved (Undo takes it).
  * @property {string} id

@@ -406,10 +406,11 @@ function passagePart(doc, passage, index, count) {
  */
 export function estimateText(estimate) {
   if (!estimate) return "";
-  const { value, low, high, width, more, too_few: few } = estimate;
+  const { value, low, high, width, more, too_few: few, unlabelled_strata: missing } = estimate;
   const shown = (/** @type {number} */ x) => (Number.isFinite(x) ? x.toFixed(2) : "—");
   const range = `${shown(value)} [${shown(low)}, ${shown(high)}], width ${shown(width)}`;
   const flag = few ? " (too few units)" : "";
   const ahead = more === null || more === undefined ? "" : more > 0 ? ` · ${more} more for ±0.05` : " · ±0.05 reached";
-  return ` · supported: ${range}${flag}${ahead}`;
+  const partial = missing && missing.length ? ` · of the labelled strata only (none yet: ${missing.join(", ")})` : "";
+  return ` · supported: ${range}${flag}${ahead}${partial}`;
 }

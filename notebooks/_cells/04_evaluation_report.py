@@ -173,13 +173,16 @@ unstable[unstable["variant"] == "no_tool_rewrite"][
 # The ablations matter in *multi-round* turns (the model searched again). `result.differences()`
 # gives each variant minus the baseline on the cases both were scored on, with a *paired*
 # bootstrap interval (the same cases drawn for both sides), and says whether it excludes 0;
-# `cases` and `units` say how much evidence there is (the report flags fewer than 20 units).
+# `cases` and `units` say how much evidence there is: on fewer than 30 units, or when every
+# resample is the same, `too_few` is true, the report shows no interval, and the difference
+# never counts as excluding 0.
 
 # %%
 METRICS = ["numbering_stability", "citation_precision", "citation_recall", "gold_sources"]
 diffs = result.differences(subset="multi_round")
 diffs = diffs[diffs["metric"].isin(METRICS)]
-diffs[["variant", "metric", "difference", "ci_low", "ci_high", "excludes_zero", "cases", "units"]]
+SHOWN = ["variant", "metric", "difference", "ci_low", "ci_high", "excludes_zero", "too_few"]
+diffs[[*SHOWN, "cases", "units"]]
 
 # %% [markdown]
 # `result.plot(...)` draws the same figures as the report, one colour per variant everywhere:
@@ -194,19 +197,21 @@ result.plot("stability")
 
 # %% [markdown]
 # Without the tool-message rewrite, citations written after a second search resolve to other
-# sources (see `03_multi_round_numbering.ipynb` for one such turn, step by step); precision and
-# the gold sources suffer with them. `merge_replace` costs the offline model nothing here,
+# sources (see `03_multi_round_numbering.ipynb` for one such turn, step by step); precision
+# suffers with them, and the gold sources fall too, on too few units (under 30) for their
+# interval to count. `merge_replace` costs the offline model nothing here,
 # because it only cites its freshest view — the findings above say so.
 #
 # Across the turns of a conversation, `cross_turn_stability` asks whether a follow-up's `[n]`
 # names the source it named in earlier turns (and a source keeps its number). The default
 # numbering holds it; `turn_numbering` (each turn numbered 1..k, the seed's way) does not, and
-# neither does `merge_replace`, whose replacing search renumbers the held sources from 1:
+# neither does `merge_replace`, whose replacing search renumbers the held sources from 1
+# (a value of 1.000 in every turn has no spread to resample: its interval is Wilson's):
 
 # %%
 across = result.summary(subset="tag:multi_turn")
 across = across[across["metric"] == "cross_turn_stability"].set_index("variant").loc[order]
-across[["value", "ci_low", "ci_high", "units"]].round(3)
+across[["model", "value", "ci_low", "ci_high", "units", "too_few", "interval"]].round(3)
 
 # %% [markdown]
 # The full report, with these plots and every case, is `reports/default/report.html`.

@@ -587,15 +587,19 @@ def test_evaluation_report_says_only_what_its_outputs_show(
     assert [row["verdict"] for row in gates] == ["holds", "uninformative"]
 
     # The ablations: what the text says each one does on multi-round turns.
-    [diffs] = run.tables("variant", "metric", "difference", "excludes_zero")
+    [diffs] = run.tables("variant", "metric", "difference", "excludes_zero", "too_few")
     by = {(row["variant"], row["metric"]): row for row in diffs}
     run.says("Without the tool-message rewrite, citations written after a second search resolve "
              "to other sources")  # fmt: skip
-    run.says("precision and the gold sources suffer with them")
-    for metric in ("numbering_stability", "citation_precision", "gold_sources"):
+    run.says("precision suffers with them, and the gold sources fall too, on too few units "
+             "(under 30) for their interval to count")  # fmt: skip
+    for metric in ("numbering_stability", "citation_precision"):
         row = by["no_tool_rewrite", metric]
         assert float(row["difference"]) < 0, row
         assert row["excludes_zero"] == "True", row
+    gold = by["no_tool_rewrite", "gold_sources"]
+    assert float(gold["difference"]) < 0, gold
+    assert (gold["too_few"], gold["excludes_zero"]) == ("True", "False"), gold
     run.says("`merge_replace` costs the offline model nothing here")
     assert {float(row["difference"]) for row in diffs if row["variant"] == "merge_replace"} == {0}
     run.says("the findings above say so")
@@ -605,11 +609,16 @@ def test_evaluation_report_says_only_what_its_outputs_show(
     # Across turns: the default numbering holds, turn_numbering and merge_replace do not.
     run.says("The default numbering holds it; `turn_numbering` (each turn numbered 1..k, the "
              "seed's way) does not, and neither does `merge_replace`")  # fmt: skip
-    [across] = run.tables("value", "ci_low", "ci_high", "units")
-    stability = {row["index"]: row for row in across}
-    assert float(stability["baseline"]["value"]) == float(stability["baseline"]["ci_low"]) == 1
+    run.says("a value of 1.000 in every turn has no spread to resample: its interval is Wilson's")
+    [across] = run.tables("model", "value", "ci_low", "ci_high", "units", "too_few", "interval")
+    stability = {(row["index"], row["model"]): row for row in across}
+    for model in ("extractive", "perturbed"):
+        baseline = stability["baseline", model]
+        assert float(baseline["value"]) == 1, baseline
+        assert (baseline["too_few"], baseline["interval"]) == ("True", "wilson"), baseline
+        assert float(baseline["ci_low"]) < 1, baseline
     for variant in ("turn_numbering", "merge_replace"):
-        assert float(stability[variant]["ci_high"]) < 1, stability[variant]
+        assert float(stability[variant, "extractive"]["ci_high"]) < 1, stability[variant]
 
     # The run over HTTP: five cases of each dataset, matched with the full run's.
     run.says("the suite's baseline on the first five cases of each dataset")

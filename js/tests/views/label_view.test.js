@@ -2,7 +2,7 @@
 // the cited span marked, untrusted text shown as text, verdicts after the label.
 import { afterEach, describe, expect, test } from "vitest";
 import { LabelState } from "../../state/label_state.js";
-import { DECISIONS, keyAction, LabelView, verdictText } from "../../views/label_view.js";
+import { DECISIONS, estimateText, keyAction, LabelView, verdictText } from "../../views/label_view.js";
 
 const PASSAGE = "Tuition fees are due in May. Late payment costs a fee of 50 euros.";
 const HOSTILE = '<img src=x onerror="window.hacked=1">Fees & <script>window.hacked=2</script>';
@@ -394,5 +394,19 @@ describe("the judges' verdicts", () => {
     expect(root.querySelector('[role="status"]').textContent).toBe(
       "Resumed: 3 decisions and 1 skip were saved before.",
     );
+  });
+});
+
+describe("the estimate", () => {
+  const estimate = { method: "ppi", value: 0.8, low: 0.7, high: 0.9, width: 0.2, labels: 40, too_few: false, more: 12 };
+
+  test("says its interval, width and the labels still needed", () => {
+    expect(estimateText(estimate)).toBe(" · supported: 0.80 [0.70, 0.90], width 0.20 · 12 more for ±0.05");
+  });
+
+  test("says when a stratum of the design has no label yet", () => {
+    const partial = { ...estimate, unlabelled_strata: ["agree"] };
+    expect(estimateText(partial)).toContain("of the labelled strata only (none yet: agree)");
+    expect(estimateText({ ...estimate, unlabelled_strata: [] })).not.toContain("strata");
   });
 });

@@ -235,13 +235,19 @@ def _margin(text: str) -> tuple[str, float]:
 
 
 def _print_differences(frame: Any, a: str, b: str) -> None:
+    from citelab.evals.results import MIN_UNITS
+
     if frame.empty:
         print("no metric was scored on cases both runs have")
         return
     print(f"{b} minus {a} (paired interval; * excludes 0):")
     for row in frame.to_dict("records"):
         mark = "*" if row["excludes_zero"] else " "
+        interval = f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+        if row.get("too_few"):
+            few = float(row["units"]) < MIN_UNITS
+            interval = "— too few units" if few else "— no spread (every resample the same)"
         print(
             f"  {mark} {row['model']:<20} {row['metric']:<28} {row['difference']:+.3f} "
-            f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  {int(row['cases'])} cases"
+            f"{interval}  {int(row['cases'])} cases"
         )

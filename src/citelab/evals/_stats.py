@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "MIN_LABELS",
+    "MIN_UNITS",
     "Estimate",
     "EstimateMethod",
     "Population",
@@ -55,11 +56,38 @@ __all__ = [
     "ppi_mean",
     "resample_indices",
     "resampled_sums",
+    "share_interval",
+    "too_few_units",
     "wilson_interval",
 ]
 
-MIN_LABELS = 30
+MIN_UNITS = 30
+"""Fewer units than this (claims of a card, units of a metric, labels of an estimate): an
+interval over them says too little to print, and the figure says "too few units" instead (a
+share shows Wilson's interval, valid at small n)."""
+
+MIN_LABELS = MIN_UNITS
 """Fewer labels than this: an estimate's normal interval is not trusted (``too_few``)."""
+
+
+def too_few_units(units: float, low: float, high: float) -> bool:
+    """Whether an interval over ``units`` units is not worth printing: under
+    :data:`MIN_UNITS` units, or zero width (every resample the same)."""
+    return units < MIN_UNITS or low == high
+
+
+def share_interval(value: float, units: float, low: float, high: float) -> tuple[float, float]:
+    """The interval to show for a share ``value`` of ``units`` units whose resampled interval
+    is ``(low, high)``: that one, unless :func:`too_few_units`; then Wilson's interval of the
+    share (for a mean of values in ``[0, 1]`` its variance bound holds too), or NaN for a
+    value outside ``[0, 1]``."""
+    if not too_few_units(units, low, high):
+        return (low, high)
+    if not 0.0 <= value <= 1.0 or units <= 0:
+        return (float("nan"), float("nan"))
+    low, high = wilson_interval(value * units, units)
+    return (min(low, value), max(high, value))  # holds the value despite rounding at 0 or 1
+
 
 EstimateMethod = Literal["labels", "ppi"]
 
@@ -92,6 +120,18 @@ class Estimate:
     def width(self) -> float:
         """``high − low``."""
         return self.high - self.low
+
+    @property
+    def too_few_reason(self) -> str:
+        """Why the estimate is ``too_few``, in words ("" when it is not): fewer than
+        :data:`MIN_LABELS` labels, or labels enough but no spread (every label alike, and
+        for ``ppi`` every label equal to the judge's prediction), which gives a zero
+        variance."""
+        if not self.too_few:
+            return ""
+        if self.labels < MIN_LABELS:
+            return f"{self.labels} labels, fewer than {MIN_LABELS}"
+        return f"no spread among its {self.labels} labels, a zero variance"
 
 
 def normal_quantile(confidence: float) -> float:

@@ -32,7 +32,11 @@ def test_the_score_report_says_what_was_scored_and_nothing_empty(tmp_path: Path)
     assert "<li><b>statements</b>: each sentence of the answer, with its markers</li>" in page
     for absent in ("<h2>Variants</h2>", "Numbering stability", "models</b>: alce", "Differences"):
         assert absent not in page, absent
-    assert 'citation_recall_alce ↑</th><td class="num">1.000 [1.000, 1.000]' in page
+    # Every statement supported: a resampled interval would be [1.000, 1.000]; the page
+    # shows Wilson's, marked, and says too few units.
+    assert 'citation_recall_alce ↑</th><td class="num">1.000 [0.' in page
+    assert "[1.000, 1.000]" not in page
+    assert 'title="Wilson\'s interval">W</span>' in page
 
 
 def test_a_metric_with_nothing_judgeable_says_so_in_the_report(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from citelab.evals._stats import labels_only, ppi_mean
 from citelab.evals.labels import (
     LabelItem,
     LabelledPair,
+    LabelSet,
     label_queue,
     load_label_set,
     pair_estimate,
@@ -60,6 +61,7 @@ def test_stratified_without_a_score_takes_verdict_strata_in_proportion() -> None
         "design": "stratified",
         "stratum": "v/m/yes",
         "size": 10,
+        "strata": 2,  # v/m/yes and v/m/no
         "probability": 0.5,
     }
     assert queue.sampling(no.id)["probability"] == pytest.approx(15 / 90)
@@ -104,6 +106,7 @@ def test_stratified_by_scores_shares_the_sample_by_neyman() -> None:
         "design": "stratified",
         "stratum": low,
         "size": 30,
+        "strata": len({queue.strata[i.id] for i in queue.items}),
         "probability": pytest.approx(6 / 30),
     }
     assert queue.scores[sure.id] == {"scored": 0.02}
@@ -205,6 +208,37 @@ def test_disagreement_first_records_its_two_strata() -> None:
         assert queue.strata[item.id] == "disagree"
 
 
+def test_a_disagreement_file_stopped_before_any_agree_pair_says_it_covers_one_stratum(
+    tmp_path: Path,
+) -> None:
+    lenient = LexicalJudge(threshold=0.3)
+    near = [  # the lenient judge supports these, the strict one does not
+        LabelItem.of(f"Fees number {i} are due in June.", f"Fees number {i} are due in May.",
+                     id=f"run/v/m/d/near-{i}/turn-0/statement-0/citation-1", variant="v", model="m")
+        for i in range(8)
+    ]  # fmt: skip
+    queue = label_queue(near + _pairs(10, 40), sample=30, seed=2, disagree=[STRICT, lenient])
+    assert 0 < queue.disagreements < 30
+    assert queue.strata_cut == {"": 2}
+    path = tmp_path / "labels.jsonl"
+
+    def write(items: list[LabelItem]) -> LabelSet:
+        lines = [
+            item.line("supported", sampling=queue.sampling(item.id)).to_bytes().decode()
+            for item in items
+        ]
+        path.write_text("".join(lines), encoding="utf-8")
+        return load_label_set(path)
+
+    first = write(list(queue.items[: queue.disagreements]))
+    assert {p.strata for p in first.pairs} == {2}
+    assert first.uncovered() == {"": (1, 2)}
+    assert pair_estimate(queue, first.pairs)["unlabelled_strata"] == ["agree"]
+    whole = write(list(queue.items[: queue.disagreements + 1]))
+    assert whole.uncovered() == {}
+    assert pair_estimate(queue, whole.pairs)["unlabelled_strata"] == []
+
+
 def test_a_design_needs_its_judges() -> None:
     with pytest.raises(InvalidInput, match="stratified design"):
         label_queue(_pairs(2, 2), design="stratified")
@@ -292,6 +326,15 @@ def test_a_stratum_size_that_is_no_count_or_two_sizes_for_one_stratum_is_an_erro
 
     write("many", 10)
     with pytest.raises(InvalidInput, match=r"origin.sampling.size: must be a whole number"):
+        load_label_set(path)
+    lines = [
+        item.line("supported", sampling={**queue.sampling(item.id), "strata": 0})
+        .to_bytes()
+        .decode()
+        for item in (one, two)
+    ]
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"origin.sampling.strata: must be a whole number"):
         load_label_set(path)
     write(10, 12)
     with pytest.raises(InvalidInput, match=r"'v/m/all' is recorded with 10 and with 12 pairs"):

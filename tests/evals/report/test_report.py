@@ -19,6 +19,7 @@ from citelab.evals import (
     score_records,
     write_outputs,
 )
+from citelab.evals._stats import wilson_interval
 from citelab.evals.records import RoundRecord
 from citelab.evals.report import ReportView
 from citelab.evals.report._case_browser import (
@@ -29,7 +30,7 @@ from citelab.evals.report._case_browser import (
 )
 from citelab.evals.report._colors import PALETTE
 from citelab.evals.report._glossary import metric_glossary
-from citelab.evals.report._report import MIN_UNITS, render_html
+from citelab.evals.report._report import FEW_TITLE, MIN_UNITS, render_html
 from citelab.evals.runner._variant_notes import variant_notes
 
 from .._builders import record
@@ -203,9 +204,17 @@ def test_summary_cells_give_units_and_cases_and_flag_few_units() -> None:
     assert int(recall["units"].iloc[0]) == 12  # two statements per answer
     page = render_html(result, [], "t")
     assert "12 units · 6 cases" in page
-    assert page.count(f'title="fewer than {MIN_UNITS} units"') == len(summary) + len(
-        result.summary(by=["dataset"])
-    )
+    # 12 units: too few for a resampled interval. Each value says so, with Wilson's
+    # interval (never a zero-width one), as does each difference that is not 0 by
+    # construction.
+    assert bool(summary["too_few"].all())
+    differences = result.differences()
+    flagged = len(summary) + len(result.summary(by=["dataset"])) + len(differences)
+    assert page.count(f'title="{FEW_TITLE}"') == flagged
+    assert f"too few units: under {MIN_UNITS} units, or every resample the same" in page
+    assert "[1.000, 1.000]" not in page
+    low, high = wilson_interval(12, 12)
+    assert f"1.000 [{low:.3f}, {high:.3f}]" in page
 
 
 def test_differences_are_paired_on_the_cases_both_variants_have() -> None:
@@ -217,7 +226,9 @@ def test_differences_are_paired_on_the_cases_both_variants_have() -> None:
     # Every multi-round citation of the other variant resolves elsewhere: -1 in every case.
     assert stable["difference"] == pytest.approx(-1.0)
     assert (stable["ci_low"], stable["ci_high"]) == pytest.approx((-1.0, -1.0))
-    assert bool(stable["excludes_zero"]) is True
+    # A zero-width interval on 6 cases is too few units: it excludes 0 by no evidence.
+    assert bool(stable["too_few"]) is True
+    assert bool(stable["excludes_zero"]) is False
     same = diffs[diffs["metric"] == "citation_recall"].iloc[0]
     assert same["difference"] == 0.0
     assert bool(same["excludes_zero"]) is False

@@ -154,6 +154,7 @@ def reference_differences(result: EvalResult) -> pd.DataFrame:
             diff, low, high = results.paired_bootstrap(
                 (base_n, base_d), (n, d), rng, resamples=result.resamples
             )
+            few = bool(d.sum() < 30 or low == high)  # too few units: no interval shown
             out.append(
                 {
                     "variant": variant,
@@ -165,8 +166,9 @@ def reference_differences(result: EvalResult) -> pd.DataFrame:
                     "ci_high": high,
                     "cases": len(paired),
                     "units": float(d.sum()),
-                    "excludes_zero": bool(low > 0 or high < 0),
+                    "excludes_zero": bool(low > 0 or high < 0) and not few,
                     "higher_is_better": kinds[str(metric)].higher_is_better,
+                    "too_few": few,
                 }
             )
     frame = pd.DataFrame(out, columns=results.DIFFERENCE_COLUMNS)

@@ -113,3 +113,12 @@ def test_the_notebook_view_shows_the_findings_too() -> None:
 
     assert MATH_IGNORE_CLASS == WIDGET_CLASS
     assert result.show()._repr_html_().startswith(f'<div class="{MATH_IGNORE_CLASS}">')
+
+
+def test_a_value_on_too_few_units_says_why_its_interval_is_wilsons() -> None:
+    from citelab.evals.results._findings import point_text
+
+    assert point_text((1.0, 0.9, 1.0), 12.0) == "1.000 [0.900, 1.000] (too few units: Wilson)"
+    alike = "1.000 [0.970, 1.000] (too few units, all alike: Wilson)"
+    assert point_text((1.0, 0.97, 1.0), 120.0) == alike
+    assert point_text((0.5, 0.4, 0.6)) == "0.500 [0.400, 0.600]"

@@ -23,6 +23,7 @@ from citelab.evals import (
     score_records,
     write_outputs,
 )
+from citelab.evals._stats import wilson_interval
 from citelab.evals.results import failed_gates, required_findings
 
 from .._builders import record
@@ -97,13 +98,19 @@ def test_thresholds_by_value_and_by_interval() -> None:
     gates = [
         Gate(metric="citation_recall", min=0.9, variant="baseline"),
         Gate(metric="citation_recall", min=0.9),  # every variant: other has 0.5
-        Gate(metric="citation_recall", min=0.5, variant="other", by="interval"),
+        Gate(metric="citation_recall", min=0.25, variant="other", by="interval"),
         Gate(metric="dangling_markers", max=0),
+        # other is 0.5 in every case: the resampled interval would be [0.5, 0.5]; on 16
+        # units its interval is Wilson's, whose lower end is under 0.5.
+        Gate(metric="citation_recall", min=0.5, variant="other", by="interval"),
     ]
     checked = evaluate_gates(result, gates)
-    assert [g.verdict for g in checked] == ["holds", "fails", "holds", "holds"]
-    assert [g.passed for g in checked] == [True, False, True, True]
-    assert "baseline 1.000 [1.000, 1.000]" in checked[0].sentence
+    assert [g.verdict for g in checked] == ["holds", "fails", "holds", "holds", "fails"]
+    assert [g.passed for g in checked] == [True, False, True, True, False]
+    low, _ = wilson_interval(8, 16)
+    assert f"other 0.500 [{low:.3f}, " in checked[4].sentence
+    assert "(too few units: Wilson)" in checked[0].sentence
+    assert "[1.000, 1.000]" not in checked[0].sentence
     assert checked[1].sentence.endswith("— FAILED.")
     assert checked[0].name == "citation_recall >= 0.9 for baseline"
 
@@ -380,3 +387,24 @@ def test_a_gate_on_identical_answers_with_labels_is_still_not_informative() -> N
     assert checked.method == "ppi"
     assert checked.verdict == "uninformative"
     assert checked.passed is None
+
+
+def test_a_gate_on_enough_labels_without_spread_says_so_not_too_few_labels() -> None:
+    from citelab.evals import label_pairs
+    from citelab.evals.labels import LabelledPair, LabelSet
+
+    result = _result(other=GOOD, cases=40)
+    result.labels = LabelSet.of(
+        [
+            LabelledPair(id=i.id, claim=i.claim, evidence=[p.text for p in i.passages], label=True)
+            for i in label_pairs(result).items
+        ]
+    )
+    gate = Gate(metric="citation_recall", variant="other", not_worse_than="baseline", margin=0.2)
+    (checked,) = evaluate_gates(result, [gate])
+    row = result.label_differences("baseline").set_index("metric").loc["citation_recall"]
+    assert row["too_few"]
+    assert row["labels"] >= 30
+    assert "no spread, a zero variance, with 80 labels a side at least" in row["note"]
+    assert "no spread, a zero variance" in checked.sentence
+    assert "fewer than 30" not in checked.sentence

@@ -210,7 +210,7 @@ def test_run_json_and_the_report_carry_the_judges(tmp_path: Path, own_card: Judg
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == [
         "variant", "model", "metric", "value", "ci_low", "ci_high", "units", "cases",
-        "aggregate", "higher_is_better",
+        "aggregate", "higher_is_better", "too_few", "interval",
     ]  # fmt: skip
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Judges: who decided the judged numbers" in page

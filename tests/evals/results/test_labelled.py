@@ -130,6 +130,31 @@ def test_ppi_and_labels_rows_are_the_estimators_figures(tmp_path: Path) -> None:
     assert not recall.loc["ppi", "too_few"]
 
 
+def test_a_row_of_too_few_units_says_which_reason(tmp_path: Path) -> None:
+    path, truth = _many(tmp_path)
+    result = score_answers(path, "alce")
+    pairs = label_pairs(result).items
+    few = LabelSet.of(
+        [
+            LabelledPair(id=i.id, claim=i.claim, evidence=[i.passages[0].text], label=True)
+            for i in pairs[:10]
+        ]
+    )
+    table = result.corrected(labels=few)
+    rows = table[(table["metric"] == "citation_recall_alce") & (table["method"] == "ppi")]
+    assert rows["note"].iloc[0].startswith("too few units: 10 labels, fewer than 30 (Wilson's")
+    alike = [i for i in pairs if truth[int(i.origin["case"])]][:40]
+    same = LabelSet.of(
+        [
+            LabelledPair(id=i.id, claim=i.claim, evidence=[i.passages[0].text], label=True)
+            for i in alike
+        ]
+    )
+    table = result.corrected(labels=same)
+    rows = table[(table["metric"] == "citation_recall_alce") & (table["method"] == "labels")]
+    assert rows["note"].iloc[0].startswith("too few units: no spread among its 40 labels")
+
+
 def test_a_stratified_file_stopped_short_gives_the_post_stratified_estimate(
     tmp_path: Path,
 ) -> None:
@@ -170,6 +195,40 @@ def test_a_stratified_file_stopped_short_gives_the_post_stratified_estimate(
     # prefix tilts towards the second stratum.
     plain = (3 * mean["a"] + 15 * mean["b"]) / 18
     assert abs(plain - post_stratified) > 0.02
+
+
+def test_rows_say_when_the_labels_leave_a_stratum_of_the_design_unlabelled(
+    tmp_path: Path,
+) -> None:
+    path, truth = _many(tmp_path)
+    result = score_answers(path, "alce")
+    pairs = label_pairs(result).items
+
+    def labelled(items: list, strata: int | None) -> LabelSet:  # type: ignore[type-arg]
+        return LabelSet.of(
+            [
+                LabelledPair(
+                    id=i.id,
+                    claim=i.claim,
+                    evidence=[i.passages[0].text],
+                    label=truth[int(i.origin["case"])],
+                    stratum="disagree",
+                    stratum_size=50,
+                    strata=strata,
+                )
+                for i in items
+            ]
+        )
+
+    def note(labels: LabelSet) -> str:
+        table = result.corrected(labels=labels)
+        row = table[(table["metric"] == "citation_recall_alce") & (table["method"] == "ppi")]
+        return str(row["note"].iloc[0])
+
+    partial = "of the labelled strata only: the labels are in 1 of the design's 2 strata"
+    assert partial in note(labelled(pairs[:40], strata=2))
+    assert "strata" not in note(labelled(pairs[:40], strata=1))
+    assert "strata" not in note(labelled(pairs[:40], strata=None))  # a file before `strata`
 
 
 def test_score_json_gives_the_ppi_row(tmp_path: Path) -> None:

@@ -83,8 +83,11 @@ def test_intervals_are_seeded_and_contain_the_value() -> None:
     pd.testing.assert_frame_equal(first, again)
     assert (first["ci_low"] <= first["value"]).all()
     assert (first["value"] <= first["ci_high"]).all()
+    # Every resample the same: too few units, and Wilson's interval, never a zero-width one.
     constant = first[first["variant"] == "b"]
-    assert (constant["ci_low"] == constant["ci_high"]).all()
+    assert constant["too_few"].all()
+    assert (constant["interval"] == "wilson").all()
+    assert (constant["ci_low"] < constant["ci_high"]).all()
 
 
 def test_bootstrap_interval_of_a_known_ratio() -> None:

@@ -172,7 +172,11 @@ def test_a_run_writes_every_output_and_bounds_concurrency(suite_file: Path) -> N
     assert 0 < run_log["execution_seconds"] < run_log["seconds"]
     assert run_log["versions"]["citelab"]
     assert run_log["scorers"][0]["judge"]["name"] == DEFAULT_JUDGE
-    assert run_log["findings"][0]["holds"] is True
+    # One multi-round turn a variant: the values differ (1.0 against less), but on too few
+    # units to resample, Wilson's intervals overlap, so these results do not show it.
+    finding = run_log["findings"][0]
+    assert finding["verdict"] == "fails"
+    assert finding["sentence"].count("(too few units: Wilson)") == 2
 
 
 def test_a_second_run_resumes_and_a_lost_record_is_answered_from_the_cache(

@@ -55,6 +55,14 @@ def test_a_zero_width_interval_is_too_few_even_with_many_labels() -> None:
     assert estimate.high == pytest.approx(1.0)
 
 
+def test_too_few_says_which_of_its_two_reasons_holds() -> None:
+    assert labels_only([1.0, 0.0] * 20).too_few_reason == ""
+    assert labels_only([1.0, 0.0, 1.0]).too_few_reason == "3 labels, fewer than 30"
+    assert (
+        labels_only([1.0] * 60).too_few_reason == "no spread among its 60 labels, a zero variance"
+    )
+
+
 def test_ppi_with_a_perfect_judge_has_the_judges_precision() -> None:
     rng = np.random.default_rng(1)
     every = (rng.random(5000) < 0.3).astype(float)

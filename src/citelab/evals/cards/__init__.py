@@ -10,6 +10,7 @@ among the user's and the shipped ones. A card holds figures only: the report
 (``citelab.evals.report``) draws and writes it.
 """
 
+from citelab.evals._stats import too_few_units, wilson_interval
 from citelab.evals.cards._calibrate import (
     ALCE_PUBLISHED_AGREEMENT,
     calibration_table,
@@ -35,8 +36,6 @@ from citelab.evals.cards._card_schema import (
     AgreementFigures,
     CardData,
     Estimate,
-    too_few_units,
-    wilson_interval,
 )
 from citelab.evals.cards._shipped import (
     CARDS_DIR,

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from citelab.evals._stats import MIN_UNITS, too_few_units, wilson_interval
 from citelab.evals.labels import LabelSource
 
 __all__ = [
@@ -40,15 +41,9 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-MIN_CARD_UNITS = 30
+MIN_CARD_UNITS = MIN_UNITS
 """Below this many units (claims) a resampled interval says too little to print: a card or
 an interval on fewer says "too few units" instead (a share shows Wilson's interval)."""
-
-
-def too_few_units(units: int, low: float, high: float) -> bool:
-    """Whether an interval over ``units`` units is not worth printing: under
-    :data:`MIN_CARD_UNITS` units, or zero width (every resample the same)."""
-    return units < MIN_CARD_UNITS or low == high
 
 
 class Estimate(_Frozen):
@@ -82,14 +77,6 @@ class Rate(Estimate):
             return super().interval_text(units)
         low, high = wilson_interval(self.count, self.of)
         return f"[{low:.3f}, {high:.3f}] Wilson (too few units to resample: {units})"
-
-
-def wilson_interval(count: int, of: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson's score interval of ``count`` successes in ``of`` trials."""
-    from scipy.stats import binomtest
-
-    interval = binomtest(count, of).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(interval.low), float(interval.high)
 
 
 class Confusion(_Frozen):

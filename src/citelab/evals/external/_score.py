@@ -31,7 +31,7 @@ import numpy as np
 from citelab._collector import bulk_scoring
 from citelab._errors import ConfigError
 from citelab.evals._versions import versions
-from citelab.evals.cards import MIN_CARD_UNITS, JudgeCard, load_cards, too_few_units
+from citelab.evals.cards import MIN_CARD_UNITS, JudgeCard, load_cards
 from citelab.evals.dataset import Case, GoldTurn, ReaderSpec
 from citelab.evals.execution import ScoringJob, scoring_executor
 from citelab.evals.external._formats import AnswerFormat, ExternalAnswer, read_answers, to_answers
@@ -210,7 +210,7 @@ def summary_json(
     }
     for row in summary.to_dict("records"):
         low, high, units = float(row["ci_low"]), float(row["ci_high"]), float(row["units"])
-        few = too_few_units(int(units), low, high)
+        few = bool(row["too_few"])
         metrics[str(row["metric"])] = {
             "value": float(row["value"]),
             # No interval on too few units (or of zero width): it would only look confident.
@@ -221,6 +221,8 @@ def summary_json(
             "aggregate": str(row["aggregate"]),
             **(
                 {"interval": f"too few units ({units:g}; an interval needs {MIN_CARD_UNITS})"}
+                if few and units < MIN_CARD_UNITS
+                else {"interval": f"too few units ({units:g}, every resample the same)"}
                 if few
                 else {}
             ),

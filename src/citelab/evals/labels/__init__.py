@@ -41,6 +41,7 @@ from citelab.evals.labels._labels import (
     PartialAs,
     load_label_set,
     parse_label_map,
+    population_of,
 )
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "pair_estimate",
     "parse_label_map",
     "pending",
+    "population_of",
     "read_label_file",
     "run_name",
 ]

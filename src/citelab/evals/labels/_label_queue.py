@@ -54,7 +54,7 @@ from citelab.evals.labels._allocation import (
     score_bins,
 )
 from citelab.evals.labels._label_file import Label, LabelFile, LabelLine
-from citelab.evals.labels._labels import LabelledPair, stratum_shares
+from citelab.evals.labels._labels import LabelledPair, population_of, stratum_shares
 from citelab.sources import supporting_span
 
 __all__ = [
@@ -195,6 +195,7 @@ class LabelQueue:
         if pair_id in self.strata:
             out["stratum"] = self.strata[pair_id]
             out["size"] = self.stratum_sizes[self.strata[pair_id]]
+            out["strata"] = self.strata_cut[population_of(self.strata[pair_id])]
         out["probability"] = self.probabilities.get(pair_id, 1.0)
         return out
 
@@ -202,6 +203,11 @@ class LabelQueue:
     def stratum_sizes(self) -> dict[str, int]:
         """Stratum → how many of the queue's pairs it holds."""
         return dict(Counter(self.strata.values()))
+
+    @cached_property
+    def strata_cut(self) -> dict[str, int]:
+        """Population (:func:`population_of`) → how many strata the design cut it into."""
+        return dict(Counter(population_of(name) for name in self.stratum_sizes))
 
     def disagreed(self, pair_id: str) -> bool:
         """The judges of ``disagree`` do not all give the pair one verdict."""
@@ -420,7 +426,9 @@ def pair_estimate(
     else:
         estimate = labels_only(y, chances, strata=strata)
     needed = labels_for_width(estimate, half_width)
+    labelled = set(strata or ())
     return {
+        "unlabelled_strata": sorted(set(queue.stratum_sizes) - labelled) if strata else [],
         "method": estimate.method,
         "value": estimate.value,
         "low": estimate.low,

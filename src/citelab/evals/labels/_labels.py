@@ -140,6 +140,11 @@ class LabelledPair(BaseModel):
     """How many pairs the stratum holds (``origin.sampling.size``); None: not recorded (a
     file written before citelab recorded it). With it, a label's chance is its stratum's
     labelled share (:meth:`LabelSet.chances`)."""
+    strata: int | None = Field(default=None, ge=1)
+    """How many strata the design cut the stratum's population into
+    (``origin.sampling.strata``; the population is what the stratum's name holds before its
+    last ``/``: a variant and model, or the whole queue); None: not recorded. With it, a
+    file whose labels leave a stratum unlabelled says so (:meth:`LabelSet.uncovered`)."""
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -247,6 +252,21 @@ class LabelSet:
         out.update(zip((ident for ident, _, _ in sized), shares, strict=True))
         return out
 
+    def uncovered(self) -> dict[str, tuple[int, int]]:
+        """The design's populations some of whose strata no label of this set is in:
+        population (:func:`population_of`) → (strata labelled, strata the design cut). An
+        estimate from such a file is of its labelled strata's pairs only (a disagreement-first
+        file stopped before any ``agree`` pair estimates the ``disagree`` pairs). Only labels
+        that record ``origin.sampling.strata`` are looked at."""
+        cut: dict[str, int] = {}
+        seen: dict[str, set[str]] = {}
+        for pair in self.pairs:
+            if pair.stratum and pair.strata is not None:
+                population = population_of(pair.stratum)
+                cut[population] = max(cut.get(population, 0), pair.strata)
+                seen.setdefault(population, set()).add(pair.stratum)
+        return {name: (len(seen[name]), n) for name, n in cut.items() if len(seen[name]) < n}
+
     @classmethod
     def of(cls, pairs: Sequence[LabelledPair], name: str = "labelled pairs") -> LabelSet:
         """A set from pairs in memory (each its own claim unless it names one)."""
@@ -258,6 +278,13 @@ class LabelSet:
             tuple(pairs),
             _source(name, "pairs", "pairs given in Python", pairs, best_over_chunks=best),
         )
+
+
+def population_of(stratum: str) -> str:
+    """The population a design's stratum is part of: its name before the last ``/`` (a
+    stratified design's ``variant/model/score-2-of-5`` is of ``variant/model``; the
+    disagreement design's ``agree`` of the whole queue, ``""``)."""
+    return stratum.rpartition("/")[0]
 
 
 def stratum_shares(strata: Sequence[str], sizes: Mapping[str, int]) -> list[float]:
@@ -705,11 +732,13 @@ def _row_fields(
     claim_id = _optional_text(row, columns.claim_id, problems, where)
     probability = _probability(row, problems, where)
     stratum = _optional_text(row, "origin.sampling.stratum", problems, where)
-    size = _stratum_size(row, problems, where)
+    size = _count(row, _SAMPLING_SIZE, "pairs", problems, where)
+    strata = _count(row, _SAMPLING_STRATA, "strata", problems, where)
     invalid = len(problems.lines) > found
     return {"id": str(ident), "claim": claim, "evidence": evidence, "label": label,
             "category": category, "claim_id": claim_id, "probability": probability,
-            "stratum": stratum, "stratum_size": size, "invalid": invalid}  # fmt: skip
+            "stratum": stratum, "stratum_size": size, "strata": strata,
+            "invalid": invalid}  # fmt: skip
 
 
 def _probability(row: Mapping[str, Any], problems: _Problems, where: str) -> float | None:
@@ -725,17 +754,21 @@ def _probability(row: Mapping[str, Any], problems: _Problems, where: str) -> flo
 
 _SAMPLING_PROBABILITY = "origin.sampling.probability"
 _SAMPLING_SIZE = "origin.sampling.size"
+_SAMPLING_STRATA = "origin.sampling.strata"
 
 
-def _stratum_size(row: Mapping[str, Any], problems: _Problems, where: str) -> int | None:
-    """How many pairs the design's stratum holds (``origin.sampling.size``), if recorded."""
-    value = _lookup(row, _SAMPLING_SIZE)
+def _count(
+    row: Mapping[str, Any], column: str, what: str, problems: _Problems, where: str
+) -> int | None:
+    """A whole number the design recorded (``origin.sampling.size``: the pairs its stratum
+    holds; ``origin.sampling.strata``: the strata of its population), if recorded."""
+    value = _lookup(row, column)
     if value is _MISSING or value is None or value == "":
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)  # a CSV cell
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        problems.add(where, f"field {_SAMPLING_SIZE}: must be a whole number of pairs, 1 or more")
+        problems.add(where, f"field {column}: must be a whole number of {what}, 1 or more")
         return None
     return value
 

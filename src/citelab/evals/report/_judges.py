@@ -241,8 +241,9 @@ def labelled_html(corrected: pd.DataFrame) -> str:
         "the judge's verdicts on all of them together (prediction-powered inference, "
         "power-tuned: never wider than the labels alone, and valid however wrong the judge "
         "is); <i>labels</i>: the labels alone. Each assumes only that the labels are right "
-        "and were drawn as their file says. ⚠ too few units: fewer than 30 labels or no "
-        "spread, shown with Wilson's interval. See docs/corrected-metrics.md.</p>"
+        "and were drawn as their file says. ⚠ too few units: fewer than 30 labels, or "
+        "no spread among them (the note says which), shown with Wilson's interval. See "
+        "docs/corrected-metrics.md.</p>"
         + html_table(
             ["variant · model", "metric", "method", "labels", "estimate", "width", "note"], rows
         )

@@ -32,6 +32,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from citelab.evals._stats import MIN_UNITS as STATS_MIN_UNITS
+from citelab.evals._stats import too_few_units
 from citelab.evals.report._case_browser import case_browser_parts, static_text
 from citelab.evals.report._colors import variant_colors, variant_order
 from citelab.evals.report._glossary import metric_glossary
@@ -55,13 +57,21 @@ from citelab.evals.results import (
     evaluate_findings,
     evaluate_gates,
     fault_agreement,
+    identical_answers,
     required_findings,
 )
 
 __all__ = ["MIN_UNITS", "ReportView", "comparison_intro", "render_html", "write_outputs"]
 
-MIN_UNITS = 20
-"""Below this many units a metric's value is flagged: its interval says little."""
+MIN_UNITS = STATS_MIN_UNITS
+"""Below this many units a metric's value is flagged "too few units" (as is a zero-width
+interval): its resampled interval says too little to print."""
+
+FEW_TITLE = (
+    f"too few units: under {STATS_MIN_UNITS} units, or every resample the same (a "
+    "zero-width interval)"
+)
+"""What ⚠ means wherever the report shows it."""
 
 _Check = TypeVar("_Check", Finding, Gate)
 
@@ -382,7 +392,7 @@ def _page(  # noqa: PLR0917 - private, two call sites
         _corrected_html(parts.corrected, parts.judges, _suite_name(result)),
         _labelled_html(parts.corrected),
         f"<h2>{_e(_differences_heading(result.baseline()))}</h2>",
-        _differences_html(differences, colors, variant_order(result)),
+        _differences_html(_mark_identical(result, differences), colors, variant_order(result)),
         usage_html(result),
         # As result.plot("differences") and result.plot("values") draw them.
         _img(
@@ -496,9 +506,11 @@ def _score_summary(summary: pd.DataFrame, result: EvalResult) -> str:
             why = f"not judgeable: {missing} units without passage" if missing else "n/a"
             cells = [Cell(why, cls="muted"), "", ""]
         else:
-            value = f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+            few = _too_few(row)
+            flag = f' <span class="few" title="{FEW_TITLE}">⚠</span>' if few else ""
+            value = f"{row['value']:.3f} {_range(row['ci_low'], row['ci_high'], few)}{flag}"
             cells = [
-                Cell(value, cls="num"),
+                Cell(Safe(value), cls="num"),
                 Cell(int(row["units"]), cls="num"),
                 Cell(int(row["cases"]), cls="num"),
             ]
@@ -756,8 +768,10 @@ def _summary_note() -> str:
         '<p class="muted">Each cell: the value, its 95% bootstrap interval (resampling cases: '
         "a conversation's turns stay together), then <i>units</i> (what the metric counts: "
         "statements, citations, turns… see the glossary) and <i>cases</i>. "
-        f'<span class="few">⚠</span> marks fewer than {MIN_UNITS} units: such an interval '
-        f'says little (and only that); <span class="warn">{WARNING_MARK}</span> a warning '
+        f'<span class="few">⚠</span> too few units: under {MIN_UNITS} units, or every '
+        "resample the same (a zero-width interval); the cell then shows Wilson's interval "
+        "of the share (marked W), valid at small n, instead of a bootstrap interval that "
+        f'would only look confident; <span class="warn">{WARNING_MARK}</span> a warning '
         "about the metric's judge (see Judges). ↑ higher is better, ↓ lower is better. "
         "Citation metrics measure support (is what is cited backed by its sources); claim "
         "recall measures completeness (does the answer say what the gold says).</p>"
@@ -816,15 +830,43 @@ def _higher(summary: pd.DataFrame, metric: str) -> bool:
 def _cell(row: pd.Series) -> str:
     """One summary cell as HTML (only numbers go in it)."""
     units, cases = int(row["units"]), int(row["cases"])
-    flag = (
-        f' <span class="few" title="fewer than {MIN_UNITS} units">⚠</span>'
-        if units < MIN_UNITS
-        else ""
-    )
+    few = _too_few(row)
+    flag = f' <span class="few" title="{FEW_TITLE}">⚠</span>' if few else ""
     return (
-        f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]<br>"
+        f"{row['value']:.3f} {_range(row['ci_low'], row['ci_high'], few)}<br>"
         f'<span class="muted">{units} units · {cases} cases</span>{flag}'
     )
+
+
+def _too_few(row: Mapping[Any, Any] | pd.Series) -> bool:
+    """A summary or difference row on too few units (a table written before citelab said
+    so, as an older run folder's, is judged from its units and interval)."""
+    if "too_few" in row and row["too_few"] == row["too_few"]:
+        return bool(row["too_few"])
+    return too_few_units(float(row["units"]), float(row["ci_low"]), float(row["ci_high"]))
+
+
+def _range(low: float, high: float, wilson: bool) -> str:
+    """A summary cell's interval: Wilson's is marked W (see the summary's note)."""
+    if math.isnan(low) or math.isnan(high):
+        return "—"
+    mark = '<span class="muted" title="Wilson\'s interval">W</span>' if wilson else ""
+    return f"[{low:.3f}, {high:.3f}]{mark}"
+
+
+def _mark_identical(result: EvalResult, frame: pd.DataFrame) -> pd.DataFrame:
+    """The differences with ``identical``: the variant's every answer is the baseline's
+    under that model (:func:`identical_answers`), so its differences are 0 by
+    construction."""
+    base = result.baseline()
+    if frame.empty or base is None:
+        return frame.assign(identical=False)
+    same = {
+        (variant, model): identical_answers(result, base, variant, model)
+        for variant, model in set(zip(frame["variant"], frame["model"], strict=True))
+    }
+    keys = zip(frame["variant"], frame["model"], strict=True)
+    return frame.assign(identical=[same[key] for key in keys])
 
 
 def _differences_html(frame: pd.DataFrame, colors: dict[str, str], order: list[str]) -> str:
@@ -858,7 +900,9 @@ def _differences_html(frame: pd.DataFrame, colors: dict[str, str], order: list[s
         '<p class="muted">Variant minus baseline on the cases both were scored on; the '
         "interval is a paired bootstrap (the same cases drawn for both in every resample). "
         "<b>Bold</b>: the interval excludes 0 (green better, red worse); "
-        f'<span class="few">⚠</span> under {MIN_UNITS} units.</p>'
+        f'<span class="few">⚠</span> too few units: under {MIN_UNITS} units, or every '
+        "resample the same (no spread), so no interval is shown; ≡ the variant's answers are the "
+        "baseline's (0 by construction).</p>"
     )
     return f"{note}{html_table(header, rows)}"
 
@@ -870,10 +914,19 @@ def _difference_cell(row: Mapping[Any, Any]) -> Cell:
         good = (diff > 0) == bool(row["higher_is_better"])
         css = "better" if good else "worse"
     units, cases = int(row["units"]), int(row["cases"])
-    flag = ' <span class="few">⚠</span>' if units < MIN_UNITS else ""
+    if row.get("identical"):
+        text = (
+            '<span title="every answer is the baseline\'s">≡ identical answers</span><br>'
+            f'<span class="muted">{units} units · {cases} cases</span>'
+        )
+        return Cell(Safe(text), cls="num")
+    few = _too_few(row)
+    flag = f' <span class="few" title="{FEW_TITLE}">⚠</span>' if few else ""
+    interval = f"[{low:+.3f}, {high:+.3f}]"
+    if few:
+        interval = "— too few units" if units < MIN_UNITS else "— no spread"
     text = (
-        f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]<br>"
-        f'<span class="muted">{units} units · {cases} cases</span>{flag}'
+        f'{diff:+.3f} {interval}<br><span class="muted">{units} units · {cases} cases</span>{flag}'
     )
     return Cell(Safe(text), cls=f"num {css}")
 

@@ -7,6 +7,7 @@ An :class:`EvalResult` is shown (plots, the HTML report) by ``citelab.evals.repo
 registers how (:func:`set_display`) when it is imported.
 """
 
+from citelab.evals._stats import MIN_UNITS
 from citelab.evals.results._faults import (
     FAULT_COLUMNS,
     MIN_FAULT_UNITS,
@@ -14,7 +15,13 @@ from citelab.evals.results._faults import (
     fault_truth,
     fault_units,
 )
-from citelab.evals.results._findings import Finding, FindingResult, Verdict, evaluate_findings
+from citelab.evals.results._findings import (
+    Finding,
+    FindingResult,
+    Verdict,
+    evaluate_findings,
+    identical_answers,
+)
 from citelab.evals.results._gates import (
     Gate,
     GateResult,
@@ -58,6 +65,7 @@ __all__ = [
     "LOW_KAPPA",
     "METHOD_COLUMNS",
     "MIN_FAULT_UNITS",
+    "MIN_UNITS",
     "PREDICTED_BY_SCORES",
     "PREDICTED_BY_VERDICTS",
     "TOKEN_FACTS",
@@ -82,6 +90,7 @@ __all__ = [
     "fault_agreement",
     "fault_truth",
     "fault_units",
+    "identical_answers",
     "parse_price",
     "required_findings",
     "result_of",

@@ -22,15 +22,16 @@ from typing import Any
 import pandas as pd
 
 from citelab.contract import parse_markers
-from citelab.evals._stats import wilson_interval
+from citelab.evals._stats import MIN_UNITS, wilson_interval
 from citelab.evals.cards import JudgeCard
 from citelab.evals.records import CaseRecord, TurnRecord
 from citelab.evals.results._judged import metric_cards
 
 __all__ = ["FAULT_COLUMNS", "MIN_FAULT_UNITS", "fault_agreement", "fault_truth", "fault_units"]
 
-MIN_FAULT_UNITS = 30
-"""Below this many units a figure is marked "too few units"."""
+MIN_FAULT_UNITS = MIN_UNITS
+"""Below this many units a figure is marked "too few units" (the one rule of
+:data:`citelab.evals._stats.MIN_UNITS`)."""
 
 FAULT_COLUMNS = [
     "variant",

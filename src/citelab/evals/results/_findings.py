@@ -35,6 +35,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from citelab.evals._stats import MIN_UNITS
 from citelab.evals.results._results import EvalResult, select_turns
 from citelab.evals.results._thresholds import refuse_old_spellings, within
 
@@ -163,9 +164,10 @@ def _evaluate(result: EvalResult, finding: Finding, summary: pd.DataFrame) -> Fi
     verdicts: list[Verdict] = []
     parts: list[str] = []
     for model in models:
-        points = _points(rows[rows["model"] == model])
+        mine = rows[rows["model"] == model]
+        points = _points(mine)
         values.update({f"{variant} · {model}": point for variant, point in points.items()})
-        verdict, text = _check(finding, points, result)
+        verdict, text = _check(finding, points, result, few_units(mine))
         if (
             verdict != "untestable"
             and not finding.is_threshold
@@ -247,15 +249,26 @@ def _points(rows: pd.DataFrame) -> dict[str, _Point]:
     }
 
 
-def _check(finding: Finding, points: dict[str, _Point], result: EvalResult) -> tuple[Verdict, str]:
+def few_units(rows: pd.DataFrame) -> dict[str, float]:
+    """The variants of summary ``rows`` whose value is on too few units (their interval is
+    Wilson's: see :func:`~citelab.evals.results._results.summarize`), with their units."""
+    if "too_few" not in rows or rows.empty:
+        return {}
+    few = rows[rows["too_few"].fillna(False).astype(bool)]
+    return {str(v): float(u) for v, u in zip(few["variant"], few["units"], strict=True)}
+
+
+def _check(
+    finding: Finding, points: dict[str, _Point], result: EvalResult, few: Mapping[str, float]
+) -> tuple[Verdict, str]:
     wanted = [finding.variant] if finding.variant != "*" else []
     wanted += [finding.baseline] if not finding.is_threshold and finding.baseline else []
     missing = [name for name in wanted if name not in points]
     if missing or not points:
         return "untestable", _why_untestable(finding, missing or ["*"], result)
     if finding.is_threshold:
-        return _bound(finding, points)
-    return _compare(finding, points)
+        return _bound(finding, points, few)
+    return _compare(finding, points, few)
 
 
 def _why_untestable(finding: Finding, missing: Sequence[str], result: EvalResult) -> str:
@@ -270,7 +283,9 @@ def _why_untestable(finding: Finding, missing: Sequence[str], result: EvalResult
     )
 
 
-def _compare(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]:
+def _compare(
+    finding: Finding, points: dict[str, _Point], few: Mapping[str, float]
+) -> tuple[Verdict, str]:
     base_name, name = str(finding.baseline), finding.variant
     base, other = points[base_name], points[name]
     if finding.expect == "lower":
@@ -279,20 +294,31 @@ def _compare(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]
         holds = other[1] > base[2]
     else:
         holds = not (other[2] < base[1] or other[1] > base[2])
-    text = f"{base_name} {_fmt(base)} vs {name} {_fmt(other)}, expected {finding.expect}"
+    text = (
+        f"{base_name} {point_text(base, few.get(base_name))} vs "
+        f"{name} {point_text(other, few.get(name))}, expected {finding.expect}"
+    )
     return ("holds" if holds else "fails"), text
 
 
-def _bound(finding: Finding, points: dict[str, _Point]) -> tuple[Verdict, str]:
+def _bound(
+    finding: Finding, points: dict[str, _Point], few: Mapping[str, float]
+) -> tuple[Verdict, str]:
     names = sorted(points) if finding.variant == "*" else [finding.variant]
     holds = all(
         within(points[name][0], points[name][0], finding.min, finding.max) for name in names
     )
-    listed = ", ".join(f"{name} {_fmt(points[name])}" for name in names)
+    listed = ", ".join(f"{name} {point_text(points[name], few.get(name))}" for name in names)
     bounds = [f"≥ {finding.min:g}"] if finding.min is not None else []
     bounds += [f"≤ {finding.max:g}"] if finding.max is not None else []
     return ("holds" if holds else "fails"), f"{listed}, expected {' and '.join(bounds)}"
 
 
-def _fmt(point: _Point) -> str:
-    return f"{point[0]:.3f} [{point[1]:.3f}, {point[2]:.3f}]"
+def point_text(point: _Point, few: float | None = None) -> str:
+    """A value and its interval as a sentence gives them; with ``few`` (the units of a value
+    on too few units to resample) the interval is Wilson's, and says so and why."""
+    mark = ""
+    if few is not None:
+        why = "too few units" if few < MIN_UNITS else "too few units, all alike"
+        mark = f" ({why}: Wilson)"
+    return f"{point[0]:.3f} [{point[1]:.3f}, {point[2]:.3f}]{mark}"

@@ -37,13 +37,16 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from citelab.evals._stats import MIN_UNITS
 from citelab.evals.results._findings import (
     FindingResult,
     Verdict,
     identical_answers,
+    point_text,
     subset_words,
     worst,
 )
+from citelab.evals.results._labelled import difference_too_few
 from citelab.evals.results._results import EvalResult, select_turns
 from citelab.evals.results._thresholds import refuse_old_spellings, within
 
@@ -254,8 +257,9 @@ def _within(gate: Gate, row: Mapping[Any, Any]) -> bool:
 
 
 def _point_text(gate: Gate, name: str, row: Mapping[Any, Any]) -> str:
-    value, low, high = float(row["value"]), float(row["ci_low"]), float(row["ci_high"])
-    return f"{name} {value:.3f} [{low:.3f}, {high:.3f}]"
+    point = (float(row["value"]), float(row["ci_low"]), float(row["ci_high"]))
+    few = float(row["units"]) if row.get("too_few") else None
+    return f"{name} {point_text(point, few)}"
 
 
 def _non_inferior(
@@ -290,7 +294,7 @@ def _non_inferior(
             methods.append(method)
             verdict, text = _paired_verdict(gate, ppi[0] if usable else mine[0], method)
             if not usable:
-                text += f" ({_why_judged(result, gate, bool(ppi))})"
+                text += f" ({_why_judged(result, gate, ppi[0] if ppi else None)})"
             if identical_answers(
                 result, str(gate.not_worse_than), gate.variant, model, gate.subset
             ):
@@ -318,10 +322,14 @@ def _paired_verdict(gate: Gate, row: Mapping[Any, Any], method: str) -> tuple[Ve
         if method == "ppi"
         else "judged difference"
     )
+    few = ""
+    if row.get("too_few"):
+        units = float(row["units"])
+        few = f" (too few units: {units:g})" if units < MIN_UNITS else " (too few units, all alike)"
     text = (
         f"{gate.variant} − {gate.not_worse_than} = {float(row['difference']):+.3f} "
-        f"[{low:+.3f}, {high:+.3f}] on {int(row['cases'])} paired cases, {what}, "
-        f"needed: {bound}"
+        f"[{low:+.3f}, {high:+.3f}] on {int(row['cases'])} paired cases"
+        f"{few if method != 'ppi' else ''}, {what}, needed: {bound}"
     )
     return ("holds" if holds else "fails"), text
 
@@ -332,9 +340,9 @@ def _higher_is_better(row: Mapping[Any, Any]) -> bool:
     return bool(row.get("higher_is_better", True))
 
 
-def _why_judged(result: EvalResult, gate: Gate, too_few: bool) -> str:
-    if too_few:
-        return "fewer than 30 labels on a side: not the ppi difference"
+def _why_judged(result: EvalResult, gate: Gate, ppi: Mapping[Any, Any] | None) -> str:
+    if ppi is not None:
+        return f"{difference_too_few(int(ppi['labels']))}: not the ppi difference"
     if result.labels is None:
         return "no labels of this run: the judge's verdicts alone"
     return (

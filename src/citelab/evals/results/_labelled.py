@@ -24,19 +24,27 @@ records the stratum's size).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
-from citelab.evals._stats import Estimate, Population, labels_only, ppi_difference, ppi_mean
-from citelab.evals.labels import LabelSet
+from citelab.evals._stats import (
+    MIN_LABELS,
+    Estimate,
+    Population,
+    labels_only,
+    ppi_difference,
+    ppi_mean,
+)
+from citelab.evals.labels import LabelSet, population_of
 from citelab.evals.scorers import Scorer
 
 __all__ = ["LABEL_DIFFERENCE_COLUMNS", "PREDICTED_BY_SCORES", "PREDICTED_BY_VERDICTS",
-           "LabelledUnits", "attach_labels", "label_differences", "label_estimates"]  # fmt: skip
+           "LabelledUnits", "attach_labels", "difference_too_few", "label_differences",
+           "label_estimates"]  # fmt: skip
 
 _KEYS = ["variant", "model", "dataset", "case_id", "turn"]
 _JUDGED_REASONS = ("supported", "unsupported")
@@ -61,6 +69,8 @@ class LabelledUnits:
     """Whether the metric averages per answer (its ``c`` then counts answers)."""
     scored: bool = False
     """Whether ``prediction`` is the judge's score (else its 0/1 verdict)."""
+    uncovered: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """The design's populations some of whose strata have no label (:meth:`LabelSet.uncovered`)."""
 
     @property
     def predictor(self) -> str:
@@ -148,7 +158,11 @@ def attach_labels(
             probability=chance,
             stratum=stratum,
         )
-        out.append(LabelledUnits(metric, units, scorer.aggregate == "macro", score is not None))
+        out.append(
+            LabelledUnits(
+                metric, units, scorer.aggregate == "macro", score is not None, labels.uncovered()
+            )
+        )
     _check_all_found(labels, found, kinds, elsewhere, _turns(scores))
     return out
 
@@ -266,12 +280,28 @@ def label_estimates(
         parts = item.units.groupby(["variant", "model"], sort=False)
         for group in groups:
             units = parts.get_group(group) if group in parts.groups else item.units.iloc[:0]
+            partial = _partial(units, item.uncovered)
             for row in _group_rows(item.metric, group, units, confidence):
                 named = f"labels: {source}" if source else ""
                 read = item.predictor if row["method"] == "ppi" else ""
-                row["note"] = "; ".join(part for part in (row["note"], read, named) if part)
+                notes = (row["note"], partial if row["labels"] else "", read, named)
+                row["note"] = "; ".join(note for note in notes if note)
                 out.append(row)
     return out
+
+
+def _partial(units: pd.DataFrame, uncovered: Mapping[str, tuple[int, int]]) -> str:
+    """A note when the group's labels are of a design population some of whose strata have
+    no label: the estimate is then of the labelled strata's pairs only."""
+    strata = units.loc[units["label"].notna(), "stratum"]
+    hit = sorted({population_of(str(s)) for s in strata if s} & set(uncovered))
+    if not hit:
+        return ""
+    labelled, cut = uncovered[hit[0]]
+    return (
+        f"of the labelled strata only: the labels are in {labelled} of the design's {cut} "
+        "strata (label on until each has some to estimate every unit)"
+    )
 
 
 def _group_rows(
@@ -311,7 +341,7 @@ def _row(
         return {**head, "method": method, "value": nan, "ci_low": nan, "ci_high": nan,
                 "width": nan, "labels": 0, "too_few": True, "tuning": nan, "judged_share": nan,
                 "note": note}  # fmt: skip
-    few = "too few units: fewer than 30 labels or no spread (Wilson's interval)"
+    few = f"too few units: {estimate.too_few_reason} (Wilson's interval)"
     return {
         **head,
         "method": method,
@@ -376,12 +406,19 @@ def _paired_row(
         _population(item, scored(name), name, model, codes) for name in (baseline, variant)
     )
     estimate = ppi_difference(first, second, confidence=confidence)
-    few = "too few units: fewer than 30 labels on a side, or no spread"
-    note = "; ".join(part for part in (few if estimate.too_few else "", item.predictor) if part)
+    few = f"too few units: {difference_too_few(estimate.labels)}" if estimate.too_few else ""
+    note = "; ".join(part for part in (few, item.predictor) if part)
     return {"variant": variant, "model": model, "metric": item.metric, "baseline": baseline,
             "method": "ppi", "difference": estimate.value, "ci_low": estimate.low,
             "ci_high": estimate.high, "labels": estimate.labels, "too_few": estimate.too_few,
             "tunings": list(estimate.tunings), "cases": len(codes), "note": note}  # fmt: skip
+
+
+def difference_too_few(labels: int) -> str:
+    """Why a paired difference of ``labels`` labels on its smaller side is too few units."""
+    if labels < MIN_LABELS:
+        return f"{labels} labels on the smaller side, fewer than {MIN_LABELS}"
+    return f"no spread, a zero variance, with {labels} labels a side at least"
 
 
 def _population(

@@ -30,7 +30,12 @@ import numpy as np
 import pandas as pd
 
 from citelab._errors import InvalidInput
-from citelab.evals._stats import percentile_interval, resampled_sums
+from citelab.evals._stats import (
+    percentile_interval,
+    resampled_sums,
+    share_interval,
+    too_few_units,
+)
 from citelab.evals.cards import JudgeCard
 from citelab.evals.dataset import Case
 from citelab.evals.labels import LabelSet, load_label_set
@@ -164,8 +169,9 @@ class EvalResult:
 
         Columns: ``variant``, ``model``, ``metric``, ``baseline``, ``difference``,
         ``ci_low``, ``ci_high``, ``cases`` (paired), ``units`` (the variant's, on those
-        cases), ``excludes_zero`` (the interval lies wholly on one side of 0),
-        ``higher_is_better``.
+        cases), ``excludes_zero`` (the interval lies wholly on one side of 0, and is not
+        ``too_few``), ``higher_is_better``, ``too_few`` (fewer than 30 units, or every
+        resample the same: the interval says nothing, and the report shows none).
         """
         base = baseline if baseline is not None else self.baseline()
         turns = select_turns(self.turns, subset)
@@ -553,7 +559,11 @@ def summarize(
     seed: int = 0,
     resamples: int = 1000,
 ) -> pd.DataFrame:
-    """Variant-level values with seeded bootstrap intervals (95%, resampling cases)."""
+    """Variant-level values with seeded bootstrap intervals (95%, resampling cases). A value
+    on too few units for its resampled interval to mean anything (fewer than 30, or every
+    resample the same: :func:`~citelab.evals._stats.too_few_units`) says so in ``too_few``
+    and carries Wilson's interval of the share instead (``interval``: ``bootstrap`` or
+    ``wilson``), never a zero-width one."""
     groups = ["variant", "model", *by, "metric"]
     columns = [
         *groups,
@@ -564,6 +574,8 @@ def summarize(
         "cases",
         "aggregate",
         "higher_is_better",
+        "too_few",
+        "interval",
     ]
     kinds = {s.metric: s for s in scorers}
     per_case = _per_case(scores, kinds, groups)
@@ -584,16 +596,21 @@ def summarize(
     out: list[dict[str, Any]] = []
     for (key, index, n, d), (low, high) in zip(tasks, intervals, strict=True):
         scorer = kinds[str(key[-1])]
+        value, units = float(n.sum() / d.sum()), float(d.sum())
+        few = too_few_units(units, low, high)
+        shown = share_interval(value, units, low, high)
         out.append(
             {
                 **dict(zip(groups, key, strict=True)),
-                "value": float(n.sum() / d.sum()),
-                "ci_low": low,
-                "ci_high": high,
-                "units": float(d.sum()),
+                "value": value,
+                "ci_low": shown[0],
+                "ci_high": shown[1],
+                "units": units,
                 "cases": len(index),
                 "aggregate": scorer.aggregate,
                 "higher_is_better": scorer.higher_is_better,
+                "too_few": few,
+                "interval": "wilson" if few else "bootstrap",
             }
         )
     return _in_scorer_order(pd.DataFrame(out, columns=columns), list(kinds), groups[:-1])
@@ -611,6 +628,7 @@ DIFFERENCE_COLUMNS = [
     "units",
     "excludes_zero",
     "higher_is_better",
+    "too_few",
 ]
 
 
@@ -677,6 +695,7 @@ def paired_differences(
     for ((name, model_name, metric_name), _, (n, d)), (diff, low, high) in zip(
         pairs, results, strict=True
     ):
+        few = too_few_units(float(d.sum()), low, high)
         out.append(
             {
                 "variant": name,
@@ -688,8 +707,9 @@ def paired_differences(
                 "ci_high": high,
                 "cases": len(n),
                 "units": float(d.sum()),
-                "excludes_zero": bool(low > 0 or high < 0),
+                "excludes_zero": bool(low > 0 or high < 0) and not few,
                 "higher_is_better": kinds[metric_name].higher_is_better,
+                "too_few": few,
             }
         )
     frame = pd.DataFrame(out, columns=DIFFERENCE_COLUMNS)
