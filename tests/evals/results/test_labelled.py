@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,7 +17,7 @@ import pytest
 from citelab import InvalidInput
 from citelab.evals import EvalResult, label_pairs, score_answers
 from citelab.evals._stats import labels_only, ppi_mean
-from citelab.evals.labels import LabelledPair, LabelSet
+from citelab.evals.labels import LabelItem, LabelledPair, LabelSet
 
 ADVANCE = (
     "Additionally, Advance operates stores in Canada, Puerto Rico, the U.S. Virgin Islands, "
@@ -134,23 +136,11 @@ def test_a_row_of_too_few_units_says_which_reason(tmp_path: Path) -> None:
     path, truth = _many(tmp_path)
     result = score_answers(path, "alce")
     pairs = label_pairs(result).items
-    few = LabelSet.of(
-        [
-            LabelledPair(id=i.id, claim=i.claim, evidence=[i.passages[0].text], label=True)
-            for i in pairs[:10]
-        ]
-    )
-    table = result.corrected(labels=few)
+    table = result.corrected(labels=_truly(pairs[:10]))
     rows = table[(table["metric"] == "citation_recall_alce") & (table["method"] == "ppi")]
     assert rows["note"].iloc[0].startswith("too few units: 10 labels, fewer than 30 (Wilson's")
     alike = [i for i in pairs if truth[int(i.origin["case"])]][:40]
-    same = LabelSet.of(
-        [
-            LabelledPair(id=i.id, claim=i.claim, evidence=[i.passages[0].text], label=True)
-            for i in alike
-        ]
-    )
-    table = result.corrected(labels=same)
+    table = result.corrected(labels=_truly(alike))
     rows = table[(table["metric"] == "citation_recall_alce") & (table["method"] == "labels")]
     assert rows["note"].iloc[0].startswith("too few units: no spread among its 40 labels")
 
@@ -204,21 +194,8 @@ def test_rows_say_when_the_labels_leave_a_stratum_of_the_design_unlabelled(
     result = score_answers(path, "alce")
     pairs = label_pairs(result).items
 
-    def labelled(items: list, strata: int | None) -> LabelSet:  # type: ignore[type-arg]
-        return LabelSet.of(
-            [
-                LabelledPair(
-                    id=i.id,
-                    claim=i.claim,
-                    evidence=[i.passages[0].text],
-                    label=truth[int(i.origin["case"])],
-                    stratum="disagree",
-                    stratum_size=50,
-                    strata=strata,
-                )
-                for i in items
-            ]
-        )
+    def labelled(items: list[LabelItem], strata: int | None) -> LabelSet:
+        return _truly(items, truth, stratum="disagree", stratum_size=50, strata=strata)
 
     def note(labels: LabelSet) -> str:
         table = result.corrected(labels=labels)
@@ -359,14 +336,22 @@ def _graded(tmp_path: Path, answers: int = 80) -> tuple[Path, dict[int, bool]]:
 
 
 def _labels_of(result: EvalResult, truth: dict[int, bool], count: int) -> LabelSet:
-    items = label_pairs(result).items[:count]
+    return _truly(label_pairs(result).items[:count], truth)
+
+
+def _truly(
+    items: Sequence[LabelItem], truth: dict[int, bool] | None = None, **fields: Any
+) -> LabelSet:
+    """Labels of ``items``: each its case's ``truth`` (supported without one), with ``fields``
+    (a design's stratum, its size…)."""
     return LabelSet.of(
         [
             LabelledPair(
                 id=i.id,
                 claim=i.claim,
                 evidence=[i.passages[0].text],
-                label=truth[int(i.origin["case"])],
+                label=True if truth is None else truth[int(i.origin["case"])],
+                **fields,
             )
             for i in items
         ]
