@@ -11,17 +11,14 @@ LINT_PATHS := src tests benchmarks fixtures notebooks/_build.py notebooks/*.ipyn
 
 # `make demo` needs only citelab itself; the tests need the dev extras as well (PyTorch for the
 # NLI judge's tests, Ray, Playwright, the linters), which the demo should not wait for.
-# --no-compile: pip would byte-compile every file of every package (PyTorch's and Ray's tens of
-# thousands); Python compiles the few a run imports, once, as it imports them.
-PIP_INSTALL := $(BIN)/python -m pip install --quiet --no-compile
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(PIP_INSTALL) -e .
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 $(STAMP): $(RUN_STAMP)
-	$(PIP_INSTALL) -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 install: $(STAMP)
