@@ -184,6 +184,13 @@ def _scored(records: list[CaseRecord], scoring: ScoringJob, processes: int | Non
 _TOO_FEW = "too few units ({units:g}; an interval needs {least})"
 
 
+def _too_few_words(units: float) -> str:
+    """Why a metric's JSON gives no interval: too few units, or every resample the same."""
+    if units < MIN_CARD_UNITS:
+        return f"too few units ({units:g}; an interval needs {MIN_CARD_UNITS})"
+    return f"too few units ({units:g}, every resample the same)"
+
+
 def summary_json(
     result: EvalResult, scale: float = 1.0, *, corrected: pd.DataFrame | None = None
 ) -> dict[str, Any]:
@@ -219,13 +226,7 @@ def summary_json(
             "units": units,
             "answers": int(row["cases"]),
             "aggregate": str(row["aggregate"]),
-            **(
-                {"interval": f"too few units ({units:g}; an interval needs {MIN_CARD_UNITS})"}
-                if few and units < MIN_CARD_UNITS
-                else {"interval": f"too few units ({units:g}, every resample the same)"}
-                if few
-                else {}
-            ),
+            **({"interval": _too_few_words(units)} if few else {}),
         }
     for metric, count in unjudgeable.items():
         if metric in metrics:

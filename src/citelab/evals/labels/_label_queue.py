@@ -426,9 +426,8 @@ def pair_estimate(
     else:
         estimate = labels_only(y, chances, strata=strata)
     needed = labels_for_width(estimate, half_width)
-    labelled = set(strata or ())
     return {
-        "unlabelled_strata": sorted(set(queue.stratum_sizes) - labelled) if strata else [],
+        "unlabelled_strata": sorted(set(queue.stratum_sizes) - set(strata)) if strata else [],
         "method": estimate.method,
         "value": estimate.value,
         "low": estimate.low,

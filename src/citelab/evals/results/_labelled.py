@@ -136,6 +136,7 @@ def attach_labels(
     out = []
     by_suffix = {_strip_run(pair.id): pair for pair in labels.pairs}
     chances = labels.chances()
+    uncovered = labels.uncovered()
     for metric, (kind, scorer) in kinds.items():
         level = "statement" if kind == "recall" else "citation"
         rows = details.get(level, pd.DataFrame())
@@ -159,9 +160,7 @@ def attach_labels(
             stratum=stratum,
         )
         out.append(
-            LabelledUnits(
-                metric, units, scorer.aggregate == "macro", score is not None, labels.uncovered()
-            )
+            LabelledUnits(metric, units, scorer.aggregate == "macro", score is not None, uncovered)
         )
     _check_all_found(labels, found, kinds, elsewhere, _turns(scores))
     return out
